@@ -1,0 +1,136 @@
+"""`TandemConfig`: every knob of the tandem process, validated on construction.
+
+One config object is shared by every backend (reference engine, vLLM, verl, eval). It
+accepts the legacy key names of the paper's released code as aliases, and the legacy
+`VLLM_TANDEM_CONFIG` environment variable (a JSON object).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+from tandem.errors import TandemError
+
+STRATEGIES = ("word", "bernoulli", "sentence", "alternating", "chunk", "step")
+# Strategies whose next author comes from a coin; the others toggle deterministically.
+COIN_STRATEGIES = ("word", "bernoulli")
+# Strategies that need a boundary set (derived from the tokenizer unless given explicitly).
+BOUNDARY_STRATEGIES = ("word", "sentence", "step")
+AUTHORS = ("senior", "junior")
+
+# Legacy key (released code) -> our key.
+LEGACY_ALIASES = {
+    "prob_primary": "prob_senior",
+    "tandem_jr_tkn_weight": "junior_token_loss_weight",
+    "frozen_model": "junior_model",
+    "primary_model": "senior_model",
+    "first_model": "first_author",
+}
+LEGACY_AUTHOR_NAMES = {"primary": "senior", "hot": "senior", "frozen": "junior"}
+ENV_VAR = "VLLM_TANDEM_CONFIG"
+
+
+@dataclass
+class TandemConfig:
+    """How authorship is decided while a senior and a junior co-write a response.
+
+    See model_spec/SPEC.md for the state machine each field drives.
+    """
+
+    selection_strategy: str = "word"  # word | bernoulli | sentence | alternating | chunk | step
+    prob_senior: float = 0.5  # P(next author = senior) at each coin redraw
+    max_gap_tokens: int = 32  # `word`: redraw at the latest after this many tokens
+    chunk_size: int = 16  # `chunk`: toggle every this many tokens
+    first_author: str = "senior"  # deterministic strategies start with this author
+    boundary_token_ids: list[int] | str | None = None  # explicit id list or JSON file; None = derive
+    junior_token_loss_weight: float = 0.0  # training weight of junior-written tokens
+    seed: int = 0  # keys the replayable coins (not token sampling)
+    junior_model: str | None = None  # path or hub name of the frozen junior (backends load it)
+    extra: dict = field(default_factory=dict, repr=False)  # backend-specific keys, passed through
+
+    def __post_init__(self) -> None:
+        if self.selection_strategy not in STRATEGIES:
+            raise TandemError(
+                f"unknown selection_strategy {self.selection_strategy!r}; choose one of {', '.join(STRATEGIES)}"
+            )
+        if not isinstance(self.prob_senior, (int, float)) or not 0.0 <= float(self.prob_senior) <= 1.0:
+            raise TandemError(f"prob_senior must be a probability in [0, 1], got {self.prob_senior!r}")
+        self.prob_senior = float(self.prob_senior)
+        if not isinstance(self.max_gap_tokens, int) or self.max_gap_tokens < 1:
+            raise TandemError(f"max_gap_tokens must be an integer >= 1, got {self.max_gap_tokens!r}")
+        if not isinstance(self.chunk_size, int) or self.chunk_size < 1:
+            raise TandemError(f"chunk_size must be an integer >= 1, got {self.chunk_size!r}")
+        self.first_author = LEGACY_AUTHOR_NAMES.get(self.first_author, self.first_author)
+        if self.first_author not in AUTHORS:
+            raise TandemError(f"first_author must be 'senior' or 'junior', got {self.first_author!r}")
+        if not isinstance(self.junior_token_loss_weight, (int, float)) or self.junior_token_loss_weight < 0:
+            raise TandemError(
+                f"junior_token_loss_weight must be a number >= 0, got {self.junior_token_loss_weight!r}"
+            )
+        if not isinstance(self.seed, int):
+            raise TandemError(f"seed must be an integer, got {self.seed!r}")
+        if isinstance(self.boundary_token_ids, (list, tuple)):
+            if not all(isinstance(i, int) and i >= 0 for i in self.boundary_token_ids):
+                raise TandemError("boundary_token_ids must be a list of non-negative token ids")
+            self.boundary_token_ids = sorted(set(self.boundary_token_ids))
+
+    @property
+    def uses_coins(self) -> bool:
+        return self.selection_strategy in COIN_STRATEGIES
+
+    @property
+    def needs_boundaries(self) -> bool:
+        return self.selection_strategy in BOUNDARY_STRATEGIES
+
+    def explicit_boundary_ids(self) -> list[int] | None:
+        """The user's boundary ids (inline list or JSON file), or None to derive them."""
+        ids = self.boundary_token_ids
+        if ids is None or isinstance(ids, list):
+            return ids
+        path = Path(ids)
+        if not path.is_file():
+            raise TandemError(f"boundary_token_ids file {path} not found; pass a JSON list of ids or omit it")
+        try:
+            loaded = json.loads(path.read_text())
+        except json.JSONDecodeError as e:
+            raise TandemError(f"boundary_token_ids file {path} is not valid JSON ({e.msg})") from None
+        if isinstance(loaded, dict):  # accept {"ids": [...]} as written by `tandem-rlvr boundaries --out`
+            loaded = loaded.get("ids")
+        if not isinstance(loaded, list) or not all(isinstance(i, int) for i in loaded):
+            raise TandemError(f"boundary_token_ids file {path} must hold a JSON list of integer ids")
+        return sorted(set(loaded))
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d.pop("extra")
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict | None) -> "TandemConfig":
+        """Build from a plain dict; legacy keys are renamed, unknown keys go to `extra`."""
+        d = dict(d or {})
+        for old, new in LEGACY_ALIASES.items():
+            if old in d:
+                if new in d and d[new] != d[old]:
+                    raise TandemError(f"both {old!r} (legacy) and {new!r} are set with different values; keep {new!r}")
+                d[new] = d.pop(old)
+        known = {f.name for f in fields(cls)} - {"extra"}
+        extra = {k: d.pop(k) for k in list(d) if k not in known}
+        return cls(**d, extra=extra)
+
+    @classmethod
+    def from_env(cls, var: str = ENV_VAR) -> "TandemConfig | None":
+        """Read the legacy `VLLM_TANDEM_CONFIG` JSON object; None when the variable is unset."""
+        raw = os.environ.get(var)
+        if not raw:
+            return None
+        try:
+            d = json.loads(raw)
+        except json.JSONDecodeError as e:
+            raise TandemError(f"${var} is not valid JSON ({e.msg}); set it to a JSON object") from None
+        if not isinstance(d, dict):
+            raise TandemError(f"${var} must be a JSON object, got {type(d).__name__}")
+        return cls.from_dict(d)

@@ -1,0 +1,82 @@
+"""Loading models and tokenizers, and refusing senior/junior pairs that cannot co-write.
+
+A senior and a junior co-write one token sequence, so they must share one vocabulary:
+the same token strings at the same ids. `check_same_vocab` fails closed otherwise.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from tandem.errors import TandemError
+
+DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+def resolve_dtype(dtype) -> torch.dtype:
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    if dtype not in DTYPES:
+        raise TandemError(f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPES)}")
+    return DTYPES[dtype]
+
+
+def _check_local(path: str | Path) -> None:
+    p = Path(path)
+    looks_local = p.is_absolute() or str(path).startswith(".") or p.exists()
+    if looks_local and not (p / "config.json").is_file():
+        raise TandemError(f"{path}: no config.json there; pass a Hugging Face model directory or hub name")
+
+
+def load_tokenizer(path: str | Path):
+    from transformers import AutoTokenizer
+
+    _check_local(path)
+    try:
+        return AutoTokenizer.from_pretrained(str(path))
+    except OSError as e:
+        raise TandemError(f"cannot load a tokenizer from {path}: {e}".splitlines()[0]) from None
+
+
+def load_model(path: str | Path, dtype="float32", device: str | torch.device = "cpu"):
+    """An HF causal LM in eval mode, with gradients off (the engine never trains)."""
+    from transformers import AutoModelForCausalLM
+
+    _check_local(path)
+    try:
+        model = AutoModelForCausalLM.from_pretrained(str(path), dtype=resolve_dtype(dtype))
+    except OSError as e:
+        raise TandemError(f"cannot load a model from {path}: {e}".splitlines()[0]) from None
+    model.to(device).eval()
+    model.requires_grad_(False)
+    return model
+
+
+def check_same_vocab(senior_tokenizer, junior_tokenizer) -> None:
+    """Raise unless both tokenizers map the same strings to the same ids."""
+    if senior_tokenizer is junior_tokenizer:
+        return
+    a, b = senior_tokenizer.get_vocab(), junior_tokenizer.get_vocab()
+    if a == b:
+        return
+    differ = sorted(set(a.items()) ^ set(b.items()), key=lambda kv: kv[1])[:3]
+    raise TandemError(
+        f"senior and junior vocabularies differ ({len(a)} vs {len(b)} ids; e.g. {differ}); "
+        "the junior must use the senior's tokenizer (in the paper it is the senior's pre-RL base)"
+    )
+
+
+def check_same_model_vocab(senior, junior) -> None:
+    """Raise unless both models emit logits over the same number of ids."""
+    n_s, n_j = senior.get_output_embeddings().out_features, junior.get_output_embeddings().out_features
+    if n_s != n_j:
+        raise TandemError(
+            f"senior emits {n_s} logits per token but junior {n_j}; pair models of one vocabulary "
+            "(the junior is normally the senior's pre-RL base)"
+        )
+
+
+def context_length(model) -> int:
+    return int(getattr(model.config, "max_position_embeddings", 1 << 30))

@@ -1,0 +1,131 @@
+"""The tandem process: who writes the next token, as pure functions on batched state.
+
+Each request carries `author` (True = the senior writes the next token), `since_redraw`
+(tokens emitted since the author was last drawn) and `coin_index` (coins drawn so far).
+`start_state` draws the first author; `advance` consumes one emitted token per request
+and returns the state for the next token. Because the author of a token is known before
+it is sampled, an engine samples from that model's distribution only. Coins are
+counter-based (`tandem.coins`), so `replay_mask` recomputes any mask from tokens alone.
+
+Every backend calls these functions; none re-implements them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from tandem.coins import coin_uniform, request_key  # noqa: F401  (request_key re-exported)
+from tandem.config import TandemConfig
+
+
+@dataclass(frozen=True)
+class TandemState:
+    """Authorship state of B requests. All fields are tensors of shape [B]."""
+
+    author: torch.Tensor  # bool: True = senior writes the next token
+    since_redraw: torch.Tensor  # int64
+    coin_index: torch.Tensor  # int64: index of the next coin to draw
+    keys: torch.Tensor  # int64: request keys
+
+    def select(self, rows: torch.Tensor) -> "TandemState":
+        return TandemState(self.author[rows], self.since_redraw[rows], self.coin_index[rows], self.keys[rows])
+
+
+def start_state(cfg: TandemConfig, keys) -> TandemState:
+    """State at the start of each response: the first author is drawn (coin 0) or `first_author`."""
+    keys = torch.as_tensor(keys, dtype=torch.int64)
+    zeros = torch.zeros_like(keys)
+    if cfg.uses_coins:
+        author = coin_uniform(cfg.seed, keys, zeros) < cfg.prob_senior
+        coin_index = zeros + 1
+    else:
+        author = torch.full(keys.shape, cfg.first_author == "senior", dtype=torch.bool, device=keys.device)
+        coin_index = zeros
+    return TandemState(author, zeros.clone(), coin_index, keys)
+
+
+def redraw_due(cfg: TandemConfig, is_boundary: torch.Tensor | None, since: torch.Tensor, tokens: torch.Tensor):
+    """BoolTensor[B]: does the strategy redraw the author after these tokens?"""
+    s = cfg.selection_strategy
+    if s in ("bernoulli", "alternating"):
+        return torch.ones_like(tokens, dtype=torch.bool)
+    if s == "chunk":
+        return since >= cfg.chunk_size
+    hit = is_boundary[tokens.clamp(0, is_boundary.numel() - 1)] & (tokens < is_boundary.numel())
+    if s == "word":
+        return hit | (since >= cfg.max_gap_tokens)
+    return hit  # sentence, step
+
+
+def advance(cfg: TandemConfig, is_boundary: torch.Tensor | None, state: TandemState, tokens) -> TandemState:
+    """Consume one emitted token per request; return the state for the next token."""
+    tokens = torch.as_tensor(tokens, dtype=torch.int64, device=state.keys.device)
+    since = state.since_redraw + 1
+    due = redraw_due(cfg, is_boundary, since, tokens)
+    if cfg.uses_coins:
+        drawn = coin_uniform(cfg.seed, state.keys, state.coin_index) < cfg.prob_senior
+        author = torch.where(due, drawn, state.author)
+        coin_index = state.coin_index + due.long()
+    else:
+        author = torch.where(due, ~state.author, state.author)
+        coin_index = state.coin_index
+    since = torch.where(due, torch.zeros_like(since), since)
+    return TandemState(author, since, coin_index, state.keys)
+
+
+def replay_mask(cfg: TandemConfig, is_boundary, response_tokens, keys, lengths=None) -> torch.Tensor:
+    """Recompute the authorship mask (LongTensor[B, T], 1 = senior) of finished responses.
+
+    Positions at or beyond a row's length are 0.
+    """
+    tokens = torch.as_tensor(response_tokens, dtype=torch.int64)
+    if tokens.dim() == 1:
+        tokens = tokens[None]
+    B, T = tokens.shape
+    state = start_state(cfg, torch.as_tensor(keys, dtype=torch.int64).reshape(B))
+    mask = torch.zeros(B, T, dtype=torch.int64)
+    for t in range(T):
+        mask[:, t] = state.author.long()
+        state = advance(cfg, is_boundary, state, tokens[:, t])
+    if lengths is not None:
+        lengths = torch.as_tensor(lengths, dtype=torch.int64).reshape(B, 1)
+        mask = mask * (torch.arange(T)[None, :] < lengths)
+    return mask
+
+
+class AuthorshipStateMachine:
+    """One request's authorship state, for callers that see one token at a time.
+
+    A thin wrapper over the batched functions above (batch of one); not a second
+    implementation.
+    """
+
+    def __init__(self, cfg: TandemConfig, is_boundary: torch.Tensor | None, key: int):
+        self.cfg, self.is_boundary = cfg, is_boundary
+        self.state = start_state(cfg, torch.tensor([key]))
+
+    @property
+    def senior_writes_next(self) -> bool:
+        return bool(self.state.author[0])
+
+    def advance(self, token: int) -> bool:
+        """Consume one emitted token; return True if the senior writes the next one."""
+        self.state = advance(self.cfg, self.is_boundary, self.state, torch.tensor([token]))
+        return self.senior_writes_next
+
+    def replay(self, tokens: list[int]) -> list[int]:
+        """Authorship mask of `tokens` from the current state; the state moves past them."""
+        mask = []
+        for tok in tokens:
+            mask.append(int(self.senior_writes_next))
+            self.advance(tok)
+        return mask
+
+
+def recompute_authorship_mask(cfg: TandemConfig, is_boundary, token_ids: list[int], key: int) -> list[int]:
+    """The authorship mask of one finished response, from its tokens, the config and its key."""
+    if not token_ids:
+        return []
+    return replay_mask(cfg, is_boundary, torch.tensor([token_ids]), [key])[0].tolist()

@@ -1,0 +1,113 @@
+"""The tiny model zoo: a locally trained tokenizer and a small Qwen3-config model.
+
+Nothing is downloaded. The tokenizer is a byte-level BPE (word starts marked `Ġ`, digits
+split one per token as in Qwen) trained with `tokenizers` on text from the synthetic
+task (`tandem.task`) under a fixed corpus seed, so every zoo model shares one vocabulary
+whatever its weight seed. It carries a ChatML chat template. The model is a randomly
+initialised `Qwen3ForCausalLM`; `tandem-rlvr sft` turns it into a pre-RL base.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+
+from tandem.errors import TandemError
+
+SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+CHAT_TEMPLATE = (
+    "{% for message in messages %}"
+    "{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>\n' }}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+)
+CORPUS_SEED = 1234  # fixed: all zoo models share this tokenizer
+# Qwen-style pre-tokenisation: one digit per token, a space joins the word after it, and
+# newline runs stay whole (so `\n\n` step boundaries become single tokens).
+PRETOKENIZE_PATTERN = r"[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+
+
+@dataclass(frozen=True)
+class TinyModelConfig:
+    """Shape of the tiny Qwen3 model (defaults give about 1M parameters)."""
+
+    vocab_size: int = 512
+    hidden_size: int = 128
+    intermediate_size: int = 384
+    num_hidden_layers: int = 4
+    num_attention_heads: int = 4
+    num_key_value_heads: int = 2
+    head_dim: int = 32
+    max_position_embeddings: int = 1024
+    rope_theta: float = 10000.0
+
+
+def _corpus(n_problems: int = 3000) -> list[str]:
+    from tandem.task import generate_problems
+
+    texts = []
+    for split in ("train", "validation"):
+        for p in generate_problems(split, n_problems if split == "train" else n_problems // 10, seed=CORPUS_SEED):
+            texts.append(f"<|im_start|>user\n{p.prompt}<|im_end|>\n<|im_start|>assistant\n{p.solution}<|im_end|>\n")
+    return texts
+
+
+def train_tokenizer(vocab_size: int = 512):
+    """A byte-level BPE `PreTrainedTokenizerFast` trained on the synthetic task's text."""
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(PRETOKENIZE_PATTERN), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=SPECIAL_TOKENS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tok.train_from_iterator(_corpus(), trainer=trainer)
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>", bos_token=None
+    )
+    fast.chat_template = CHAT_TEMPLATE
+    return fast
+
+
+def build_tiny(out: str | Path, seed: int = 0, cfg: TinyModelConfig | None = None) -> Path:
+    """Write an HF model + tokenizer directory at `out`; return its path."""
+    from transformers import Qwen3Config, Qwen3ForCausalLM
+
+    cfg = cfg or TinyModelConfig()
+    out = Path(out)
+    if out.exists() and any(out.iterdir()):
+        raise TandemError(f"{out} exists and is not empty; choose a new --out directory")
+    tokenizer = train_tokenizer(cfg.vocab_size)
+    if len(tokenizer) > cfg.vocab_size:
+        raise TandemError(f"tokenizer has {len(tokenizer)} ids but the model only {cfg.vocab_size}")
+    im_end = tokenizer.convert_tokens_to_ids("<|im_end|>")
+    model_cfg = Qwen3Config(
+        **{k: v for k, v in asdict(cfg).items()},
+        tie_word_embeddings=True,
+        eos_token_id=im_end,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=None,
+        use_sliding_window=False,
+    )
+    torch.manual_seed(seed)
+    model = Qwen3ForCausalLM(model_cfg)
+    model.generation_config.eos_token_id = im_end
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    meta = {"seed": seed, "parameters": sum(p.numel() for p in model.parameters()), **asdict(cfg)}
+    (out / "tandem_zoo.json").write_text(json.dumps(meta, indent=2) + "\n")
+    return out

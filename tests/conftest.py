@@ -1,0 +1,39 @@
+"""Shared fixtures: the real data beside the checkout, and a tiny model zoo built once per session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """`../shared/data` next to the checkout (real benchmark files and tokenizers; never committed)."""
+    path = SHARED / "data"
+    if not path.is_dir():
+        pytest.skip(f"real test data not found at {path}; clone the project with ../shared beside it")
+    return path
+
+
+@pytest.fixture(scope="session")
+def tiny_dir(tmp_path_factory) -> Path:
+    """A tiny Qwen3-config model + tokenizer built locally (seed 0), shared by the whole session."""
+    from tandem.zoo import build_tiny
+
+    out = tmp_path_factory.mktemp("tiny") / "tiny-s0"
+    build_tiny(out, seed=0)
+    return out
+
+
+@pytest.fixture(scope="session")
+def tiny_dir_seed1(tmp_path_factory) -> Path:
+    """A second tiny model with the same tokenizer but other weights (a different 'junior')."""
+    from tandem.zoo import build_tiny
+
+    out = tmp_path_factory.mktemp("tiny") / "tiny-s1"
+    build_tiny(out, seed=1)
+    return out
