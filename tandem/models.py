@@ -23,17 +23,21 @@ def resolve_dtype(dtype) -> torch.dtype:
     return DTYPES[dtype]
 
 
-def _check_local(path: str | Path) -> None:
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "tokenizer.model")
+
+
+def _check_local(path: str | Path, wanted=("config.json",), what="model") -> None:
+    """Refuse a local path that cannot hold a model/tokenizer (hub names pass through)."""
     p = Path(path)
-    looks_local = p.is_absolute() or str(path).startswith(".") or p.exists()
-    if looks_local and not (p / "config.json").is_file():
-        raise TandemError(f"{path}: no config.json there; pass a Hugging Face model directory or hub name")
+    looks_local = p.is_absolute() or str(path).startswith(".") or p.exists() or str(path).count("/") > 1
+    if looks_local and not any((p / f).is_file() for f in wanted):
+        raise TandemError(f"{path}: not a Hugging Face {what} directory (none of {', '.join(wanted)} found there)")
 
 
 def load_tokenizer(path: str | Path):
     from transformers import AutoTokenizer
 
-    _check_local(path)
+    _check_local(path, TOKENIZER_FILES, "tokenizer")
     try:
         return AutoTokenizer.from_pretrained(str(path))
     except OSError as e:

@@ -1,0 +1,98 @@
+"""`tandem-rlvr rollout`: co-generate responses with a senior and a junior (or solo)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tandem.config import STRATEGIES
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "rollout",
+        help="generate tandem (or solo) responses with the reference engine",
+        description="Each prompt gets --n responses co-written by the senior and the junior: before every "
+        "token the tandem process picks its author, who samples it. Writes one JSON object per sample "
+        "with prompt_id, sample, token_ids, authorship_mask (1 = senior), logprobs, text, finish_reason.",
+    )
+    p.add_argument("--senior", required=True, help="senior model directory (HF format)")
+    p.add_argument("--junior", help="junior model directory; must share the senior's vocabulary (not needed with --solo)")
+    p.add_argument("--prompts", required=True, type=Path,
+                   help='JSONL file, one {"id": ..., "prompt": ...} per line; the prompt is wrapped in the chat template')
+    p.add_argument("--out", required=True, type=Path, help="output JSONL path")
+    p.add_argument("--strategy", default="word", choices=STRATEGIES, help="selection strategy (default: word, the paper's)")
+    p.add_argument("--prob-senior", type=float, default=0.5, help="P(senior) at each coin redraw (default 0.5)")
+    p.add_argument("--max-gap-tokens", type=int, default=32, help="word: redraw after at most this many tokens (default 32)")
+    p.add_argument("--chunk-size", type=int, default=16, help="chunk: toggle authors every this many tokens (default 16)")
+    p.add_argument("--first-author", default="senior", choices=["senior", "junior"],
+                   help="who starts, for the deterministic strategies (default senior)")
+    p.add_argument("--n", type=int, default=1, help="responses per prompt (default 1)")
+    p.add_argument("--max-new-tokens", type=int, default=256, help="token budget per response (default 256)")
+    p.add_argument("--temperature", type=float, default=0.6, help="sampling temperature; 0 = greedy (default 0.6, the paper's)")
+    p.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling mass (default 1.0 = off)")
+    p.add_argument("--top-k", type=int, default=0, help="top-k sampling (default 0 = off)")
+    p.add_argument("--seed", type=int, default=0, help="seeds both the authorship coins and token sampling (default 0)")
+    p.add_argument("--batch-size", type=int, default=64, help="requests decoded together (default 64)")
+    p.add_argument("--mode", default="lockstep", choices=["lockstep", "lazy"], help="engine decoding mode (default lockstep)")
+    p.add_argument("--device", default="cpu", help="torch device (default cpu)")
+    p.add_argument("--dtype", default="float32", help="model dtype: float32, bfloat16, float16, float64 (default float32)")
+    p.add_argument("--solo", action="store_true", help="the senior writes alone (no junior)")
+    p.add_argument("--no-chat-template", action="store_true", help="feed the prompt text as is, without the chat template")
+    p.set_defaults(func=run)
+
+
+def encode_prompt(tokenizer, text: str, chat: bool) -> list[int]:
+    if chat and getattr(tokenizer, "chat_template", None):
+        out = tokenizer.apply_chat_template([{"role": "user", "content": text}], add_generation_prompt=True, tokenize=True)
+        return list(out["input_ids"] if isinstance(out, dict) or hasattr(out, "keys") else out)
+    return tokenizer(text)["input_ids"]
+
+
+def run(args) -> int:
+    from tqdm.auto import tqdm
+
+    from tandem.coins import request_key
+    from tandem.config import TandemConfig
+    from tandem.engine import TandemEngine
+    from tandem.errors import TandemError
+    from tandem.jsonl import read_jsonl, write_jsonl
+    from tandem.models import load_model, load_tokenizer
+    from tandem.sampling import SamplingConfig
+
+    if not args.solo and not args.junior:
+        raise TandemError("--junior is required unless --solo is given")
+    if args.n < 1 or args.batch_size < 1:
+        raise TandemError("--n and --batch-size must be >= 1")
+    rows = read_jsonl(args.prompts, required=("id", "prompt"))
+    if not rows:
+        raise TandemError(f"{args.prompts} holds no prompts")
+    tokenizer = load_tokenizer(args.senior)
+    senior = load_model(args.senior, args.dtype, args.device)
+    junior, junior_tok = None, None
+    if not args.solo:
+        junior_tok = load_tokenizer(args.junior)
+        junior = load_model(args.junior, args.dtype, args.device)
+    tandem = TandemConfig(selection_strategy=args.strategy, prob_senior=args.prob_senior,
+                          max_gap_tokens=args.max_gap_tokens, chunk_size=args.chunk_size,
+                          first_author=args.first_author, seed=args.seed)
+    engine = TandemEngine(senior, junior, tokenizer, tandem, junior_tokenizer=junior_tok, mode=args.mode)
+    sampling = SamplingConfig(temperature=args.temperature, top_p=args.top_p, top_k=args.top_k,
+                              max_new_tokens=args.max_new_tokens, seed=args.seed)
+    jobs = [(row, s) for row in rows for s in range(args.n)]
+    encoded = {str(row["id"]): encode_prompt(tokenizer, str(row["prompt"]), not args.no_chat_template) for row in rows}
+    results = []
+    for i in tqdm(range(0, len(jobs), args.batch_size), desc="batches", unit="batch"):
+        batch = jobs[i : i + args.batch_size]
+        prompts = [encoded[str(row["id"])] for row, _ in batch]
+        keys = [request_key(row["id"], s) for row, s in batch]
+        for (row, s), r in zip(batch, engine.generate(prompts, sampling, keys, solo=args.solo)):
+            results.append({
+                "prompt_id": row["id"], "sample": s, "token_ids": r.token_ids,
+                "authorship_mask": r.authorship_mask, "senior_logprobs": r.senior_logprobs,
+                "junior_logprobs": r.junior_logprobs, "text": r.text, "finish_reason": r.finish_reason,
+                "senior_fraction": r.senior_fraction, "request_key": r.request_key,
+            })
+    write_jsonl(args.out, results)
+    share = sum(sum(r["authorship_mask"]) for r in results) / max(1, sum(len(r["token_ids"]) for r in results))
+    print(f"wrote {len(results)} samples to {args.out}; senior token share {share:.3f}")
+    return 0

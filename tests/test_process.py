@@ -1,0 +1,163 @@
+"""The tandem process on synthetic token streams: every strategy's redraw rule, replay, statistics.
+
+Tokens are random ids over a vocabulary of 100 in which a chosen subset are boundaries,
+so the expected rates are known exactly.
+"""
+
+import math
+
+import pytest
+import torch
+
+from tandem.config import TandemConfig
+from tandem.process import AuthorshipStateMachine, advance, recompute_authorship_mask, replay_mask, start_state
+
+V = 100
+
+
+def lookup(boundary_ids):
+    t = torch.zeros(V, dtype=torch.bool)
+    t[list(boundary_ids)] = True
+    return t
+
+
+def random_tokens(B, T, seed=0):
+    return torch.randint(0, V, (B, T), generator=torch.Generator().manual_seed(seed))
+
+
+def test_alternating_toggles_every_token():
+    cfg = TandemConfig(selection_strategy="alternating")
+    mask = replay_mask(cfg, None, random_tokens(3, 10), [1, 2, 3])
+    assert mask[0].tolist() == [1, 0] * 5 and torch.equal(mask[0], mask[2])
+
+
+def test_alternating_can_start_with_the_junior():
+    cfg = TandemConfig(selection_strategy="alternating", first_author="junior")
+    assert replay_mask(cfg, None, random_tokens(1, 4), [1])[0].tolist() == [0, 1, 0, 1]
+
+
+def test_chunk_toggles_every_chunk_size_tokens():
+    cfg = TandemConfig(selection_strategy="chunk", chunk_size=3)
+    assert replay_mask(cfg, None, random_tokens(1, 9), [5])[0].tolist() == [1, 1, 1, 0, 0, 0, 1, 1, 1]
+
+
+@pytest.mark.parametrize("strategy", ["sentence", "step"])
+def test_boundary_toggling_strategies_switch_right_after_each_boundary(strategy):
+    cfg = TandemConfig(selection_strategy=strategy)
+    tokens = torch.tensor([[5, 7, 99, 5, 99, 99, 6, 7]])
+    mask = replay_mask(cfg, lookup([99]), tokens, [0])[0].tolist()
+    assert mask == [1, 1, 1, 0, 0, 1, 0, 0]
+
+
+def test_chunk_schedule_is_per_request_not_a_shared_step_counter():
+    # The release counts chunks with one global counter; here each request counts its own tokens.
+    cfg = TandemConfig(selection_strategy="chunk", chunk_size=2)
+    state = start_state(cfg, torch.tensor([1]))
+    state = advance(cfg, None, state, torch.tensor([3]))  # request 1 is one token in
+    late = start_state(cfg, torch.tensor([2]))  # request 2 joins now
+    joined = torch.cat([state.author, late.author]), torch.cat([state.since_redraw, late.since_redraw])
+    assert joined[1].tolist() == [1, 0]
+
+
+def test_word_redraws_at_boundaries_and_at_the_latest_after_max_gap():
+    cfg = TandemConfig(selection_strategy="word", max_gap_tokens=4)
+    tokens = torch.tensor([[1, 1, 99, 1, 1, 1, 1, 1, 1, 1]])
+    state, redraws = start_state(cfg, torch.tensor([0])), []
+    for t in range(tokens.shape[1]):
+        before = int(state.coin_index[0])
+        state = advance(cfg, lookup([99]), state, tokens[:, t])
+        redraws.append(int(state.coin_index[0]) - before)
+    assert redraws == [0, 0, 1, 0, 0, 0, 1, 0, 0, 0]
+
+
+def test_word_never_lets_max_gap_tokens_pass_without_a_redraw():
+    cfg = TandemConfig(selection_strategy="word", max_gap_tokens=7)
+    tokens = random_tokens(32, 400, seed=1)
+    state = start_state(cfg, torch.arange(32))
+    for t in range(400):
+        state = advance(cfg, lookup(range(5)), state, tokens[:, t])  # 5% boundary rate
+        assert int(state.since_redraw.max()) < 7
+
+
+@pytest.mark.parametrize("p", [0.2, 0.5, 0.8])
+def test_word_coins_come_up_senior_with_probability_prob_senior(p):
+    # Count every drawn coin: Binomial(n, p); allow 4 standard deviations.
+    cfg = TandemConfig(selection_strategy="word", prob_senior=p, seed=3)
+    B, T = 64, 500
+    tokens, is_b = random_tokens(B, T, seed=2), lookup(range(20))
+    state, senior_draws, draws = start_state(cfg, torch.arange(B)), state_authors(cfg, B), B
+    for t in range(T):
+        nxt = advance(cfg, is_b, state, tokens[:, t])
+        drawn = nxt.coin_index > state.coin_index
+        senior_draws += int((nxt.author & drawn).sum())
+        draws += int(drawn.sum())
+        state = nxt
+    sd = math.sqrt(draws * p * (1 - p))
+    assert abs(senior_draws - draws * p) < 4 * sd, (senior_draws, draws)
+
+
+def state_authors(cfg, B):
+    return int(start_state(cfg, torch.arange(B)).author.sum())
+
+
+def test_word_senior_token_share_is_close_to_prob_senior():
+    # 64 x 2000 tokens, boundary rate 0.2 -> ~25k author runs of mean ~5 tokens; the share's
+    # sd is ~0.005, and 0.03 is ~6 sd.
+    cfg = TandemConfig(selection_strategy="word", prob_senior=0.5, seed=11)
+    mask = replay_mask(cfg, lookup(range(20)), random_tokens(64, 2000, seed=4), torch.arange(64))
+    assert abs(mask.float().mean().item() - 0.5) < 0.03
+
+
+def test_word_gaps_between_redraws_follow_the_truncated_geometric_law():
+    # Boundary rate q = 0.1, max gap 8: E[gap] = sum_{g<8} g q (1-q)^(g-1) + 8 (1-q)^7.
+    q, G = 0.1, 8
+    expected = sum(g * q * (1 - q) ** (g - 1) for g in range(1, G)) + G * (1 - q) ** (G - 1)
+    cfg = TandemConfig(selection_strategy="word", max_gap_tokens=G)
+    B, T = 64, 1000
+    tokens = random_tokens(B, T, seed=5)
+    state, gaps = start_state(cfg, torch.arange(B)), []
+    for t in range(T):
+        prev = state.since_redraw
+        state = advance(cfg, lookup(range(10)), state, tokens[:, t])
+        gaps += (prev + 1)[state.coin_index > 0][state.since_redraw[state.coin_index > 0] == 0].tolist()
+    mean = sum(gaps) / len(gaps)
+    # ~13k gaps with sd ~2.4 each: the mean's sd is ~0.02; allow 0.1.
+    assert abs(mean - expected) < 0.1, (mean, expected)
+    assert max(gaps) == G
+
+
+def test_bernoulli_draws_a_coin_for_every_token():
+    cfg = TandemConfig(selection_strategy="bernoulli", prob_senior=0.5)
+    state = start_state(cfg, torch.arange(4))
+    for t in range(10):
+        state = advance(cfg, None, state, torch.zeros(4, dtype=torch.int64))
+    assert state.coin_index.tolist() == [11] * 4
+
+
+@pytest.mark.parametrize("p, value", [(1.0, 1), (0.0, 0)])
+def test_extreme_probabilities_give_one_author(p, value):
+    cfg = TandemConfig(selection_strategy="word", prob_senior=p)
+    mask = replay_mask(cfg, lookup(range(30)), random_tokens(8, 200), torch.arange(8))
+    assert bool((mask == value).all())
+
+
+def test_state_machine_replay_equals_batched_replay():
+    cfg = TandemConfig(selection_strategy="word", seed=9)
+    tokens, is_b = random_tokens(5, 120, seed=6), lookup(range(15))
+    batched = replay_mask(cfg, is_b, tokens, [10, 20, 30, 40, 50])
+    for i, key in enumerate([10, 20, 30, 40, 50]):
+        assert AuthorshipStateMachine(cfg, is_b, key).replay(tokens[i].tolist()) == batched[i].tolist()
+
+
+def test_the_same_request_draws_the_same_coins_in_a_batch_of_1_and_of_64():
+    cfg = TandemConfig(selection_strategy="word", seed=2)
+    tokens, is_b = random_tokens(64, 300, seed=7), lookup(range(15))
+    big = replay_mask(cfg, is_b, tokens, torch.arange(1000, 1064))
+    alone = recompute_authorship_mask(cfg, is_b, tokens[17].tolist(), 1017)
+    assert alone == big[17].tolist()
+
+
+def test_replay_zeroes_positions_past_each_length():
+    cfg = TandemConfig(selection_strategy="alternating")
+    mask = replay_mask(cfg, None, random_tokens(2, 6), [1, 2], lengths=[6, 3])
+    assert mask[1].tolist() == [1, 0, 1, 0, 0, 0]
