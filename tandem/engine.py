@@ -93,13 +93,14 @@ class TandemEngine:
         """Generate one response per prompt (token id lists of any lengths)."""
         if not solo and len(self.decoders) < 2:
             raise TandemError("tandem generation needs a junior model; pass one, or generate solo")
-        self._check_prompts(prompts, sampling)
+        self.check_prompts(prompts, sampling)
         keys = request_keys if request_keys is not None else [request_key("row", i) for i in range(len(prompts))]
         if len(keys) != len(prompts):
             raise TandemError(f"{len(keys)} request keys for {len(prompts)} prompts; pass one key per prompt")
         return _Generation(self, prompts, sampling, keys, solo).run(progress)
 
-    def _check_prompts(self, prompts, sampling: SamplingConfig) -> None:
+    def check_prompts(self, prompts, sampling: SamplingConfig) -> None:
+        """Raise a `TandemError` for prompts the engine cannot serve (empty, out of vocab, too long)."""
         if not prompts:
             raise TandemError("no prompts given")
         for i, p in enumerate(prompts):

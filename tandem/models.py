@@ -47,8 +47,10 @@ def load_tokenizer(path: str | Path):
 def load_model(path: str | Path, dtype="float32", device: str | torch.device = "cpu"):
     """An HF causal LM in eval mode, with gradients off (the engine never trains)."""
     from transformers import AutoModelForCausalLM
+    from transformers.utils import logging as hf_logging
 
     _check_local(path)
+    hf_logging.disable_progress_bar()  # per-shard bars drown our own progress and error lines
     try:
         model = AutoModelForCausalLM.from_pretrained(str(path), dtype=resolve_dtype(dtype))
     except OSError as e:

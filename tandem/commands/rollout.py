@@ -66,20 +66,21 @@ def run(args) -> int:
     rows = read_jsonl(args.prompts, required=("id", "prompt"))
     if not rows:
         raise TandemError(f"{args.prompts} holds no prompts")
+    tandem = TandemConfig(selection_strategy=args.strategy, prob_senior=args.prob_senior,
+                          max_gap_tokens=args.max_gap_tokens, chunk_size=args.chunk_size,
+                          first_author=args.first_author, seed=args.seed)
+    sampling = SamplingConfig(temperature=args.temperature, top_p=args.top_p, top_k=args.top_k,
+                              max_new_tokens=args.max_new_tokens, seed=args.seed)
     tokenizer = load_tokenizer(args.senior)
     senior = load_model(args.senior, args.dtype, args.device)
     junior, junior_tok = None, None
     if not args.solo:
         junior_tok = load_tokenizer(args.junior)
         junior = load_model(args.junior, args.dtype, args.device)
-    tandem = TandemConfig(selection_strategy=args.strategy, prob_senior=args.prob_senior,
-                          max_gap_tokens=args.max_gap_tokens, chunk_size=args.chunk_size,
-                          first_author=args.first_author, seed=args.seed)
     engine = TandemEngine(senior, junior, tokenizer, tandem, junior_tokenizer=junior_tok, mode=args.mode)
-    sampling = SamplingConfig(temperature=args.temperature, top_p=args.top_p, top_k=args.top_k,
-                              max_new_tokens=args.max_new_tokens, seed=args.seed)
     jobs = [(row, s) for row in rows for s in range(args.n)]
     encoded = {str(row["id"]): encode_prompt(tokenizer, str(row["prompt"]), not args.no_chat_template) for row in rows}
+    engine.check_prompts(list(encoded.values()), sampling)  # fail before any work is done
     results = []
     for i in tqdm(range(0, len(jobs), args.batch_size), desc="batches", unit="batch"):
         batch = jobs[i : i + args.batch_size]

@@ -1,0 +1,22 @@
+"""`tandem-rlvr eval-solo | eval-handoff | eval-legibility | eval-plot`: the evaluation suite.
+
+Thin wrappers: each subcommand takes exactly the flags of its `tandem_eval` script.
+"""
+
+from __future__ import annotations
+
+
+def register(sub) -> None:
+    from tandem_eval import legibility, plot
+    from tandem_eval.MATH import eval_sentence_handoff, eval_solo
+
+    commands = [
+        ("eval-solo", "solo pass@k of one model on math benchmarks", eval_solo),
+        ("eval-handoff", "handoff pass@k: senior and junior alternate reasoning steps", eval_sentence_handoff),
+        ("eval-legibility", "legibility (junior cross-entropy) and drift (JS divergence) of a senior", legibility),
+        ("eval-plot", "pass@k curves per benchmark from eval summaries", plot),
+    ]
+    for name, help_text, module in commands:
+        p = sub.add_parser(name, help=help_text, description=module.DESCRIPTION)
+        module.add_arguments(p)
+        p.set_defaults(func=module.run)

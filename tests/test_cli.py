@@ -1,0 +1,74 @@
+"""The `tandem-rlvr` command line: the issue's contract flags, output fields, and bad input."""
+
+import json
+
+import pytest
+
+from tandem.cli import main
+
+ROLLOUT_FIELDS = {"prompt_id", "sample", "token_ids", "authorship_mask", "text", "finish_reason"}
+
+
+@pytest.fixture()
+def prompts_file(tmp_path):
+    path = tmp_path / "prompts.jsonl"
+    path.write_text('{"id": "p1", "prompt": "Mia has 3 apples."}\n{"id": 2, "prompt": "Leo has 7 coins."}\n')
+    return path
+
+
+def test_rollout_writes_one_object_per_sample_with_the_contract_fields(tiny_dir, tiny_dir_seed1, prompts_file, tmp_path):
+    out = tmp_path / "out.jsonl"
+    rc = main(["rollout", "--senior", str(tiny_dir), "--junior", str(tiny_dir_seed1), "--prompts", str(prompts_file),
+               "--strategy", "word", "--prob-senior", "0.5", "--max-gap-tokens", "32", "--n", "3",
+               "--max-new-tokens", "16", "--temperature", "0.6", "--seed", "1", "--out", str(out)])
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert rc == 0 and len(rows) == 6
+    assert all(ROLLOUT_FIELDS <= set(r) and len(r["authorship_mask"]) == len(r["token_ids"]) for r in rows)
+    assert sorted((str(r["prompt_id"]), r["sample"]) for r in rows)[:3] == [("2", 0), ("2", 1), ("2", 2)]
+
+
+def test_rollout_solo_marks_every_token_senior(tiny_dir, prompts_file, tmp_path):
+    out = tmp_path / "solo.jsonl"
+    assert main(["rollout", "--senior", str(tiny_dir), "--solo", "--prompts", str(prompts_file),
+                 "--max-new-tokens", "8", "--out", str(out)]) == 0
+    assert all(set(json.loads(line)["authorship_mask"]) == {1} for line in out.read_text().splitlines())
+
+
+def test_build_tiny_writes_a_loadable_model_directory(tmp_path):
+    assert main(["build-tiny", "--out", str(tmp_path / "m"), "--seed", "3"]) == 0
+    assert (tmp_path / "m" / "config.json").is_file() and (tmp_path / "m" / "tokenizer.json").is_file()
+
+
+def test_boundaries_prints_the_count_last_and_writes_the_sorted_ids(tiny_dir, tmp_path, capsys):
+    out = tmp_path / "ids.json"
+    assert main(["boundaries", "--tokenizer", str(tiny_dir), "--strategy", "word", "--out", str(out)]) == 0
+    ids = json.loads(out.read_text())
+    assert capsys.readouterr().out.strip().splitlines()[-1] == str(len(ids)) and ids == sorted(ids)
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["rollout", "--senior", "{tiny}", "--prompts", "{prompts}", "--out", "{out}"], "--junior is required"),
+    (["rollout", "--senior", "{tiny}", "--solo", "--prompts", "{missing}", "--out", "{out}"], "no such file"),
+    (["rollout", "--senior", "{missing}", "--solo", "--prompts", "{prompts}", "--out", "{out}"], "not a Hugging Face"),
+    (["rollout", "--senior", "{tiny}", "--solo", "--prompts", "{bad}", "--out", "{out}"], "not valid JSON"),
+    (["rollout", "--senior", "{tiny}", "--solo", "--prompts", "{noid}", "--out", "{out}"], "missing key"),
+    (["rollout", "--senior", "{tiny}", "--junior", "{tiny}", "--prompts", "{prompts}", "--prob-senior", "2",
+      "--out", "{out}"], "prob_senior"),
+    (["rollout", "--senior", "{tiny}", "--solo", "--prompts", "{prompts}", "--max-new-tokens", "5000",
+      "--out", "{out}"], "context"),
+])
+def test_bad_input_gives_one_clear_line_and_exit_code_2(argv, fragment, tiny_dir, prompts_file, tmp_path, capsys):
+    (tmp_path / "bad.jsonl").write_text('{"id": 1, "prompt": "ok"}\n{oops\n')
+    (tmp_path / "noid.jsonl").write_text('{"prompt": "no id"}\n')
+    names = {"tiny": tiny_dir, "prompts": prompts_file, "out": tmp_path / "o.jsonl", "missing": tmp_path / "nope",
+             "bad": tmp_path / "bad.jsonl", "noid": tmp_path / "noid.jsonl"}
+    assert main([a.format(**names) for a in argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error:") and fragment in err[0]
+
+
+@pytest.mark.parametrize("command", ["build-tiny", "boundaries", "rollout"])
+def test_every_subcommand_explains_its_flags(command, capsys):
+    with pytest.raises(SystemExit) as e:
+        main([command, "--help"])
+    assert e.value.code == 0 and "--" in capsys.readouterr().out
