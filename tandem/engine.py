@@ -78,6 +78,7 @@ class TandemEngine:
             )
         self.device = self.decoders[0].device
         self.vocab_size = self.decoders[0].vocab_size
+        self.last_forward_calls = 0
 
     def eos_ids(self, sampling: SamplingConfig) -> list[int]:
         if sampling.eos_token_ids is not None:
@@ -97,7 +98,10 @@ class TandemEngine:
         keys = request_keys if request_keys is not None else [request_key("row", i) for i in range(len(prompts))]
         if len(keys) != len(prompts):
             raise TandemError(f"{len(keys)} request keys for {len(prompts)} prompts; pass one key per prompt")
-        return _Generation(self, prompts, sampling, keys, solo).run(progress)
+        generation = _Generation(self, prompts, sampling, keys, solo)
+        rollouts = generation.run(progress)
+        self.last_forward_calls = generation.forward_calls  # model forwards of the last call (benchmarks)
+        return rollouts
 
     def check_prompts(self, prompts, sampling: SamplingConfig) -> None:
         """Raise a `TandemError` for prompts the engine cannot serve (empty, out of vocab, too long)."""
