@@ -18,6 +18,7 @@ SUBCOMMANDS = [
     "build_tiny",
     "boundaries",
     "rollout",
+    "eval",
 ]
 
 

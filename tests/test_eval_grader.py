@@ -9,8 +9,7 @@ import time
 import pytest
 
 from tandem.jsonl import read_jsonl
-from tandem_eval import grade, is_equivalent
-from tandem_eval import grader
+from tandem_eval import grade, grader, is_equivalent
 from tandem_eval.grader import extract_answer, normalize_answer
 
 
@@ -51,6 +50,11 @@ def test_extract_answer_takes_the_last_complete_boxed_with_nested_braces():
     assert extract_answer(text) == "\\frac{\\sqrt{3}}{2}"
 
 
+def test_a_stray_number_is_not_an_answer():
+    # No box, no answer phrase: nothing was committed to, so nothing is graded correct.
+    assert extract_answer("We had 3 apples, then 2,125 more") is None
+
+
 def test_extract_answer_reads_fbox_and_escaped_braces():
     assert extract_answer("thus \\fbox{\\{1, 2\\}}") == "\\{1, 2\\}"
 
@@ -59,10 +63,9 @@ def test_extract_answer_reads_fbox_and_escaped_braces():
     ("Adding up, the answer is $\\frac{3}{4}$. Done.", "\\frac{3}{4}"),
     ("Final answer: 42.", "42"),
     ("work...\n#### 1,600", "1,600"),
-    ("We had 3 apples, then 2,125 more", "2,125"),
     ("no digits at all", None),
 ])
-def test_extract_answer_falls_back_to_answer_phrases_then_the_last_number(text, expected):
+def test_extract_answer_falls_back_to_answer_phrases(text, expected):
     assert extract_answer(text) == expected
 
 
@@ -142,3 +145,15 @@ def test_pathological_input_is_bounded_off_the_main_thread():
     thread.join(60)
     assert results == {"verdict": False, "seconds": pytest.approx(results["seconds"]), "counted": 1, "after": True}
     assert results["seconds"] < 3.0
+
+
+def test_huge_exponents_are_bounded_like_any_symbolic_input():
+    start = time.monotonic()
+    assert not is_equivalent("1e999999999", "1", timeout_s=0.5)
+    assert not is_equivalent("10^{99999999}", "5", timeout_s=0.5)
+    assert time.monotonic() - start < 3.0
+
+
+def test_reward_is_one_for_a_correct_response_and_zero_otherwise():
+    assert grader.reward("so \\boxed{025}", "25") == 1.0
+    assert grader.reward("so \\boxed{26}", "25") == 0.0

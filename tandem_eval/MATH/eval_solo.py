@@ -1,0 +1,53 @@
+"""Solo evaluation: n samples per problem from one model, graded, with pass@k per benchmark.
+
+    python -m tandem_eval.MATH.eval_solo --model PATH --out-dir runs/eval/solo-step120
+    python tandem_eval/MATH/eval_solo.py --model PATH --benchmarks amc_23_25 --n 16 --out-dir ...
+
+Outputs and resuming are described in `tandem_eval.runner`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: make the repository importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from tandem_eval import runner  # noqa: E402
+
+_D = runner.DEFAULTS
+DESCRIPTION = (
+    f"Solo pass@k: draw --n responses per problem from --model with the paper's eval sampling (temperature "
+    f"{_D.temperature}, top-p {_D.top_p}, top-k {_D.top_k}, {_D.max_new_tokens} new tokens), grade each with "
+    "tandem_eval.grade, and write per-sample JSONL plus summary JSONs (pass@k, k = 1, 2, 4, ... <= n) to "
+    "--out-dir. Benchmarks already finished there with the same config are skipped."
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", required=True, help="model directory (HF format) or hub name to evaluate")
+    runner.add_common_arguments(p)
+
+
+def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=prog, description=DESCRIPTION)
+    add_arguments(p)
+    return p
+
+
+def run(args) -> int:
+    models = {"model": runner.model_id(args.model)}
+    overall = runner.run_eval(args, "solo", models, runner.backend_factory(args, args.model))
+    runner.print_table(overall)
+    print(f"wrote {args.out_dir / 'summary.json'}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return runner.cli_main(build_parser(), run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,10 @@
+"""tandem_eval: grading, pass@k, benchmark loading and the solo / handoff evaluations.
+
+Public names other code relies on: `grade(response_text, gold) -> bool` (the RL reward and
+the eval scorer), `pass_at_k(n, c, k) -> float`, and `extract_answer` / `is_equivalent`.
+"""
+
+from tandem_eval.grader import extract_answer, grade, is_equivalent
+from tandem_eval.metrics import pass_at_k
+
+__all__ = ["extract_answer", "grade", "is_equivalent", "pass_at_k"]

@@ -1,0 +1,211 @@
+"""Legibility (the junior reading the senior) and drift (the senior's token usage vs the junior's).
+
+- legibility: the junior's cross-entropy on the senior's responses, by teacher forcing
+  with an HF causal LM. Per response: the mean over its tokens (the end-of-sequence token
+  included) of -ln p_junior(token | prompt, earlier response tokens), in nats. Reported:
+  `mean_ce` = the mean of those per-response means, and `token_mean_ce` = all tokens pooled.
+  Lower = more legible to the junior. Responses longer than the junior's context are dropped
+  and counted. The junior reads the senior's own token ids, so it must share its tokenizer.
+- drift: the Jensen-Shannon divergence, base 2 (bits, in [0, 1]), between the unigram
+  token distributions of the senior's and the junior's responses to the same problems
+  (problem ids present in both). Special tokens are not counted. Also the tokens whose
+  frequency moved most (`top_shifts`).
+
+Inputs are the per-sample JSONL files of `eval_solo` (a file or an output directory).
+See model_spec/SPEC.md §11 for the definitions in prose.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from tandem.errors import TandemError
+from tandem.jsonl import read_jsonl, write_json
+
+
+@dataclass
+class ScoredResponse:
+    nll_sum: float  # nats
+    n_tokens: int
+
+
+def junior_cross_entropy(model, pairs: list[tuple[list[int], list[int]]], batch_size: int = 8,
+                         progress: bool = True) -> list[ScoredResponse | None]:
+    """Teacher-forced NLL of each response given its prompt under `model`; None where it does not fit."""
+    import torch
+
+    device = next(model.parameters()).device
+    limit = int(getattr(model.config, "max_position_embeddings", 1 << 30))
+    order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
+    out: list[ScoredResponse | None] = [None] * len(pairs)
+    todo = [i for i in order if pairs[i][1] and len(pairs[i][0]) + len(pairs[i][1]) <= limit]
+    bar = tqdm(total=len(todo), desc="legibility", unit="response", disable=not progress)
+    for start in range(0, len(todo), batch_size):
+        batch = todo[start : start + batch_size]
+        seqs = [pairs[i][0] + pairs[i][1] for i in batch]
+        width = max(len(s) for s in seqs)
+        ids = torch.zeros(len(seqs), width, dtype=torch.long)
+        mask = torch.zeros(len(seqs), width, dtype=torch.long)
+        for r, s in enumerate(seqs):
+            ids[r, : len(s)] = torch.tensor(s)
+            mask[r, : len(s)] = 1
+        with torch.no_grad():
+            logits = model(input_ids=ids.to(device), attention_mask=mask.to(device)).logits.float()
+        logp = torch.log_softmax(logits[:, :-1], dim=-1).gather(-1, ids[:, 1:].to(device).unsqueeze(-1)).squeeze(-1)
+        for r, i in enumerate(batch):
+            p, n = len(pairs[i][0]), len(pairs[i][1])
+            out[i] = ScoredResponse(-float(logp[r, p - 1 : p - 1 + n].sum()), n)  # position t predicts token t+1
+        bar.update(len(batch))
+    bar.close()
+    return out
+
+
+def unigram_counts(responses, exclude_ids=()) -> Counter:
+    exclude = set(exclude_ids)
+    counts: Counter = Counter()
+    for ids in responses:
+        counts.update(t for t in ids if t not in exclude)
+    return counts
+
+
+def js_divergence(p_counts: Counter, q_counts: Counter) -> float:
+    """Jensen-Shannon divergence in bits between two count tables (0 log 0 = 0)."""
+    p_total, q_total = sum(p_counts.values()), sum(q_counts.values())
+    if p_total == 0 or q_total == 0:
+        raise TandemError("drift needs at least one counted token on each side")
+    js = 0.0
+    for t in set(p_counts) | set(q_counts):
+        p, q = p_counts.get(t, 0) / p_total, q_counts.get(t, 0) / q_total
+        m = (p + q) / 2
+        js += (p * math.log2(p / m) if p else 0.0) / 2 + (q * math.log2(q / m) if q else 0.0) / 2
+    return max(0.0, js)
+
+
+def top_shifts(p_counts: Counter, q_counts: Counter, k: int = 20, tokenizer=None) -> list[dict]:
+    """The k tokens with the largest |p - q| (p = senior frequency, q = junior frequency)."""
+    p_total, q_total = sum(p_counts.values()) or 1, sum(q_counts.values()) or 1
+    rows = [(t, p_counts.get(t, 0) / p_total, q_counts.get(t, 0) / q_total) for t in set(p_counts) | set(q_counts)]
+    rows.sort(key=lambda r: (-abs(r[1] - r[2]), r[0]))
+    return [{"token_id": t, "token": tokenizer.decode([t]) if tokenizer is not None else None,
+             "senior_freq": p, "junior_freq": q, "shift": p - q} for t, p, q in rows[:k]]
+
+
+def read_samples(path: str | Path) -> list[dict]:
+    """Rows of one `*.samples.jsonl` file or of every such file in an eval output directory."""
+    path = Path(path)
+    files = sorted(path.glob("*.samples.jsonl")) if path.is_dir() else [path]
+    if not files or not files[0].exists():
+        raise TandemError(f"{path}: no *.samples.jsonl there; pass an eval_solo output directory or samples file")
+    return [r for f in files for r in read_jsonl(f, required=("problem_id", "benchmark", "response_ids"))]
+
+
+def legibility(junior_path: str, senior_rows: list[dict], batch_size: int, device: str, dtype: str,
+               max_per_problem: int | None) -> dict:
+    from tandem.models import load_model
+
+    rows = [r for r in senior_rows if max_per_problem is None or r.get("sample", 0) < max_per_problem]
+    if any("prompt_ids" not in r for r in rows):
+        raise TandemError("samples lack prompt_ids; re-run eval_solo with this version to record them")
+    model = load_model(junior_path, dtype=dtype, device=device)
+    vocab = model.get_output_embeddings().out_features
+    if max(max(r["prompt_ids"] + r["response_ids"], default=0) for r in rows) >= vocab:
+        raise TandemError(f"the samples hold token ids beyond the junior's {vocab}-token vocabulary; "
+                          "the junior must share the senior's tokenizer")
+    scored = junior_cross_entropy(model, [(r["prompt_ids"], r["response_ids"]) for r in rows], batch_size)
+    kept = [(r, s) for r, s in zip(rows, scored) if s is not None]
+    if not kept:
+        raise TandemError("no response could be scored (all empty or longer than the junior's context)")
+    by_bench: dict[str, list[float]] = {}
+    for r, s in kept:
+        by_bench.setdefault(r["benchmark"], []).append(s.nll_sum / s.n_tokens)
+    means = [v for vs in by_bench.values() for v in vs]
+    return {
+        "junior": junior_path, "mean_ce": sum(means) / len(means),
+        "token_mean_ce": sum(s.nll_sum for _, s in kept) / sum(s.n_tokens for _, s in kept),
+        "by_benchmark": {b: sum(v) / len(v) for b, v in by_bench.items()},
+        "n_scored": len(kept), "n_dropped": len(rows) - len(kept), "unit": "nats per token",
+    }
+
+
+def drift(senior_rows: list[dict], junior_rows: list[dict], tokenizer=None, k: int = 20) -> dict:
+    common = {(r["benchmark"], r["problem_id"]) for r in senior_rows} & {(r["benchmark"], r["problem_id"]) for r in junior_rows}
+    if not common:
+        raise TandemError("the senior's and the junior's samples share no problem; evaluate both on the same benchmarks")
+    special = getattr(tokenizer, "all_special_ids", []) if tokenizer is not None else []
+
+    def responses(rows):
+        return [r["response_ids"] for r in rows if (r["benchmark"], r["problem_id"]) in common]
+
+    p, q = unigram_counts(responses(senior_rows), special), unigram_counts(responses(junior_rows), special)
+    return {"js_bits": js_divergence(p, q), "n_problems": len(common), "senior_tokens": sum(p.values()),
+            "junior_tokens": sum(q.values()), "top_shifts": top_shifts(p, q, k, tokenizer)}
+
+
+DESCRIPTION = (
+    "Legibility: the junior's mean per-token cross-entropy (nats) on the senior's responses. "
+    "Drift: Jensen-Shannon divergence (bits) between the senior's and the junior's unigram token "
+    "distributions on the same problems. Inputs are eval_solo outputs."
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--senior-samples", required=True, help="eval_solo output directory (or one *.samples.jsonl) of the senior")
+    p.add_argument("--junior", help="junior model directory: computes legibility")
+    p.add_argument("--junior-samples", help="eval_solo outputs of the junior on the same problems: computes drift")
+    p.add_argument("--tokenizer", help="tokenizer for drift's token strings and special ids (default: --junior)")
+    p.add_argument("--out", required=True, type=Path, help="JSON file to write")
+    p.add_argument("--max-per-problem", type=int, default=None, help="score only the first N samples of each problem")
+    p.add_argument("--top-k", type=int, default=20, help="how many token frequency shifts to list (default: %(default)s)")
+    p.add_argument("--batch-size", type=int, default=8, help="responses per forward pass (default: %(default)s)")
+    p.add_argument("--device", default="cpu", help="cpu or cuda[:i] (default: %(default)s)")
+    p.add_argument("--dtype", default="float32", help="junior dtype: float32, bfloat16, float16 (default: %(default)s)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=DESCRIPTION)
+    add_arguments(p)
+    return p
+
+
+def run(args) -> int:
+    if not args.junior and not args.junior_samples:
+        raise TandemError("nothing to compute; pass --junior (legibility) and/or --junior-samples (drift)")
+    senior_rows = read_samples(args.senior_samples)
+    result: dict = {"senior_samples": str(args.senior_samples)}
+    summary = Path(args.senior_samples) / "summary.json"
+    if summary.is_file():  # carry the generation config (model, sampling) into this output
+        result["senior_config"] = json.loads(summary.read_text(encoding="utf-8")).get("config")
+    if args.junior:
+        result["legibility"] = legibility(args.junior, senior_rows, args.batch_size, args.device, args.dtype,
+                                          args.max_per_problem)
+        print(f"legibility: mean CE {result['legibility']['mean_ce']:.4f} nats/token")
+    if args.junior_samples:
+        tok_path = args.tokenizer or args.junior
+        tokenizer = None
+        if tok_path:
+            from tandem.models import load_tokenizer
+
+            tokenizer = load_tokenizer(tok_path)
+        result["drift"] = drift(senior_rows, read_samples(args.junior_samples), tokenizer, args.top_k)
+        print(f"drift: JS {result['drift']['js_bits']:.4f} bits")
+    write_json(args.out, result)
+    print(f"wrote {args.out}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    from tandem_eval.runner import cli_main
+
+    return cli_main(build_parser(), run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,153 @@
+"""The handoff protocol: senior first, one step each, exact switches at `\\n\\n`, shared budget, EOS."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+import torch
+
+from tandem.errors import TandemError
+from tandem_eval.backends import VLLM_MISSING, EvalSampling, make_backend
+from tandem_eval.handoff import Step, run_step_handoff
+from tandem_eval.prompts import chat_prompt_ids, chat_prompt_text
+
+BUDGET = 40
+
+
+def _nudge(model, step_ids: list[int], eos_id: int) -> None:
+    """Make step breaks and EOS likely, so short runs of a random tiny model exercise both."""
+    head = torch.nn.Linear(model.lm_head.in_features, model.lm_head.out_features, bias=True)
+    head.weight = model.lm_head.weight
+    with torch.no_grad():
+        head.bias.zero_()
+        head.bias[step_ids] = 3.0
+        head.bias[eos_id] = 1.5
+    model.lm_head = head
+
+
+@pytest.fixture(scope="module")
+def handoff_run(tiny_dir, tiny_dir_seed1):
+    sampling = EvalSampling(temperature=1.0, top_p=1.0, top_k=0, max_new_tokens=BUDGET, seed=0)
+    backend = make_backend("engine", tiny_dir, tiny_dir_seed1, sampling)
+    tok = backend.tokenizer
+    step_ids = [i for i in range(len(tok)) if "\n\n" in tok.decode([i])]
+    for model in (backend.senior, backend.junior):
+        _nudge(model, step_ids, tok.eos_token_id)
+    prompt = chat_prompt_ids(tok, "Mia has 4 apples and buys 3 more. How many apples does she have?")
+    samples = backend.handoff([prompt] * 24, list(range(24)))
+    return samples, set(step_ids), tok.eos_token_id
+
+
+def test_senior_writes_the_first_token(handoff_run):
+    samples, _, _ = handoff_run
+    assert all(s.authorship_mask[0] == 1 for s in samples)
+
+
+def test_author_switches_exactly_after_each_step_token(handoff_run):
+    samples, step_ids, _ = handoff_run
+    switches = 0
+    for s in samples:
+        for t in range(len(s.token_ids) - 1):
+            switched = s.authorship_mask[t + 1] != s.authorship_mask[t]
+            assert switched == (s.token_ids[t] in step_ids)
+            switches += switched
+    assert switches >= 10  # the run really exercised handoffs
+
+
+def test_number_of_handoffs_counts_author_changes(handoff_run):
+    samples, step_ids, _ = handoff_run
+    for s in samples:
+        assert s.num_handoffs == sum(t in step_ids for t in s.token_ids[:-1])
+
+
+def test_both_models_share_one_token_budget(handoff_run):
+    samples, _, _ = handoff_run
+    assert all(len(s.token_ids) <= BUDGET for s in samples)
+    assert all(len(s.token_ids) == BUDGET for s in samples if s.finish_reason == "length")
+    assert any(s.finish_reason == "length" for s in samples)
+
+
+def test_a_response_ends_at_its_first_eos(handoff_run):
+    samples, _, eos = handoff_run
+    stopped = [s for s in samples if s.finish_reason == "stop"]
+    assert stopped, "no response emitted EOS"
+    for s in stopped:
+        assert s.token_ids[-1] == eos and eos not in s.token_ids[:-1]
+
+
+class _ScriptedWriter:
+    """A fake model: each call writes the next scripted step for its chain."""
+
+    def __init__(self, name, steps, tokenizer=None):
+        self.name, self.steps, self.tokenizer, self.calls = name, steps, tokenizer or _FakeTok(), []
+
+    def write_steps(self, contexts, max_tokens, keys):
+        out = []
+        for ctx, cap in zip(contexts, max_tokens):
+            self.calls.append((list(ctx), cap))
+            ids, ended = self.steps.pop(0)
+            out.append(Step(ids[:cap], "", "length" if len(ids) > cap else ended))
+        return out
+
+
+class _FakeTok:
+    def decode(self, ids, skip_special_tokens=True):
+        return " ".join(map(str, ids))
+
+    def __call__(self, text, add_special_tokens=False):
+        return {"input_ids": [int(t) for t in text.split()]}
+
+
+def test_turn_loop_alternates_senior_first_on_shared_history_and_budget():
+    senior = _ScriptedWriter("senior", [([1, 2], "step"), ([5], "length"), ([6, 7], "eos")])
+    junior = _ScriptedWriter("junior", [([3, 4], "step")])
+    [sample] = run_step_handoff(senior, junior, [[100]], ["100"], [0], max_new_tokens=10, progress=False)
+    assert sample.token_ids == [1, 2, 3, 4, 5, 6, 7]
+    assert sample.authorship_mask == [1, 1, 0, 0, 1, 1, 1]  # a call cut by its cap keeps the same author
+    assert sample.finish_reason == "stop"
+    assert junior.calls == [([100, 1, 2], 8)]  # the junior sees the senior's token ids, and the budget left
+    assert [cap for _, cap in senior.calls] == [10, 6, 5]
+
+
+def test_turn_loop_ends_when_the_budget_is_spent():
+    senior = _ScriptedWriter("senior", [([1, 2, 3], "step")])
+    junior = _ScriptedWriter("junior", [([4, 5, 6, 7, 8], "step")])
+    [sample] = run_step_handoff(senior, junior, [[100]], ["100"], [0], max_new_tokens=5, progress=False)
+    assert sample.token_ids == [1, 2, 3, 4, 5]
+    assert sample.finish_reason == "length"
+
+
+def _mismatched_copy(src, dst):
+    from tandem.models import load_tokenizer
+
+    shutil.copytree(src, dst)
+    tok = load_tokenizer(dst)
+    tok.add_tokens(["<unused-extra-token>"])
+    tok.save_pretrained(dst)
+    return dst
+
+
+def test_mismatched_vocabularies_are_refused_without_the_flag(tiny_dir, tiny_dir_seed1, tmp_path):
+    junior = _mismatched_copy(tiny_dir_seed1, tmp_path / "junior")
+    with pytest.raises(TandemError, match="--allow-vocab-mismatch"):
+        make_backend("engine", tiny_dir, junior, EvalSampling(max_new_tokens=8))
+
+
+def test_mismatched_vocabularies_hand_over_retokenised_text_when_allowed(tiny_dir, tiny_dir_seed1, tmp_path):
+    junior = _mismatched_copy(tiny_dir_seed1, tmp_path / "junior")
+    sampling = EvalSampling(temperature=1.0, top_p=1.0, top_k=0, max_new_tokens=12)
+    backend = make_backend("engine", tiny_dir, junior, sampling, allow_vocab_mismatch=True)
+    text = chat_prompt_text(backend.tokenizer, "What is 2+3?")
+    samples = backend.handoff([chat_prompt_ids(backend.tokenizer, "What is 2+3?")] * 2, [0, 1], [text] * 2)
+    for s in samples:
+        assert len(s.authorship_mask) == len(s.token_ids) > 0
+        assert s.authorship_mask[0] == 1
+
+
+def test_vllm_backend_without_cuda_fails_with_one_clear_error(tiny_dir):
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is present")
+    with pytest.raises(TandemError) as err:
+        make_backend("vllm", tiny_dir)
+    assert str(err.value) == VLLM_MISSING
