@@ -226,7 +226,9 @@ def test_engine_kwargs_carry_config_and_default_to_self_paired_junior():
 
 
 @pytest.mark.parametrize(
-    "bad", [{"load_format": "dummy"}, {"speculative_config": {"method": "ngram"}}, {"hf_overrides": {"x": 1}}]
+    "bad",
+    [{"load_format": "dummy"}, {"speculative_config": {"method": "ngram"}}, {"hf_overrides": {"x": 1}},
+     {"enable_lora": True}, {"pipeline_parallel_size": 2}],
 )
 def test_engine_kwargs_refuse_unhonourable_settings(bad):
     with pytest.raises(TandemError):

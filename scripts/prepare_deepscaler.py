@@ -1,0 +1,102 @@
+"""Write the parquet files the verl launchers read: DeepScaleR for training, AMC / AIME / Minerva for validation.
+
+    python scripts/prepare_deepscaler.py --out ~/data/tandem
+    python scripts/prepare_deepscaler.py --out ~/data/tandem --train ../shared/data/deepscaler_train_partial.jsonl
+
+Output (the layout `verl/deepscaler_common.sh` expects under $DATA_DIR):
+    deepscaler/train.parquet   amc_23_25/test.parquet   aime_24_26/test.parquet   minerva/test.parquet
+
+Each row follows verl's RL parquet schema (as in verl's examples/data_preprocess/gsm8k.py):
+    data_source   the benchmark name (verl groups validation metrics by it)
+    prompt        chat messages: one user turn, the problem + the eval suite's instruction
+    ability       "math"
+    reward_model  {"style": "rule", "ground_truth": <answer string>}
+    extra_info    {"split", "index", "id", "source"}
+The instruction and the validation sets (the paper's 121-problem AMC set, AIME 2024-2026,
+Minerva) come from `tandem_eval`, so training-time validation scores the same problems,
+with the same prompt, as the evaluation suite.
+
+--train takes the Hugging Face dataset `agentica-org/DeepScaleR-Preview-Dataset` (default;
+needs network or a cache) or a local .jsonl/.parquet with `problem` and `answer` columns.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from tandem.errors import TandemError
+
+DEEPSCALER_HF = "agentica-org/DeepScaleR-Preview-Dataset"
+TRAIN_SOURCE = "deepscaler"
+VAL_BENCHMARKS = ("amc_23_25", "aime_24_26", "minerva")
+
+
+def verl_row(problem, split: str, index: int, data_source: str) -> dict:
+    """One problem (`tandem_eval.datasets.Problem`) as a verl RL parquet row."""
+    from tandem_eval.prompts import user_message
+
+    if not str(problem.answer).strip():
+        raise TandemError(f"{problem.source}/{problem.id}: empty answer; a row without ground truth cannot be graded")
+    return {
+        "data_source": data_source,
+        "prompt": [{"role": "user", "content": user_message(problem.problem)}],
+        "ability": "math",
+        "reward_model": {"style": "rule", "ground_truth": str(problem.answer)},
+        "extra_info": {"split": split, "index": index, "id": str(problem.id), "source": problem.source},
+    }
+
+
+def load_train(spec: str, max_rows: int | None = None) -> list:
+    """DeepScaleR problems from the Hugging Face hub (the default) or a local file."""
+    from tandem_eval.datasets import FieldMap, HubSource, load_file, load_hub
+
+    if spec.endswith((".jsonl", ".parquet")):
+        problems = load_file(spec)
+    else:
+        problems = load_hub(HubSource(spec, "train", fields=FieldMap(id=None)), TRAIN_SOURCE)
+    return problems[:max_rows] if max_rows else problems
+
+
+def write_parquet(rows: list[dict], path: Path) -> None:
+    import datasets
+
+    if not rows:
+        raise TandemError(f"refusing to write an empty {path}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    datasets.Dataset.from_list(rows).to_parquet(str(path))
+
+
+def prepare(out: Path, train: str, data_dir: str | None, max_train: int | None = None) -> dict[str, int]:
+    """Write all four files; returns {relative path: rows}."""
+    from tandem_eval.datasets import load_benchmark
+
+    written = {}
+    train_rows = [verl_row(p, "train", i, TRAIN_SOURCE) for i, p in enumerate(load_train(train, max_train))]
+    write_parquet(train_rows, out / "deepscaler" / "train.parquet")
+    written["deepscaler/train.parquet"] = len(train_rows)
+    for name in VAL_BENCHMARKS:
+        _, problems = load_benchmark(name, data_dir=data_dir)
+        rows = [verl_row(p, "test", i, name) for i, p in enumerate(problems)]
+        write_parquet(rows, out / name / "test.parquet")
+        written[f"{name}/test.parquet"] = len(rows)
+    return written
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True, type=Path, help="output directory ($DATA_DIR of the launchers)")
+    ap.add_argument("--train", default=DEEPSCALER_HF, help="HF dataset name or a local .jsonl/.parquet")
+    ap.add_argument("--data-dir", default=None, help="where the eval JSONL files live (tandem_eval's data dir)")
+    ap.add_argument("--max-train", type=int, default=None, help="keep only the first N training problems")
+    args = ap.parse_args(argv)
+    try:
+        written = prepare(args.out.expanduser(), args.train, args.data_dir, args.max_train)
+    except TandemError as e:
+        raise SystemExit(f"error: {e}") from None
+    for rel, n in written.items():
+        print(f"{args.out / rel}: {n} rows")
+
+
+if __name__ == "__main__":
+    main()

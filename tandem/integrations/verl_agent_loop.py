@@ -1,0 +1,80 @@
+"""The tandem agent loop for verl 0.9.1: keyed requests in, authorship masks out.
+
+`TandemAgentLoop` is verl's single-turn agent loop that (1) gives each rollout request
+its replayable request key, `request_key(uid, session_id)`, in
+`SamplingParams.extra_args`, so the engine's logits processor draws that request's coins,
+and (2) returns the response's `authorship_mask`, replayed from its tokens with the same
+key, as a per-token field that travels with the sample through TransferQueue to the
+actor update. Validation requests are solo (the senior writes every token).
+
+verl does not tell an agent loop whether it is validating, so `TandemAgentLoopWorker`
+adds that flag from the trajectory info, and `TandemAgentLoopManager` starts those
+workers (`actor_rollout_ref.rollout.agent.agent_loop_manager_class`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ray
+import torch
+from verl.experimental.agent_loop.agent_loop import AgentLoopOutput, register
+from verl.experimental.agent_loop.single_turn_agent_loop import SingleTurnAgentLoop
+from verl.trainer.ppo.v1.agent_loop_tq import AgentLoopManagerTQ, AgentLoopWorkerTQ
+
+from tandem.boundaries import config_boundary_lookup
+from tandem.errors import TandemError
+from tandem.integrations.verl_tandem import AGENT_LOOP, TandemVerlConfig
+from tandem.process import request_key
+from vllm_source.requests import response_authorship_mask, tandem_extra_args
+
+VALIDATE_KEY = "tandem_validate"
+_LOOKUPS: dict[tuple, torch.Tensor | None] = {}  # per process: (strategy, tokenizer, size) -> lookup
+
+
+class TandemAgentLoopOutput(AgentLoopOutput):
+    authorship_mask: list[int]
+    """1 where the senior wrote the response token, 0 where the junior did."""
+
+    def as_dict(self) -> dict[str, Any]:
+        out = super().as_dict()
+        out["authorship_mask"] = torch.tensor(out.pop("authorship_mask"), dtype=torch.int64)
+        return out
+
+
+@register(AGENT_LOOP)
+class TandemAgentLoop(SingleTurnAgentLoop):
+    """Single-turn generation by the senior/junior team; see the module docstring."""
+
+    async def run(self, sampling_params: dict[str, Any], **kwargs) -> AgentLoopOutput:
+        if VALIDATE_KEY not in kwargs:
+            raise TandemError(f"{AGENT_LOOP} needs TandemAgentLoopManager (it marks validation requests)")
+        solo = bool(kwargs.pop(VALIDATE_KEY))
+        key = request_key(str(kwargs["uid"]), int(kwargs["session_id"]))
+        params = dict(sampling_params)
+        params["extra_args"] = {**(params.get("extra_args") or {}), **tandem_extra_args(key, solo=solo)}
+        out = await super().run(params, **kwargs)
+        cfg = TandemVerlConfig.from_hydra(self.config).process
+        mask = response_authorship_mask(cfg, self._lookup(cfg), list(out.response_ids), key, solo)
+        return TandemAgentLoopOutput(**out.model_dump(exclude_unset=True), authorship_mask=mask)
+
+    def _lookup(self, cfg):
+        size = max(len(self.tokenizer), int(getattr(self.tokenizer, "vocab_size", 0)))
+        ident = (cfg.selection_strategy, str(cfg.boundary_token_ids), self.tokenizer.name_or_path, size)
+        if ident not in _LOOKUPS:
+            _LOOKUPS[ident] = config_boundary_lookup(cfg, self.tokenizer, size)
+        return _LOOKUPS[ident]
+
+
+class TandemAgentLoopWorker(AgentLoopWorkerTQ.__ray_actor_class__):
+    """verl's TransferQueue agent-loop worker that tells the agent loop when it validates."""
+
+    async def _run_prompt(self, prompt: dict, sampling_params: dict, trajectory: dict, trace: bool = False) -> None:
+        prompt = {**prompt, VALIDATE_KEY: bool(trajectory["validate"])}
+        return await super()._run_prompt(prompt, sampling_params, trajectory, trace)
+
+
+class TandemAgentLoopManager(AgentLoopManagerTQ):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.agent_loop_workers_class = ray.remote(TandemAgentLoopWorker)

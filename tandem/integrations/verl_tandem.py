@@ -1,0 +1,231 @@
+"""Tandem training on verl 0.9.1: the config, the senior gate, and the config wiring.
+
+This file holds the verl adapter's logic that needs no GPU and no Ray, so CPU tests
+cover it; the classes verl instantiates (agent loop, worker, trainer) live in the
+sibling modules and call into here.
+
+Where the authorship mask enters verl's loss (the *senior gate*): verl 0.9.1 computes
+the token-mean denominator from `loss_mask` (in the engine, before the loss function)
+and passes `response_mask` to the policy loss, the entropy and the KL term. Before the
+actor update we replace both by the token weights of `tandem.grpo.token_weights`
+(1 senior, `junior_token_loss_weight` junior, 0 padding), so every term and the
+denominator count senior tokens only. verl's `ppo_loss` casts the mask to bool, so
+this path takes `junior_token_loss_weight` in {0, 1} and refuses fractions.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+import torch
+from omegaconf import DictConfig, OmegaConf, open_dict
+
+from tandem.config import TandemConfig
+from tandem.errors import TandemError
+from tandem.grpo import require_authorship_mask, token_weights
+from vllm_source.engine_config import tandem_engine_kwargs
+
+logger = logging.getLogger(__name__)
+
+TRAINER_MODE = "tandem_sync"  # registered by verl_trainer
+AGENT_LOOP = "tandem_agent"  # registered by verl_agent_loop
+AGENT_LOOP_MANAGER = "tandem.integrations.verl_agent_loop.TandemAgentLoopManager"
+REWARD_PATH = "pkg://tandem.integrations.verl_reward"
+WORKER_KEY = "tandem"  # actor_rollout_ref.tandem: what the actor worker needs
+EXTRA_KEYS = {"senior_architecture"}  # backend keys TandemConfig passes through in `extra`
+
+
+# --- config -----------------------------------------------------------------------------
+
+
+@dataclass
+class TandemVerlConfig:
+    """The `tandem:` block of the Hydra config: an on/off switch plus the tandem process."""
+
+    enable: bool = False
+    process: TandemConfig = field(default_factory=TandemConfig)
+
+    @classmethod
+    def from_dict(cls, d: dict | None) -> TandemVerlConfig:
+        """Accepts legacy keys (`enabled`, `prob_primary`, `tandem_jr_tkn_weight`, `frozen_model`)."""
+        d = dict(d or {})
+        if "enabled" in d and "enable" in d and bool(d["enabled"]) != bool(d["enable"]):
+            raise TandemError("both 'enabled' (legacy) and 'enable' are set with different values; keep 'enable'")
+        legacy = d.pop("enabled", False)
+        enable = bool(d.pop("enable", legacy))
+        if "frozen_gpu_devices" in d:
+            raise TandemError("frozen_gpu_devices: the junior runs inside the senior's vLLM engine here; remove it")
+        process = TandemConfig.from_dict(d)
+        unknown = set(process.extra) - EXTRA_KEYS
+        if unknown:
+            raise TandemError(f"unknown tandem keys {sorted(unknown)}; see verl/config/tandem_trainer.yaml")
+        if enable and process.junior_token_loss_weight not in (0.0, 1.0):
+            raise TandemError(
+                f"junior_token_loss_weight={process.junior_token_loss_weight}: the verl path supports 0 (paper) or 1, "
+                "because verl 0.9.1's ppo_loss casts the loss mask to bool"
+            )
+        return cls(enable=enable, process=process)
+
+    @classmethod
+    def from_hydra(cls, config: DictConfig) -> TandemVerlConfig:
+        """The `tandem:` block of a full verl config (absent = disabled)."""
+        block = config.get("tandem")
+        return cls.from_dict(OmegaConf.to_container(block, resolve=True) if block is not None else None)
+
+    @property
+    def junior_token_loss_weight(self) -> float:
+        return self.process.junior_token_loss_weight
+
+
+# --- the senior gate ------------------------------------------------------------------------
+
+
+@dataclass
+class GateCounts:
+    """Token and response counts behind the senior-fraction metrics (summed over ranks)."""
+
+    senior_tokens: float = 0.0
+    response_tokens: float = 0.0
+    responses: float = 0.0
+    junior_only_responses: float = 0.0
+
+    def as_tensor(self) -> torch.Tensor:
+        return torch.tensor([self.senior_tokens, self.response_tokens, self.responses, self.junior_only_responses])
+
+    @classmethod
+    def from_tensor(cls, t: torch.Tensor) -> GateCounts:
+        return cls(*[float(x) for x in t.tolist()])
+
+    def metrics(self) -> dict[str, float]:
+        return {
+            "tandem/senior_token_fraction": self.senior_tokens / max(1.0, self.response_tokens),
+            "tandem/junior_only_response_fraction": self.junior_only_responses / max(1.0, self.responses),
+        }
+
+
+def _flat(t: torch.Tensor):
+    """(values, per-row lengths or shape, rebuild) for a jagged nested or a padded [B, T] tensor."""
+    if t.is_nested:
+        offsets = t.offsets()
+        lengths = offsets.diff().tolist()
+        # Rebuilt as verl does (as_nested_tensor of the rows): from_jagged without max_seqlen pads to the total.
+        return t.values(), ("nested", offsets), lambda v: torch.nested.as_nested_tensor(
+            list(v.split(lengths)), layout=torch.jagged
+        )
+    return t.reshape(-1), ("padded", tuple(t.shape)), lambda v: v.reshape(t.shape)
+
+
+def _same_layout(a, b) -> bool:
+    if a[0] != b[0]:
+        return False
+    return torch.equal(a[1], b[1]) if a[0] == "nested" else a[1] == b[1]
+
+
+def apply_senior_gate(data, junior_token_loss_weight: float) -> GateCounts:
+    """Replace `response_mask` (and `loss_mask`) of a verl actor batch by the senior gate, in place.
+
+    `data` is the TensorDict verl 0.9.1 hands to `TrainingWorker.train_mini_batch`: jagged
+    nested [B, (T_i)] masks from TransferQueue, or padded [B, T] ones. Raises `TandemError`
+    when the batch has no `authorship_mask` (fail closed) or its layout differs.
+    """
+    response_mask = data["response_mask"]
+    flat_resp, layout, rebuild = _flat(response_mask)
+    authorship = data.get("authorship_mask", None)
+    flat_auth = None
+    if authorship is not None:
+        flat_auth, auth_layout, _ = _flat(authorship)
+        if not _same_layout(layout, auth_layout):
+            raise TandemError("authorship_mask and response_mask have different per-response lengths")
+    flat_auth = require_authorship_mask({"authorship_mask": flat_auth, "response_mask": flat_resp}, tandem=True)
+    weights = token_weights(flat_auth, flat_resp, junior_token_loss_weight)
+    gate = rebuild(weights.to(flat_resp.dtype))
+    data["response_mask"] = gate
+    if "loss_mask" in data.keys():
+        if not _same_layout(layout, _flat(data["loss_mask"])[1]):
+            raise TandemError("loss_mask and response_mask have different layouts; cannot gate the loss")
+        data["loss_mask"] = gate
+    return _counts(flat_auth.bool() & flat_resp.bool(), flat_resp.bool(), layout)
+
+
+def _counts(senior: torch.Tensor, valid: torch.Tensor, layout) -> GateCounts:
+    if layout[0] == "nested":
+        row = torch.repeat_interleave(torch.arange(len(layout[1]) - 1), layout[1].diff())
+        rows = len(layout[1]) - 1
+    else:
+        rows, width = layout[1][0], layout[1][-1]
+        row = torch.arange(rows).repeat_interleave(width)
+    per_row_senior = torch.zeros(rows).index_add_(0, row, senior.float())
+    per_row_valid = torch.zeros(rows).index_add_(0, row, valid.float())
+    live = per_row_valid > 0
+    return GateCounts(
+        senior_tokens=float(senior.sum()),
+        response_tokens=float(valid.sum()),
+        responses=float(live.sum()),
+        junior_only_responses=float((live & (per_row_senior == 0)).sum()),
+    )
+
+
+# --- wiring the Hydra config -------------------------------------------------------------------
+
+
+def _refuse(config: DictConfig, t: TandemVerlConfig) -> None:
+    """Fail closed on settings the tandem path cannot honour."""
+    arr, rollout = config.actor_rollout_ref, config.actor_rollout_ref.rollout
+    checks = [
+        (rollout.name == "vllm", f"rollout.name={rollout.name}: the tandem rollout is vLLM only"),
+        (rollout.mode == "async", "rollout.mode must be 'async' (verl 0.9.1's server mode)"),
+        (bool(config.trainer.use_v1), "trainer.use_v1=False: the tandem trainer is a v1 trainer"),
+        (config.trainer.v1.trainer_mode == "sync", f"trainer.v1.trainer_mode={config.trainer.v1.trainer_mode}"),
+        (rollout.load_format != "dummy", "rollout.load_format=dummy would leave the junior random; use auto"),
+        (rollout.pipeline_model_parallel_size == 1, "rollout pipeline parallelism is not supported"),
+        (not rollout.disaggregation.enabled, "prefill/decode disaggregation is not supported"),
+        (not rollout.multi_turn.enable, "multi-turn / tool agent loops are not supported"),
+        (rollout.quantization is None, "rollout quantization is not supported (it owns hf_overrides)"),
+        ((arr.model.get("lora", {}) or {}).get("rank", 0) in (0, None), "LoRA is not supported"),
+        (not (arr.model.get("mtp", {}) or {}).get("enable", False), "MTP speculative rollout is not supported"),
+        (not (config.get("distillation", {}) or {}).get("enabled", False), "distillation is not supported"),
+        (not config.algorithm.use_kl_in_reward, "use_kl_in_reward would put junior tokens' KL into the reward"),
+        (not (config.algorithm.get("rollout_correction") or {}).get("bypass_mode", False),
+         "rollout_correction.bypass_mode uses rollout log-probs (the senior/junior mixture) as the senior's"),
+    ]
+    for ok, why in checks:
+        if not ok:
+            raise TandemError(f"tandem training: {why}")
+    taken = {"hf_overrides", "logits_processors", "speculative_config"} & set(rollout.engine_kwargs.vllm or {})
+    if taken:
+        raise TandemError(f"rollout.engine_kwargs.vllm.{sorted(taken)[0]} is set by the tandem path; remove it")
+
+
+def apply_tandem(config: DictConfig) -> TandemVerlConfig:
+    """Validate the `tandem:` block and point verl at the tandem classes; mutates `config`.
+
+    With `tandem.enable=False` the config is left untouched (plain GRPO).
+    """
+    t = TandemVerlConfig.from_hydra(config)
+    if not t.enable:
+        return t
+    _refuse(config, t)
+    arr = config.actor_rollout_ref
+    engine = tandem_engine_kwargs(t.process, arr.model.path)
+    with open_dict(config):
+        arr.rollout.engine_kwargs.vllm.hf_overrides = engine["hf_overrides"]
+        arr.rollout.engine_kwargs.vllm.logits_processors = engine["logits_processors"]
+        arr.rollout.agent.default_agent_loop = AGENT_LOOP
+        arr.rollout.agent.agent_loop_manager_class = AGENT_LOOP_MANAGER
+        arr[WORKER_KEY] = {"junior_token_loss_weight": t.junior_token_loss_weight}
+        config.trainer.v1.trainer_mode = TRAINER_MODE
+    if not arr.rollout.enforce_eager:
+        logger.warning("tandem rollout with CUDA graphs has not been exercised; enforce_eager=True is the default")
+    return t
+
+
+def worker_junior_weight(actor_rollout_ref: DictConfig) -> float:
+    """The junior token weight the actor worker applies; fail closed if the wiring is missing."""
+    block = actor_rollout_ref.get(WORKER_KEY)
+    if block is None or "junior_token_loss_weight" not in block:
+        raise TandemError(
+            f"actor_rollout_ref.{WORKER_KEY} is missing: start tandem training through "
+            "verl/main_tandem_ppo.py (apply_tandem), not verl.trainer.main_ppo"
+        )
+    return float(block["junior_token_loss_weight"])

@@ -1,0 +1,61 @@
+"""verl 0.9.1 actor worker with the senior gate, selected by `TandemPPOTrainer`.
+
+`TandemActorRolloutRefWorker` is verl's hybrid actor/rollout/ref worker whose inner
+training worker (`actor_worker_cls`) applies `apply_senior_gate` to every actor update
+before verl's own mini-batching, loss and normalisation run, and reports the senior
+token fraction (summed over data-parallel ranks) with the actor metrics of each step.
+Old/ref log-prob passes are untouched: they need every token's log-probability.
+"""
+
+from __future__ import annotations
+
+import torch
+from verl.single_controller.base.decorator import Dispatch, make_nd_compute_dataproto_dispatch_fn, register
+from verl.utils import tensordict_utils as tu
+from verl.utils.device import get_device_id
+from verl.workers.engine_workers import ActorRolloutRefWorker, TrainingWorker
+
+from tandem.errors import TandemError
+from tandem.integrations.verl_tandem import GateCounts, apply_senior_gate, worker_junior_weight
+
+
+class SeniorGatedTrainingWorker(TrainingWorker):
+    """verl's TrainingWorker whose actor updates count senior-written tokens only."""
+
+    junior_token_loss_weight: float | None = None  # set by TandemActorRolloutRefWorker.init_model
+
+    @register(dispatch_mode=make_nd_compute_dataproto_dispatch_fn(mesh_name="train"), blocking=False)
+    def train_mini_batch(self, data):
+        if self.junior_token_loss_weight is None:
+            raise TandemError("SeniorGatedTrainingWorker has no junior_token_loss_weight; refusing to train ungated")
+        counts = self._all_ranks(apply_senior_gate(data, self.junior_token_loss_weight))
+        if self.junior_token_loss_weight == 0 and counts.senior_tokens == 0:
+            # verl's token-mean would divide by a zero token count (NaN weights); stop instead.
+            raise TandemError("no senior-written token in this step's batch: nothing to train (prob_senior 0?)")
+        output = super().train_mini_batch(data)
+        if output is not None:
+            metrics = tu.get(output, "metrics")
+            metrics.update({k: [v] for k, v in counts.metrics().items()})
+            tu.assign_non_tensor(output, metrics=metrics)
+        return output
+
+    def _all_ranks(self, counts: GateCounts) -> GateCounts:
+        group = self.engine.get_data_parallel_group()
+        if group is None or not torch.distributed.is_initialized():
+            return counts
+        t = counts.as_tensor().to(get_device_id())
+        torch.distributed.all_reduce(t, group=group)
+        return GateCounts.from_tensor(t.cpu())
+
+
+class TandemActorRolloutRefWorker(ActorRolloutRefWorker):
+    """verl's ActorRolloutRefWorker with the gated training worker as its actor."""
+
+    actor_worker_cls = SeniorGatedTrainingWorker
+
+    @register(dispatch_mode=Dispatch.ONE_TO_ALL)
+    def init_model(self):
+        weight = worker_junior_weight(self.config) if self._is_actor else None  # fail before loading
+        super().init_model()
+        if self.actor is not None:
+            self.actor.junior_token_loss_weight = weight

@@ -1,0 +1,123 @@
+"""The DeepScaleR launchers: syntax, every override a real verl 0.9.1 key, identical hyper-parameters.
+
+Each launcher is run with a stub `python` first on PATH that records its arguments; the
+recorded overrides are then composed with Hydra onto the config the real entry point
+uses (verl's packaged `ppo_trainer` for the baseline, `verl/config/tandem_trainer.yaml`
+for tandem). Hydra rejects any override whose key does not exist, and verl's own
+`validate_config` checks the batch-size arithmetic.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("verl", reason="verl 0.9.1 is not installed")
+
+from hydra import compose, initialize_config_dir, initialize_config_module  # noqa: E402
+
+from tandem.integrations.verl_tandem import apply_tandem  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+TANDEM = REPO / "verl" / "run_tandem_native_grpo_deepscaler.sh"
+VANILLA = REPO / "verl" / "run_vanilla_grpo_deepscaler.sh"
+COMMON = REPO / "verl" / "deepscaler_common.sh"
+RUN_NAMING = ("trainer.project_name", "trainer.experiment_name", "trainer.default_local_dir")
+
+
+def launcher_args(script: Path, tmp_path: Path, **env) -> list[str]:
+    """The argv the launcher passes to python (after the entry point)."""
+    stub = tmp_path / "bin" / "python"
+    stub.parent.mkdir(exist_ok=True)
+    stub.write_text('#!/usr/bin/env bash\nprintf "%s\\n" "$@" > "$ARGV_OUT"\n')
+    stub.chmod(0o755)
+    out = tmp_path / f"{script.stem}.argv"
+    full_env = {**os.environ, "PATH": f"{stub.parent}:{os.environ['PATH']}", "ARGV_OUT": str(out), **env}
+    full_env.pop("WANDB_API_KEY", None)
+    subprocess.run(["bash", str(script)], check=True, env=full_env, timeout=60)
+    argv = out.read_text().splitlines()
+    return argv[2:] if argv[0] == "-m" else argv[1:]
+
+
+@pytest.fixture(scope="module")
+def argvs(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("launch")
+    return {"tandem": launcher_args(TANDEM, tmp), "vanilla": launcher_args(VANILLA, tmp)}
+
+
+def as_dict(args: list[str]) -> dict[str, str]:
+    return dict(a.split("=", 1) for a in args)
+
+
+@pytest.mark.parametrize("script", [TANDEM, VANILLA, COMMON])
+def test_launcher_bash_syntax(script):
+    subprocess.run(["bash", "-n", str(script)], check=True, timeout=30)
+
+
+def test_every_tandem_override_is_a_key_of_the_tandem_config(argvs):
+    with initialize_config_dir(config_dir=str(REPO / "verl" / "config"), version_base=None):
+        cfg = compose(config_name="tandem_trainer", overrides=argvs["tandem"])
+    assert apply_tandem(cfg).enable
+    from verl.trainer.ppo.utils import need_critic, need_reference_policy
+    from verl.utils.config import validate_config
+
+    validate_config(config=cfg, use_reference_policy=need_reference_policy(cfg), use_critic=need_critic(cfg))
+
+
+def test_every_vanilla_override_is_a_key_of_verls_ppo_trainer(argvs):
+    with initialize_config_module(config_module="verl.trainer.config", version_base=None):
+        cfg = compose(config_name="ppo_trainer", overrides=argvs["vanilla"])
+    from verl.trainer.ppo.utils import need_critic, need_reference_policy
+    from verl.utils.config import validate_config
+
+    validate_config(config=cfg, use_reference_policy=need_reference_policy(cfg), use_critic=need_critic(cfg))
+
+
+def test_runs_differ_only_in_the_tandem_switch(argvs):
+    tandem, vanilla = as_dict(argvs["tandem"]), as_dict(argvs["vanilla"])
+    shared_t = {k: v for k, v in tandem.items() if not k.startswith("tandem.") and k not in RUN_NAMING}
+    shared_v = {k: v for k, v in vanilla.items() if k not in RUN_NAMING}
+    assert shared_t == shared_v
+    assert not any(k.startswith("tandem.") for k in vanilla)
+
+
+def test_launchers_set_the_canonical_run(argvs):
+    t = as_dict(argvs["tandem"])
+    assert t["actor_rollout_ref.model.path"] == "Qwen/Qwen3-4B-Instruct-2507"
+    assert t["algorithm.adv_estimator"] == "grpo"
+    assert t["actor_rollout_ref.rollout.temperature"] == "0.6"
+    assert t["actor_rollout_ref.actor.use_kl_loss"] == "False"
+    assert t["actor_rollout_ref.actor.entropy_coeff"] == "0"
+    assert t["actor_rollout_ref.rollout.val_kwargs.n"] == "4"
+    assert t["data.train_files"].endswith("deepscaler/train.parquet")
+    assert all(b in t["data.val_files"] for b in ("amc_23_25", "aime_24_26", "minerva"))
+    assert (t["tandem.selection_strategy"], t["tandem.prob_senior"]) == ("word", "0.5")
+    assert (t["tandem.max_gap_tokens"], t["tandem.junior_token_loss_weight"]) == ("32", "0")
+    assert t["tandem.junior_model"] == t["actor_rollout_ref.model.path"]  # self-paired
+
+
+def test_data_dir_and_wandb_come_from_the_environment(tmp_path):
+    args = as_dict(launcher_args(TANDEM, tmp_path, DATA_DIR="/data/x", WANDB_MODE="offline"))
+    assert args["data.train_files"] == "/data/x/deepscaler/train.parquet"
+    assert args["trainer.logger"] == "[console,wandb]"
+
+
+@pytest.mark.parametrize("script", [TANDEM, VANILLA, COMMON])
+def test_launchers_hold_no_secrets_or_machine_paths(script):
+    text = script.read_text()
+    assert not re.search(r"(API_KEY|TOKEN|SECRET)\s*=", text)
+    assert not re.search(r"/(datadrive|home|Users|mnt|scratch)/", text)
+
+
+def test_entry_point_composes_verls_config_with_the_tandem_block():
+    import sys
+
+    entry = REPO / "verl" / "main_tandem_ppo.py"
+    cmd = [sys.executable, str(entry), "--cfg", "job", "actor_rollout_ref.rollout.name=vllm"]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert "tandem:\n  enable: true" in res.stdout and "adv_estimator:" in res.stdout  # ours + verl's

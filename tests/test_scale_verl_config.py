@@ -1,0 +1,99 @@
+"""The verl-side tandem config: legacy aliases, refusals, and the wiring into verl 0.9.1's Hydra config."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from omegaconf import OmegaConf
+
+pytest.importorskip("verl", reason="verl 0.9.1 is not installed")
+pytest.importorskip("hydra", reason="hydra-core is not installed")
+
+from hydra import compose, initialize_config_dir  # noqa: E402
+
+from tandem.errors import TandemError  # noqa: E402
+from tandem.integrations.verl_tandem import (  # noqa: E402
+    AGENT_LOOP,
+    AGENT_LOOP_MANAGER,
+    TRAINER_MODE,
+    TandemVerlConfig,
+    apply_tandem,
+    worker_junior_weight,
+)
+from vllm_source.engine_config import ARCHITECTURE, PROCESSOR_CLASS  # noqa: E402
+
+CONFIG_DIR = Path(__file__).resolve().parents[1] / "verl" / "config"
+BASE = ["actor_rollout_ref.rollout.name=vllm", "actor_rollout_ref.model.path=org/senior",
+        "actor_rollout_ref.rollout.load_format=auto"]
+
+
+def tandem_config(*overrides: str):
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base=None):
+        return compose(config_name="tandem_trainer", overrides=[*BASE, *overrides])
+
+
+def test_legacy_keys_are_aliases():
+    t = TandemVerlConfig.from_dict(
+        {"enabled": True, "prob_primary": 0.3, "tandem_jr_tkn_weight": 0, "frozen_model": "org/junior"}
+    )
+    assert t.enable and t.process.prob_senior == 0.3 and t.process.junior_model == "org/junior"
+    assert t.junior_token_loss_weight == 0.0
+
+
+def test_fractional_junior_weight_is_refused_on_the_verl_path():
+    with pytest.raises(TandemError, match="0 \\(paper\\) or 1"):
+        TandemVerlConfig.from_dict({"enable": True, "junior_token_loss_weight": 0.5})
+
+
+@pytest.mark.parametrize("bad", [{"prob_seniors": 0.5}, {"frozen_gpu_devices": [1]}])
+def test_unknown_or_obsolete_keys_are_refused(bad):
+    with pytest.raises(TandemError):
+        TandemVerlConfig.from_dict({"enable": True, **bad})
+
+
+def test_apply_tandem_points_verl_at_the_tandem_classes():
+    cfg = tandem_config("tandem.prob_senior=0.25")
+    t = apply_tandem(cfg)
+    arr = cfg.actor_rollout_ref
+    assert t.enable and cfg.trainer.v1.trainer_mode == TRAINER_MODE
+    assert arr.rollout.agent.default_agent_loop == AGENT_LOOP
+    assert arr.rollout.agent.agent_loop_manager_class == AGENT_LOOP_MANAGER
+    assert list(arr.rollout.engine_kwargs.vllm.logits_processors) == [PROCESSOR_CLASS]
+    overrides = OmegaConf.to_container(arr.rollout.engine_kwargs.vllm.hf_overrides)
+    assert overrides["architectures"] == [ARCHITECTURE]
+    assert overrides["tandem"]["prob_senior"] == 0.25
+    assert overrides["tandem"]["junior_model"] == "org/senior"  # self-paired by default
+    assert worker_junior_weight(arr) == 0.0
+
+
+def test_apply_tandem_leaves_a_disabled_config_untouched():
+    cfg = tandem_config("tandem.enable=false")
+    before = OmegaConf.to_container(cfg)
+    assert not apply_tandem(cfg).enable
+    assert OmegaConf.to_container(cfg) == before
+
+
+@pytest.mark.parametrize(
+    "override",
+    [
+        "actor_rollout_ref.rollout.name=sglang",
+        "actor_rollout_ref.rollout.load_format=dummy",
+        "algorithm.use_kl_in_reward=true",
+        "algorithm.rollout_correction.bypass_mode=true",
+        "trainer.v1.trainer_mode=separate_async",
+        "+actor_rollout_ref.rollout.engine_kwargs.vllm.hf_overrides={a: 1}",
+    ],
+)
+def test_apply_tandem_refuses_unhonourable_settings(override):
+    with pytest.raises(TandemError):
+        apply_tandem(tandem_config(override))
+
+
+def test_worker_fails_closed_without_the_wiring():
+    with pytest.raises(TandemError, match="main_tandem_ppo"):
+        worker_junior_weight(OmegaConf.create({"actor": {}}))
+
+
+def test_verl_dir_is_not_a_package():
+    assert not (CONFIG_DIR.parent / "__init__.py").exists()  # would shadow the installed verl

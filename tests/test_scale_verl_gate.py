@@ -1,0 +1,126 @@
+"""The senior gate in verl 0.9.1's real loss (`verl.workers.utils.losses.ppo_loss`), on CPU tensors.
+
+A fake actor batch is laid out as verl's TransferQueue hands it to the training worker
+(jagged nested tensors); the gate is applied, the denominator is computed from
+`loss_mask` as verl's FSDP engine does, and verl's own `ppo_loss` runs. On-policy
+(old = new log-probs) the clipped PPO loss is exactly -sum(A * w) / sum(w), so the
+expected loss and gradient are known in closed form.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from tensordict import TensorDict
+
+pytest.importorskip("verl.workers.utils.losses", reason="verl 0.9.1 is not installed")
+
+from verl.utils import tensordict_utils as tu  # noqa: E402
+from verl.workers.config import FSDPActorConfig  # noqa: E402
+from verl.workers.utils.losses import ppo_loss  # noqa: E402
+
+from tandem.errors import TandemError  # noqa: E402
+from tandem.integrations.verl_tandem import apply_senior_gate  # noqa: E402
+
+PROMPT_LENS = [2, 3, 2]
+RESPONSE_LENS = [4, 2, 5]
+AUTHORSHIP = [[1, 0, 0, 1], [0, 0], [1, 1, 0, 1, 0]]  # second response: junior only
+
+
+def nested(rows, dtype):
+    return torch.nested.nested_tensor([torch.tensor(r, dtype=dtype) for r in rows], layout=torch.jagged)
+
+
+def actor_batch(with_mask: bool = True) -> tuple[TensorDict, torch.Tensor, list[torch.Tensor]]:
+    """(data, full-sequence log-prob leaf, per-response advantages) shaped like verl's actor input."""
+    torch.manual_seed(0)
+    adv = [torch.randn(n) for n in RESPONSE_LENS]
+    fields = {
+        "prompts": nested([[1] * p for p in PROMPT_LENS], torch.int64),
+        "responses": nested([[2] * r for r in RESPONSE_LENS], torch.int64),
+        "response_mask": nested([[1] * r for r in RESPONSE_LENS], torch.int64),
+        "loss_mask": nested([[1] * r for r in RESPONSE_LENS], torch.int64),
+        "advantages": torch.nested.nested_tensor(adv, layout=torch.jagged),
+    }
+    if with_mask:
+        fields["authorship_mask"] = nested(AUTHORSHIP, torch.int64)
+    seq_logp = torch.randn(sum(PROMPT_LENS) + sum(RESPONSE_LENS), requires_grad=True)
+    data = TensorDict(fields, batch_size=[len(PROMPT_LENS)])
+    return data, seq_logp, adv
+
+
+def run_verl_loss(data: TensorDict, seq_logp: torch.Tensor) -> torch.Tensor:
+    """verl's ppo_loss, on-policy, with the engine's token-mean denominator from loss_mask."""
+    offsets = torch.tensor([0] + list(torch.tensor(PROMPT_LENS) + torch.tensor(RESPONSE_LENS))).cumsum(0)
+    log_probs = torch.nested.nested_tensor_from_jagged(seq_logp, offsets)
+    # old log-probs = current ones (on-policy): slice the response part like verl does.
+    starts = [int(o) + p - 1 for o, p in zip(offsets[:-1], PROMPT_LENS, strict=True)]
+    old = [seq_logp[s : s + r].detach() for s, r in zip(starts, RESPONSE_LENS, strict=True)]
+    data["old_log_probs"] = torch.nested.nested_tensor(old, layout=torch.jagged)
+    tu.assign_non_tensor(data, dp_size=1, batch_num_tokens=data["loss_mask"].sum().item(), global_batch_size=None)
+    cfg = FSDPActorConfig(strategy="fsdp", ppo_mini_batch_size=4, ppo_micro_batch_size_per_gpu=2, rollout_n=1)
+    loss, _ = ppo_loss(cfg, {"log_probs": log_probs}, data)
+    return loss
+
+
+def expected_loss(adv, weights) -> torch.Tensor:
+    num = sum((-a * torch.tensor(w, dtype=torch.float32)).sum() for a, w in zip(adv, weights, strict=True))
+    return num / sum(sum(w) for w in weights)
+
+
+def test_gated_verl_loss_is_senior_token_mean():
+    data, seq_logp, adv = actor_batch()
+    apply_senior_gate(data, junior_token_loss_weight=0.0)
+    loss = run_verl_loss(data, seq_logp)
+    torch.testing.assert_close(loss, expected_loss(adv, AUTHORSHIP))
+
+
+def test_gated_verl_loss_gives_junior_tokens_zero_gradient():
+    data, seq_logp, adv = actor_batch()
+    apply_senior_gate(data, junior_token_loss_weight=0.0)
+    run_verl_loss(data, seq_logp).backward()
+    n_senior = sum(map(sum, AUTHORSHIP))
+    start = 0
+    for p, r, mask, a in zip(PROMPT_LENS, RESPONSE_LENS, AUTHORSHIP, adv, strict=True):
+        grad = seq_logp.grad[start + p - 1 : start + p - 1 + r]
+        want = torch.tensor([-a_t / n_senior if m else 0.0 for a_t, m in zip(a.tolist(), mask, strict=True)])
+        torch.testing.assert_close(grad, want)
+        start += p + r
+
+
+def test_junior_weight_one_equals_ungated_verl_loss():
+    data, seq_logp, adv = actor_batch()
+    plain = run_verl_loss(data.clone(), seq_logp)
+    apply_senior_gate(data, junior_token_loss_weight=1.0)
+    torch.testing.assert_close(run_verl_loss(data, seq_logp), plain)
+
+
+def test_gate_fails_closed_without_authorship_mask():
+    data, _, _ = actor_batch(with_mask=False)
+    with pytest.raises(TandemError, match="authorship_mask"):
+        apply_senior_gate(data, junior_token_loss_weight=0.0)
+
+
+def test_gate_refuses_mask_with_other_lengths():
+    data, _, _ = actor_batch()
+    data["authorship_mask"] = nested([[1, 0, 0], [0, 0, 1], [1, 1, 0, 1, 0]], torch.int64)
+    with pytest.raises(TandemError, match="lengths"):
+        apply_senior_gate(data, junior_token_loss_weight=0.0)
+
+
+def test_gate_counts_senior_fraction_and_junior_only_responses():
+    data, _, _ = actor_batch()
+    counts = apply_senior_gate(data, junior_token_loss_weight=0.0)
+    m = counts.metrics()
+    assert m["tandem/senior_token_fraction"] == pytest.approx(5 / 11)
+    assert m["tandem/junior_only_response_fraction"] == pytest.approx(1 / 3)
+
+
+def test_gate_handles_padded_layout():
+    mask = torch.tensor([[1, 1, 1, 0], [1, 1, 0, 0]])
+    data = TensorDict(
+        {"response_mask": mask, "authorship_mask": torch.tensor([[1, 0, 1, 1], [0, 1, 1, 1]])}, batch_size=[2]
+    )
+    counts = apply_senior_gate(data, junior_token_loss_weight=0.0)
+    assert data["response_mask"].tolist() == [[1, 0, 1, 0], [0, 1, 0, 0]]
+    assert counts.senior_tokens == 3 and counts.response_tokens == 5

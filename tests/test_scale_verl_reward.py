@@ -1,0 +1,38 @@
+"""verl's custom reward function (`tandem.integrations.verl_reward.compute_score`) on strings."""
+
+from __future__ import annotations
+
+import pytest
+from omegaconf import OmegaConf
+
+from tandem.errors import TandemError
+from tandem.integrations.verl_reward import compute_score
+
+pytest.importorskip("math_verify", reason="the grader needs math-verify (pip install tandem-rlvr[eval])")
+
+
+def test_right_boxed_answer_scores_one():
+    assert compute_score("amc_23_25", "So the total is \\boxed{27}.", "27") == {"score": 1.0, "acc": 1.0}
+
+
+def test_wrong_answer_scores_zero():
+    assert compute_score("amc_23_25", "So the total is \\boxed{26}.", "27")["score"] == 0.0
+
+
+def test_equivalent_forms_score_one():
+    assert compute_score("minerva", "Hence \\boxed{\\frac{1}{2}}", "0.5")["score"] == 1.0
+
+
+def test_empty_ground_truth_is_an_error():
+    with pytest.raises(TandemError, match="ground truth"):
+        compute_score("deepscaler", "\\boxed{1}", "  ")
+
+
+def test_verl_loads_it_from_the_pkg_path_in_the_launchers():
+    pytest.importorskip("verl", reason="verl 0.9.1 is not installed")
+    from verl.trainer.ppo.reward import get_custom_reward_fn
+
+    fn_cfg = {"path": "pkg://tandem.integrations.verl_reward", "name": "compute_score"}
+    cfg = OmegaConf.create({"reward": {"custom_reward_function": fn_cfg}})
+    fn = get_custom_reward_fn(cfg)
+    assert fn(data_source="aime_24_26", solution_str="\\boxed{70}", ground_truth="70", extra_info={})["score"] == 1.0

@@ -1,0 +1,91 @@
+# Shared hyper-parameters of the DeepScaleR runs (sourced by both launchers; not run alone).
+#
+# run_tandem_native_grpo_deepscaler.sh and run_vanilla_grpo_deepscaler.sh pass exactly
+# this list; the tandem launcher adds only the `tandem.*` block and its entry point.
+# Settings come from the paper (section 4.1) and the released launchers; where those two
+# launchers disagreed (GPU count, param offload, save/test frequency, resume mode) one
+# value is used for both runs here (model_spec/SCALE.md lists each choice).
+#
+# Environment (all optional):
+#   DATA_DIR      parquet files from scripts/prepare_deepscaler.py  (default $HOME/data/tandem)
+#   CKPT_DIR      checkpoints                                        (default $HOME/checkpoints/tandem)
+#   SENIOR_MODEL  the trainable senior                               (default Qwen/Qwen3-4B-Instruct-2507)
+#   N_GPUS        GPUs on this node                                  (default 2)
+#   WANDB_API_KEY or WANDB_MODE=offline   enable the wandb logger (console only otherwise)
+
+DATA_DIR=${DATA_DIR:-$HOME/data/tandem}
+CKPT_DIR=${CKPT_DIR:-$HOME/checkpoints/tandem}
+SENIOR_MODEL=${SENIOR_MODEL:-Qwen/Qwen3-4B-Instruct-2507}
+N_GPUS=${N_GPUS:-2}
+
+if [ -n "${WANDB_API_KEY:-}" ] || [ "${WANDB_MODE:-}" = "offline" ]; then
+    LOGGERS="[console,wandb]"
+else
+    LOGGERS="[console]"
+fi
+
+COMMON_ARGS=(
+    # --- algorithm: GRPO, no KL anywhere, no entropy bonus ---------------------------
+    algorithm.adv_estimator=grpo
+    algorithm.norm_adv_by_std_in_grpo=True
+    algorithm.use_kl_in_reward=False
+    actor_rollout_ref.actor.use_kl_loss=False
+    actor_rollout_ref.actor.entropy_coeff=0
+    actor_rollout_ref.actor.loss_agg_mode=token-mean
+    # --- data: DeepScaleR train; AMC 23-25, AIME 24-26, Minerva for validation ---------
+    data.train_files=$DATA_DIR/deepscaler/train.parquet
+    "data.val_files=[$DATA_DIR/amc_23_25/test.parquet,$DATA_DIR/aime_24_26/test.parquet,$DATA_DIR/minerva/test.parquet]"
+    data.train_batch_size=16              # prompts per step
+    data.max_prompt_length=1024
+    data.max_response_length=3000
+    data.filter_overlong_prompts=True
+    data.truncation=error
+    # --- the senior (actor): FSDP, lr 1e-6 ---------------------------------------------
+    actor_rollout_ref.model.path=$SENIOR_MODEL
+    actor_rollout_ref.model.use_remove_padding=True
+    actor_rollout_ref.model.enable_gradient_checkpointing=True
+    actor_rollout_ref.actor.strategy=fsdp
+    actor_rollout_ref.actor.optim.lr=1e-6
+    actor_rollout_ref.actor.ppo_mini_batch_size=8     # prompts per optimiser step (x n responses)
+    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=8
+    actor_rollout_ref.actor.use_dynamic_bsz=True
+    actor_rollout_ref.actor.ppo_max_token_len_per_gpu=10000
+    actor_rollout_ref.actor.fsdp_config.param_offload=False
+    actor_rollout_ref.actor.fsdp_config.optimizer_offload=True
+    actor_rollout_ref.rollout.log_prob_use_dynamic_bsz=True
+    # --- rollout: vLLM, 8 responses per prompt at temperature 0.6 ------------------------
+    actor_rollout_ref.rollout.name=vllm
+    actor_rollout_ref.rollout.mode=async
+    actor_rollout_ref.rollout.n=8
+    actor_rollout_ref.rollout.temperature=0.6
+    actor_rollout_ref.rollout.tensor_model_parallel_size=1
+    actor_rollout_ref.rollout.data_parallel_size=1
+    actor_rollout_ref.rollout.pipeline_model_parallel_size=1
+    actor_rollout_ref.rollout.gpu_memory_utilization=0.80
+    actor_rollout_ref.rollout.free_cache_engine=True
+    actor_rollout_ref.rollout.enforce_eager=True      # as released; CUDA graphs untested with two models
+    actor_rollout_ref.rollout.load_format=auto        # the tandem engine loads the junior's weights at start
+    # --- validation: solo senior, pass@4 at temperature 0.6 ----------------------------
+    actor_rollout_ref.rollout.val_kwargs.n=4
+    actor_rollout_ref.rollout.val_kwargs.do_sample=True
+    actor_rollout_ref.rollout.val_kwargs.temperature=0.6
+    actor_rollout_ref.rollout.val_kwargs.top_p=0.95
+    # --- reward: the team's final answer graded by tandem_eval.grade -------------------
+    reward.reward_manager.name=naive
+    reward.reward_model.enable=False
+    reward.custom_reward_function.path=pkg://tandem.integrations.verl_reward
+    reward.custom_reward_function.name=compute_score
+    # --- trainer ------------------------------------------------------------------------
+    "trainer.logger=$LOGGERS"
+    trainer.n_gpus_per_node=$N_GPUS
+    trainer.nnodes=1
+    trainer.total_epochs=2
+    trainer.save_freq=20
+    trainer.test_freq=20
+    trainer.val_before_train=False
+    trainer.log_val_generations=10
+    trainer.resume_mode=auto
+    trainer.max_actor_ckpt_to_keep=1
+    trainer.max_critic_ckpt_to_keep=1
+    ray_kwargs.ray_init.num_cpus=16
+)

@@ -1,0 +1,39 @@
+"""Hydra entry point for tandem RLVR on verl 0.9.1.
+
+    python verl/main_tandem_ppo.py key=value ...      (see run_tandem_native_grpo_deepscaler.sh)
+
+Same as `python -m verl.trainer.main_ppo`, except that the config is
+`verl/config/tandem_trainer.yaml` (verl's ppo_trainer plus a `tandem:` block) and that
+`tandem.integrations.verl_tandem.apply_tandem` validates the block and points verl at the
+tandem agent loop, actor worker, trainer and vLLM engine before Ray starts. With
+`tandem.enable=false` it runs verl's stock task runner (plain GRPO).
+
+This directory has no __init__.py on purpose: a `verl` package here would shadow the
+installed verl.
+"""
+
+import hydra
+
+from tandem.integrations.verl_tandem import apply_tandem
+
+
+@hydra.main(config_path="config", config_name="tandem_trainer", version_base=None)
+def main(config) -> None:
+    from verl.trainer.main_ppo import TaskRunnerV1, run_ppo
+    from verl.trainer.ppo.utils import need_critic, need_reference_policy
+    from verl.utils.config import validate_config
+    from verl.utils.device import auto_set_device
+
+    tandem = apply_tandem(config)
+    auto_set_device(config)
+    validate_config(config=config, use_reference_policy=need_reference_policy(config), use_critic=need_critic(config))
+    runner = TaskRunnerV1
+    if tandem.enable:
+        from tandem.integrations.verl_trainer import TandemTaskRunner
+
+        runner = TandemTaskRunner
+    run_ppo(config, task_runner_class=runner)
+
+
+if __name__ == "__main__":
+    main()

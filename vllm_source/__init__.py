@@ -1,0 +1,23 @@
+"""The vLLM backend of tandem generation (vLLM V1, written against vLLM 0.24).
+
+Thin adapter over the shared core `tandem.process`: a logits processor keeps each
+request's authorship state (keyed by the request key it carries in
+`SamplingParams.extra_args`), and a wrapper model holds senior and junior so that every
+row of the batch is sampled from its author's logits. See `vllm_source/README.md`.
+
+Importing this package never imports vLLM; the modules that need it
+(`logits_processor`, `model`, `plugin`, and `engine.make_llm`) call `require_vllm()` and
+raise `TandemError` with the install hint when it is absent.
+"""
+
+from vllm_source.requests import EXTRA_KEY, EXTRA_SOLO, parse_tandem_extra_args, tandem_extra_args
+from vllm_source.runtime import VLLM_MISSING, require_vllm
+
+__all__ = [
+    "EXTRA_KEY",
+    "EXTRA_SOLO",
+    "VLLM_MISSING",
+    "parse_tandem_extra_args",
+    "require_vllm",
+    "tandem_extra_args",
+]

@@ -1,0 +1,126 @@
+"""Per-request authorship state of vLLM's persistent batch, indexed by batch row.
+
+vLLM V1 tells a logits processor how its batch changes through `BatchUpdate`s (rows
+removed, added, moved or swapped) and hands it, per added request, a live reference to
+the request's output-token list. This module keeps one authorship state per row and
+folds newly emitted tokens into it with `tandem.process.advance` (batched over rows).
+It imports no vLLM: the batch updates are duck-typed, so CPU tests drive it directly.
+
+Tokens are folded in `catch_up`, which the processor calls inside `apply` - not in
+`update_state` - because under vLLM's async scheduling the newest output token is still
+a `-1` placeholder when `update_state` runs; vLLM fills it in just before sampling.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from tandem.config import TandemConfig
+from tandem.errors import TandemError
+from tandem.process import TandemState, advance, start_state
+from vllm_source.requests import parse_tandem_extra_args
+
+PLACEHOLDER = -1  # vLLM's async-scheduling stand-in for a token still being copied back
+
+
+def _is_swap(direction) -> bool:
+    """vLLM's MoveDirectionality.SWAP, recognised by name so vLLM need not be imported."""
+    return getattr(direction, "name", direction) == "SWAP"
+
+
+class TandemBatchState:
+    """Authorship state (author, since_redraw, coin_index, key) for each batch row."""
+
+    def __init__(self, cfg: TandemConfig, is_boundary: torch.Tensor | None, max_num_reqs: int):
+        self.cfg, self.is_boundary = cfg, is_boundary
+        n = max_num_reqs
+        self.author = torch.ones(n, dtype=torch.bool)  # True = the senior writes the next token
+        self.since = torch.zeros(n, dtype=torch.int64)
+        self.coin = torch.zeros(n, dtype=torch.int64)
+        self.keys = torch.zeros(n, dtype=torch.int64)
+        self.solo = torch.zeros(n, dtype=torch.bool)
+        self.outputs: list[list[int] | None] = [None] * n  # live references owned by vLLM
+        self.consumed = [0] * n  # output tokens already folded into the state
+        self.batch_size = 0
+
+    # --- batch makeup -------------------------------------------------------------------
+
+    def update(self, batch_update) -> None:
+        """Apply one `BatchUpdate` (None = no change), in vLLM's order: removed, added, moved."""
+        if batch_update is None:
+            return
+        for index in batch_update.removed:
+            self._clear(index)
+        for index, params, _prompt_ids, output_ids in batch_update.added:
+            self._add(index, getattr(params, "extra_args", None), output_ids)
+        for a, b, direction in batch_update.moved:
+            self._move(a, b, swap=_is_swap(direction))
+        self.batch_size = batch_update.batch_size
+
+    def _add(self, index: int, extra_args: dict | None, output_ids: list[int]) -> None:
+        key, solo = parse_tandem_extra_args(extra_args)
+        s = start_state(self.cfg, torch.tensor([key]))
+        self.author[index], self.since[index], self.coin[index] = s.author[0], s.since_redraw[0], s.coin_index[0]
+        self.keys[index], self.solo[index] = key, solo
+        # A resumed (preempted) request arrives with its tokens so far; `catch_up` replays them.
+        self.outputs[index], self.consumed[index] = output_ids, 0
+
+    def _clear(self, index: int) -> None:
+        self.outputs[index], self.consumed[index] = None, 0
+
+    def _move(self, a: int, b: int, swap: bool) -> None:
+        for t in (self.author, self.since, self.coin, self.keys, self.solo):
+            ta, tb = t[a].clone(), t[b].clone()
+            t[b] = ta
+            if swap:
+                t[a] = tb
+        if swap:
+            self.outputs[a], self.outputs[b] = self.outputs[b], self.outputs[a]
+            self.consumed[a], self.consumed[b] = self.consumed[b], self.consumed[a]
+        else:
+            self.outputs[b], self.consumed[b] = self.outputs[a], self.consumed[a]
+            self._clear(a)
+
+    # --- tokens -------------------------------------------------------------------------
+
+    def _new_tokens(self, row: int) -> int:
+        """How many emitted tokens of `row` are not folded in yet (placeholders excluded)."""
+        out = self.outputs[row]
+        if out is None or self.solo[row]:
+            return 0
+        end = len(out)
+        while end > self.consumed[row] and out[end - 1] == PLACEHOLDER:
+            end -= 1
+        if PLACEHOLDER in out[self.consumed[row] : end]:
+            raise TandemError(f"batch row {row}: a placeholder token sits between real tokens; cannot replay")
+        return end - self.consumed[row]
+
+    def pending_placeholders(self) -> list[int]:
+        """Rows whose newest token is still a placeholder (its value decides the next author)."""
+        rows = []
+        for row in range(self.batch_size):
+            out = self.outputs[row]
+            if out is not None and not self.solo[row] and len(out) > self.consumed[row] and out[-1] == PLACEHOLDER:
+                rows.append(row)
+        return rows
+
+    def catch_up(self) -> None:
+        """Fold every newly emitted token of every row into its state, batched over rows."""
+        todo = {r: n for r in range(self.batch_size) if (n := self._new_tokens(r)) > 0}
+        while todo:
+            rows = sorted(todo)
+            tokens = torch.tensor([self.outputs[r][self.consumed[r]] for r in rows], dtype=torch.int64)
+            idx = torch.tensor(rows, dtype=torch.int64)
+            state = TandemState(self.author[idx], self.since[idx], self.coin[idx], self.keys[idx])
+            nxt = advance(self.cfg, self.is_boundary, state, tokens)
+            self.author[idx], self.since[idx], self.coin[idx] = nxt.author, nxt.since_redraw, nxt.coin_index
+            for r in rows:
+                self.consumed[r] += 1
+                todo[r] -= 1
+                if todo[r] == 0:
+                    del todo[r]
+
+    def senior_rows(self) -> torch.Tensor:
+        """BoolTensor[batch_size]: True where the senior writes this step's token."""
+        n = self.batch_size
+        return self.author[:n] | self.solo[:n]

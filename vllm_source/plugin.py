@@ -1,0 +1,22 @@
+"""vLLM general plugin: registers `TandemForCausalLM` in every vLLM process.
+
+vLLM calls `register()` in each process it starts (API server, engine core, workers)
+when the package declares the entry point
+
+    [project.entry-points."vllm.general_plugins"]
+    tandem = "vllm_source.plugin:register"
+
+Registration is lazy (a "module:Class" string), so vLLM imports the model module only
+when an engine asks for the architecture.
+"""
+
+from __future__ import annotations
+
+from vllm_source.engine_config import ARCHITECTURE, MODEL_CLASS
+from vllm_source.runtime import require_vllm
+
+
+def register() -> None:
+    vllm = require_vllm()
+    if ARCHITECTURE not in vllm.ModelRegistry.get_supported_archs():
+        vllm.ModelRegistry.register_model(ARCHITECTURE, MODEL_CLASS)
