@@ -1,11 +1,14 @@
 """Benchmark: solo vs tandem rollout throughput on one engine, measured side by side.
 
-Builds two tiny zoo models (untrained weights; EOS is disabled so every response runs
-its full budget), then times `TandemEngine.generate` in each mode on the same prompts:
-`solo` (senior alone), `lockstep` and `lazy` (see tandem/engine.py), for each batch
-size, response length and strategy. Every configuration is timed `--repeats` times,
-alternating modes, and the median is kept. Writes JSON (a list `runs` plus ratios) and
-optionally a PNG.
+Builds two tiny zoo models (untrained weights, identical configs; EOS is disabled so
+every response runs its full budget), then times `TandemEngine.generate` in each mode on
+the same prompts: `solo` (senior alone), `paired`, `lockstep` and `lazy` (see
+tandem/engine.py), for each batch size, response length and strategy. Every
+configuration is timed `--repeats` times, alternating modes so drift in machine load
+hits all alike, and the median is kept. Each tandem record carries its ratio over the
+solo run timed beside it. Besides wall-clock tokens/s it records tokens per second of
+process CPU time, which is steadier on a shared machine. Writes JSON (a list `runs`
+plus ratios) and optionally a PNG.
 
     python scripts/bench_rollout.py --out bench_rollout.json            # full matrix
     python scripts/bench_rollout.py --quick --out bench_rollout.json    # one small config
@@ -14,6 +17,7 @@ optionally a PNG.
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import statistics
 import tempfile
@@ -23,7 +27,7 @@ from pathlib import Path
 import torch
 
 from tandem.config import TandemConfig
-from tandem.engine import TandemEngine
+from tandem.engine import MODES, TandemEngine
 from tandem.jsonl import write_json
 from tandem.models import load_model, load_tokenizer
 from tandem.sampling import SamplingConfig
@@ -40,7 +44,7 @@ def parse_args():
     p.add_argument("--batches", type=int, nargs="+", default=[1, 16, 64], help="batch sizes (default 1 16 64)")
     p.add_argument("--lengths", type=int, nargs="+", default=[128, 512], help="response lengths (default 128 512)")
     p.add_argument("--strategies", nargs="+", default=["word", "step"], choices=list(STRATEGIES))
-    p.add_argument("--modes", nargs="+", default=["lockstep", "lazy"], choices=["lockstep", "lazy"])
+    p.add_argument("--modes", nargs="+", default=list(MODES), choices=list(MODES))
     p.add_argument("--repeats", type=int, default=3, help="timings per configuration; the median is kept")
     p.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default 1)")
     p.add_argument("--device", default="cpu")
@@ -49,11 +53,11 @@ def parse_args():
 
 
 def timed(engine, prompts, sampling, solo):
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     out = engine.generate(prompts, sampling, request_keys=list(range(len(prompts))), solo=solo)
-    elapsed = time.perf_counter() - start
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     tokens = sum(len(r.token_ids) for r in out)
-    return elapsed, tokens, engine.last_forward_calls
+    return elapsed, tokens, engine.last_forward_calls, cpu
 
 
 def bench(models, tok, batch, length, strategy, modes, repeats):
@@ -70,25 +74,23 @@ def bench(models, tok, batch, length, strategy, modes, repeats):
             samples[name].append(timed(engine, prompts, sampling, solo=name == "solo"))
     runs = []
     for name, rows in samples.items():
-        elapsed = statistics.median(r[0] for r in rows)
+        elapsed, cpu = statistics.median(r[0] for r in rows), statistics.median(r[3] for r in rows)
         tokens, calls = rows[0][1], rows[0][2]
         runs.append({"mode": name, "strategy": strategy if name != "solo" else None, "batch": batch,
                      "max_new_tokens": length, "tokens": tokens, "seconds": round(elapsed, 4),
-                     "tokens_per_s": round(tokens / elapsed, 1),
+                     "tokens_per_s": round(tokens / elapsed, 1), "cpu_tokens_per_s": round(tokens / cpu, 1),
                      "forward_calls": calls, "forward_calls_per_token": round(calls / tokens, 4)})
+    solo = runs[0]
+    solo["timed_with"] = strategy  # solo is timed again beside each strategy's modes
+    for r in runs[1:]:  # against the solo run timed beside it
+        r["ratio_over_solo"] = round(r["tokens_per_s"] / solo["tokens_per_s"], 3)
+        r["cpu_ratio_over_solo"] = round(r["cpu_tokens_per_s"] / solo["cpu_tokens_per_s"], 3)
     return runs
 
 
 def ratios(runs):
-    out = {}
-    for r in runs:
-        if r["mode"] == "solo":
-            continue
-        solo = next(s for s in runs if s["mode"] == "solo" and s["batch"] == r["batch"]
-                    and s["max_new_tokens"] == r["max_new_tokens"])
-        out[f'{r["mode"]}/{r["strategy"]}/b{r["batch"]}/t{r["max_new_tokens"]}'] = round(
-            r["tokens_per_s"] / solo["tokens_per_s"], 3)
-    return out
+    return {f'{r["mode"]}/{r["strategy"]}/b{r["batch"]}/t{r["max_new_tokens"]}': r["ratio_over_solo"]
+            for r in runs if r["mode"] != "solo"}
 
 
 def plot(runs, path):
@@ -99,18 +101,36 @@ def plot(runs, path):
 
     labels = sorted({(r["batch"], r["max_new_tokens"]) for r in runs})
     series = sorted({(r["mode"], r["strategy"]) for r in runs}, key=lambda s: (s[0] != "solo", s))
-    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(labels)), 4))
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(max(7, 2.0 * len(labels)), 7), sharex=True)
     width = 0.8 / len(series)
     for i, (mode, strat) in enumerate(series):
-        ys = [next((r["tokens_per_s"] for r in runs if (r["batch"], r["max_new_tokens"]) == lab
-                    and r["mode"] == mode and r["strategy"] == strat), 0) for lab in labels]
-        ax.bar([j + i * width for j in range(len(labels))], ys, width, label=mode if strat is None else f"{mode} ({strat})")
-    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(labels))], [f"B={b}, T={t}" for b, t in labels])
-    ax.set_ylabel("tokens / s")
-    ax.set_title("Rollout throughput on the tiny zoo model")
-    ax.legend(fontsize=8)
+        def at(lab, key):
+            return next((r.get(key, 1.0) for r in runs if (r["batch"], r["max_new_tokens"]) == lab
+                         and r["mode"] == mode and r["strategy"] == strat), 0)
+
+        xs = [j + i * width for j in range(len(labels))]
+        name = mode if strat is None else f"{mode} ({strat})"
+        top.bar(xs, [at(lab, "tokens_per_s") for lab in labels], width, label=name, color=f"C{i}")
+        if mode != "solo":
+            bottom.bar(xs, [at(lab, "ratio_over_solo") for lab in labels], width, label=name, color=f"C{i}")
+    bottom.axhline(0.85, color="k", linestyle="--", linewidth=1, label="target 0.85")
+    bottom.set_xticks([j + 0.4 - width / 2 for j in range(len(labels))], [f"B={b}, T={t}" for b, t in labels])
+    top.set_yscale("log")
+    top.set_ylabel("tokens / s (log)")
+    bottom.set_ylabel("tokens/s over solo")
+    top.set_title("Rollout throughput on the tiny zoo model (1 CPU thread)")
+    top.legend(fontsize=7, ncol=2)
+    bottom.legend(fontsize=7, ncol=2)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
+
+
+def machine(args, load_before) -> dict:
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").exists() else ""
+    return {"platform": platform.platform(), "cpu": cpu, "cores": os.cpu_count(), "torch": torch.__version__,
+            "threads": args.threads, "device": args.device,
+            "load_average_before_after": [round(load_before[0], 2), round(os.getloadavg()[0], 2)]}
 
 
 def main():
@@ -118,6 +138,7 @@ def main():
     if args.quick:
         args.batches, args.lengths, args.strategies, args.repeats = [16], [128], ["word"], 2
     torch.set_num_threads(args.threads)
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         paths = [build_tiny(Path(tmp) / f"s{s}", seed=s) for s in (0, 1)]
         tok = load_tokenizer(paths[0])
@@ -127,11 +148,12 @@ def main():
             for length in args.lengths:
                 for strategy in args.strategies:
                     new = bench(models, tok, batch, length, strategy, args.modes, args.repeats)
-                    runs += [r for r in new if r["mode"] != "solo" or not any(
-                        x["mode"] == "solo" and x["batch"] == batch and x["max_new_tokens"] == length for x in runs)]
+                    runs += new
                     for r in new:
                         print(f'{r["mode"]:>8} {r["strategy"] or "":>5} B={batch:<3} T={length:<4} '
-                              f'{r["tokens_per_s"]:>9.1f} tok/s  {r["forward_calls_per_token"]:.4f} calls/token')
+                              f'{r["tokens_per_s"]:>9.1f} tok/s (x{r.get("ratio_over_solo", 1):.2f})  '
+                              f'cpu {r["cpu_tokens_per_s"]:>9.1f} tok/s (x{r.get("cpu_ratio_over_solo", 1):.2f})  '
+                              f'{r["forward_calls_per_token"]:.4f} calls/token', flush=True)
     rat = ratios(runs)
     tandem = [r for r in runs if r["mode"] != "solo"]
     best = {}
@@ -139,8 +161,7 @@ def main():
         key = (r["strategy"], r["batch"], r["max_new_tokens"])
         best[key] = max(best.get(key, 0), rat[f'{r["mode"]}/{r["strategy"]}/b{r["batch"]}/t{r["max_new_tokens"]}'])
     result = {
-        "machine": {"platform": platform.platform(), "torch": torch.__version__, "threads": args.threads,
-                    "device": args.device},
+        "machine": machine(args, load_before),
         "model": "tiny zoo Qwen3 (~0.85M params), float32, untrained weights, EOS disabled",
         "runs": runs,
         "ratios_over_solo": rat,

@@ -47,7 +47,7 @@ class SamplingConfig:
 
 def filtered_probs(logits: torch.Tensor, cfg: SamplingConfig) -> torch.Tensor:
     """The sampling distribution [b, V] after temperature, top-k and top-p."""
-    x = logits / cfg.temperature
+    x = logits if cfg.temperature == 1 else logits / cfg.temperature
     if cfg.top_k and cfg.top_k < x.shape[-1]:
         kth = torch.topk(x, cfg.top_k, dim=-1).values[:, -1:]
         x = x.masked_fill(x < kth, float("-inf"))
@@ -74,5 +74,5 @@ def sample_tokens(logits: torch.Tensor, cfg: SamplingConfig, uniforms: torch.Ten
 def token_logprobs(logits: torch.Tensor, tokens: torch.Tensor, temperature: float) -> torch.Tensor:
     """log p(token) under log_softmax(logits / temperature); logits [..., V], tokens [...]."""
     x = logits if logits.dtype in (torch.float32, torch.float64) else logits.float()
-    logp = torch.log_softmax(x / temperature, dim=-1)
+    logp = torch.log_softmax(x if temperature == 1 else x / temperature, dim=-1)
     return logp.gather(-1, tokens.unsqueeze(-1)).squeeze(-1)

@@ -1,0 +1,237 @@
+"""One `TandemEngine.generate` call: the decoding loops of the reference engine.
+
+A generation owns the token buffer, the KV caches (one per decoder), the authorship
+state and the outputs (authorship mask, each model's log-probabilities, finish reasons).
+Two loops share that bookkeeping:
+
+- `LockstepGeneration` (solo, `paired`, `lockstep`): every model ingests every emitted
+  token, so all live rows advance together and each decoder runs one single-token
+  forward per step. Finished rows leave the batch: their cache rows are dropped once,
+  so no forward ever gathers a subset of a cache.
+- `LazyGeneration` (`lazy`): only a row's author ingests its tokens; the other model
+  catches up in one multi-token forward when it next writes (or its lag hits `max_lag`).
+
+The sampling uniforms of every token are drawn up front in one call (they are
+counter-based, so this is the same as drawing them per step), and a step makes one
+host sync (has any row finished?) besides the decoder's own.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from tandem.coins import sample_uniform
+from tandem.process import advance, start_state
+from tandem.sampling import SamplingConfig, sample_tokens, token_logprobs
+
+SENIOR, JUNIOR = 0, 1
+
+
+class Generation:
+    """Shared state and bookkeeping; subclasses implement `run`'s decoding loop.
+
+    `decoders`: [senior] (solo), [paired senior+junior] or [senior, junior].
+    """
+
+    def __init__(self, engine, prompts, sampling: SamplingConfig, keys, decoders):
+        self.e, self.s, self.decoders = engine, sampling, decoders
+        dev, B, T = engine.device, len(prompts), sampling.max_new_tokens
+        self.n_models = sum(dec.M for dec in decoders)
+        self.solo = self.n_models == 1
+        self.prompt_len = torch.tensor([len(p) for p in prompts], device=dev)
+        self.capacity = int(self.prompt_len.max()) + T
+        self.seq = torch.zeros(B, self.capacity, dtype=torch.int64, device=dev)
+        for i, p in enumerate(prompts):
+            self.seq[i, : len(p)] = torch.tensor(p, device=dev)
+        self.keys = torch.tensor(keys, dtype=torch.int64, device=dev)
+        self.uniforms = sample_uniform(sampling.seed, self.keys[:, None], torch.arange(T, device=dev)[None])
+        self.logprobs = torch.full((self.n_models, B, T), float("nan"), dtype=torch.float64, device=dev)
+        self.mask = torch.zeros(B, T, dtype=torch.bool, device=dev)
+        self.n_emitted = torch.zeros(B, dtype=torch.int64, device=dev)
+        self.row_ids = torch.arange(B, device=dev)
+        self.finish = [None] * B
+        self.eos = torch.tensor(engine.eos_ids(sampling), dtype=torch.int64, device=dev)
+        self.state = None if self.solo else start_state(engine.tandem, self.keys)
+        self.caches = [dec.begin(B, self.capacity) for dec in decoders]
+        self.forward_calls = 0
+
+    def close(self) -> None:
+        for dec in self.decoders:
+            dec.end()
+
+    def _sample(self, logits: torch.Tensor, author: torch.Tensor | None, uniforms: torch.Tensor) -> torch.Tensor:
+        """One token per row from its author's logits; `logits` [n_models, b, V], author [b] (True = senior)."""
+        own = logits[SENIOR] if author is None else torch.where(author[:, None], logits[SENIOR], logits[JUNIOR])
+        return sample_tokens(own, self.s, uniforms)
+
+    def _record(self, rows: torch.Tensor, at, tokens: torch.Tensor, t: int) -> None:
+        """Store the step's tokens; `rows` are their rows, `at` the same as an index (a slice when all)."""
+        self.seq[rows, self.prompt_len[at] + t] = tokens
+        self.n_emitted[at] += 1
+
+    def _finished(self, rows: torch.Tensor | None, tokens: torch.Tensor, t: int) -> torch.Tensor | None:
+        """Record finish reasons; return a mask over `tokens` of rows that finished, or None if none did.
+
+        `rows` are the tokens' rows (None: rows 0..b-1).
+        """
+        last = t + 1 >= self.s.max_new_tokens
+        stop = torch.isin(tokens, self.eos)
+        ids = range(tokens.numel()) if rows is None else rows.tolist()
+        if self.s.stop_strings:
+            stop |= torch.tensor([self._hit_stop_string(r) for r in ids], device=stop.device)
+        if not last and not bool(stop.any()):
+            return None
+        for r, hit in zip(ids, stop.tolist()):
+            if hit:
+                self.finish[r] = "stop"
+            elif last:
+                self.finish[r] = "length"
+        return torch.ones_like(stop) if last else stop
+
+    def _hit_stop_string(self, r: int) -> bool:
+        longest = max(len(s.encode()) for s in self.s.stop_strings)
+        n, start = int(self.n_emitted[r]), int(self.prompt_len[r])
+        tail = self.seq[r, start + max(0, n - longest - 2) : start + n].tolist()
+        text = self.e.tokenizer.decode(tail, skip_special_tokens=False)
+        return any(s in text for s in self.s.stop_strings)
+
+
+class LockstepGeneration(Generation):
+    """Every model ingests every token: one single-token forward per decoder per step."""
+
+    def _forward(self, tokens: torch.Tensor, n_new: torch.Tensor | None) -> torch.Tensor:
+        """Feed every live row to every decoder; return next-token logits [n_models, b, V]."""
+        out = []
+        for dec, cache in zip(self.decoders, self.caches):
+            hidden = dec.forward(cache, None, tokens, n_new)  # [M, N, hidden]
+            self.forward_calls += 1
+            out.append(dec.logits(hidden if n_new is None else hidden[:, n_new.cumsum(0) - 1]))
+        return out[0] if len(out) == 1 else torch.cat(out)
+
+    def run(self, progress: bool = False) -> None:
+        bar = _bar(self.s.max_new_tokens, progress)
+        live = self.row_ids  # original row of each cache row
+        uniforms, state, every = self.uniforms, self.state, True
+        logits = self._forward(self.seq[:, : int(self.prompt_len.max())], self.prompt_len)
+        for t in range(self.s.max_new_tokens):
+            at = slice(None) if every else live
+            author = None if self.solo else state.author
+            tokens = self._sample(logits, author, uniforms[:, t])
+            lp = token_logprobs(logits, tokens.expand(self.n_models, -1), self.s.logprob_temperature)
+            self.logprobs[:, at, t] = lp.to(torch.float64)
+            self._record(live, at, tokens, t)
+            if author is not None:
+                self.mask[at, t] = author
+                state = advance(self.e.tandem, self.e.is_boundary, state, tokens)
+            done = self._finished(None if every else live, tokens, t)
+            bar.update(1)
+            if done is not None:
+                keep = (~done).nonzero().squeeze(1)
+                if keep.numel() == 0:
+                    break
+                tokens, uniforms, live, every = tokens[keep], uniforms[keep], live[keep], False
+                state = None if state is None else state.select(keep)
+                for cache in self.caches:
+                    cache.keep_rows(keep)
+            logits = self._forward(tokens[:, None], None)
+        bar.close()
+
+
+class LazyGeneration(Generation):
+    """Only a row's author ingests its tokens; the other model catches up when it next writes.
+
+    Rows are grouped per author, so each model runs at most one batched forward per step.
+    A model whose lag on a row reaches `max_lag` catches up even if it is not the author.
+    """
+
+    def __init__(self, engine, prompts, sampling, keys, decoders):
+        super().__init__(engine, prompts, sampling, keys, decoders)
+        B = len(prompts)
+        self.total_len = self.prompt_len.clone()
+        self.last_logits = torch.zeros(2, B, engine.vocab_size, dtype=decoders[0].dtype, device=self.seq.device)
+        self.offsets = torch.arange(self.capacity, device=self.seq.device)
+
+    def run(self, progress: bool = False) -> None:
+        bar = _bar(self.s.max_new_tokens, progress)
+        active = torch.ones_like(self.row_ids, dtype=torch.bool)
+        rows = self.row_ids
+        for t in range(self.s.max_new_tokens):
+            done = self._step(t, rows)
+            bar.update(1)
+            if done is not None:
+                active[rows[done]] = False
+                rows = active.nonzero().squeeze(1)
+                if rows.numel() == 0:
+                    break
+        bar.close()
+        for m in (SENIOR, JUNIOR):  # catch up on tokens never seen, so every log-prob is filled
+            behind = (self.caches[m].lengths < self.total_len - 1).nonzero().squeeze(1)
+            if behind.numel():
+                self._ingest(m, behind)
+
+    def _step(self, t: int, rows: torch.Tensor) -> torch.Tensor | None:
+        every = rows.numel() == self.row_ids.numel()
+        at = slice(None) if every else rows
+        author = self.state.author[at]
+        fresh = torch.stack([author, ~author])  # [2, b]: which model has logits for this token
+        if self.e.max_lag is not None:  # bound the catch-up chunk of the non-author
+            lengths = torch.stack([cache.lengths[at] for cache in self.caches])
+            fresh |= self.total_len[at] - lengths >= self.e.max_lag
+        for m in (SENIOR, JUNIOR):
+            need = rows[fresh[m]]
+            if need.numel():
+                self._ingest(m, need)
+        logits = self.last_logits[:, at]
+        tokens = self._sample(logits, author, self.uniforms[at, t])
+        lp = token_logprobs(logits, tokens.expand(2, -1), self.s.logprob_temperature)
+        self.logprobs[:, at, t] = torch.where(fresh, lp.to(torch.float64), float("nan"))  # stale: filled later
+        self._record(rows, at, tokens, t)
+        self.mask[at, t] = author
+        self.total_len[at] += 1
+        done = self._finished(None if every else rows, tokens, t)
+        if not every:
+            tokens = torch.zeros_like(self.keys).index_put_((rows,), tokens)
+        self.state = advance(self.e.tandem, self.e.is_boundary, self.state, tokens)
+        return done
+
+    def _ingest(self, m: int, rows: torch.Tensor) -> None:
+        """Feed model m every token of `rows` it has not seen; refresh its next-token logits."""
+        dec, cache = self.decoders[m], self.caches[m]
+        start = cache.lengths[rows]
+        n_new = self.total_len[rows] - start
+        L = int(n_new.max())
+        pos = start[:, None] + self.offsets[None, :L]
+        chunk = self.seq[rows[:, None], pos.clamp(max=self.capacity - 1)]
+        every = rows.numel() == self.row_ids.numel()  # rows are sorted and distinct
+        hidden = dec.forward(cache, None if every else rows, chunk, n_new)[0]  # [N, hidden], row by row
+        self.forward_calls += 1
+        last = n_new.cumsum(0) - 1
+        self.last_logits[m, rows] = dec.logits(hidden[None, last])[0]
+        if L == 1:
+            return
+        # Tokens inside a catch-up chunk predict tokens already emitted by the other model.
+        valid = self.offsets[None, :L] < n_new[:, None]
+        row_of, pos = rows[:, None].expand(-1, L)[valid], pos[valid]
+        resp = pos + 1 - self.prompt_len[row_of]  # response index of the predicted token
+        known = resp >= 0
+        known[last] = False
+        lp = token_logprobs(dec.logits(hidden[None, known])[0], self.seq[row_of[known], pos[known] + 1],
+                            self.s.logprob_temperature)
+        self.logprobs[m, row_of[known], resp[known]] = lp.to(torch.float64)
+
+
+class _NoBar:
+    def update(self, n):
+        pass
+
+    def close(self):
+        pass
+
+
+def _bar(total: int, progress: bool):
+    """A tqdm bar, or a no-op (tqdm builds a multiprocessing lock even when disabled)."""
+    if not progress:
+        return _NoBar()
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc="rollout", unit="tok", leave=False)
