@@ -18,7 +18,10 @@ SUBCOMMANDS = [
     "build_tiny",
     "boundaries",
     "rollout",
+    "sft",
+    "train",
     "eval",
+    "demo",
 ]
 
 

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 import torch
 
-from tandem import grpo
-
 # A plain import on purpose: a missing verl fails the suite instead of skipping this test.
 from verl.trainer.ppo import core_algos  # noqa: E402
 from verl.workers.config import ActorConfig  # noqa: E402
+
+from tandem import grpo
 
 B, T, N = 12, 9, 4  # responses, padded length, group size
 

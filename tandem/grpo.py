@@ -1,0 +1,322 @@
+"""GRPO math shared by every training backend: advantages, the PPO clipped loss, aggregation.
+
+The functions compute what verl 0.9.1 (`verl.trainer.ppo.core_algos`) computes for the
+paper's configuration, and `tests/test_grpo_verl_equivalence.py` checks that on the same
+tensors. Estimators and losses are registered by name as in verl
+(`@register_adv_est`, `@register_policy_loss`).
+
+Tandem enters in one place: the per-token loss **weights**. A senior-written token
+weighs 1, a junior-written token `junior_token_loss_weight` (default 0), padding 0
+(`token_weights`). The weights replace verl's `response_mask` everywhere it is used —
+policy loss, its token-mean denominator, entropy and KL — so with weight 0 junior tokens
+get exactly zero gradient and a response written entirely by the junior contributes
+nothing. A tandem batch without an authorship mask is an error (`require_authorship_mask`),
+never a silent fall-back to plain GRPO.
+
+Shapes: B = responses in the batch, T = padded response length.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+
+import torch
+
+from tandem.errors import TandemError
+
+ADV_ESTIMATORS: dict[str, Callable] = {}
+POLICY_LOSSES: dict[str, Callable] = {}
+AGG_MODES = ("token-mean", "token-sum", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm")
+KL_TYPES = ("k1", "kl", "abs", "k2", "mse", "k3", "low_var_kl")
+
+
+def register_adv_est(name: str):
+    """Decorator: register an advantage estimator under `name`."""
+
+    def decorator(fn):
+        if name in ADV_ESTIMATORS and ADV_ESTIMATORS[name] is not fn:
+            raise ValueError(f"advantage estimator {name!r} is already registered")
+        ADV_ESTIMATORS[name] = fn
+        return fn
+
+    return decorator
+
+
+def get_adv_estimator_fn(name: str) -> Callable:
+    if name not in ADV_ESTIMATORS:
+        raise TandemError(f"unknown advantage estimator {name!r}; choose one of {', '.join(ADV_ESTIMATORS)}")
+    return ADV_ESTIMATORS[name]
+
+
+def register_policy_loss(name: str):
+    """Decorator: register a policy loss under `name`."""
+
+    def decorator(fn):
+        POLICY_LOSSES[name] = fn
+        return fn
+
+    return decorator
+
+
+def get_policy_loss_fn(name: str) -> Callable:
+    if name not in POLICY_LOSSES:
+        raise TandemError(f"unknown policy loss {name!r}; choose one of {', '.join(POLICY_LOSSES)}")
+    return POLICY_LOSSES[name]
+
+
+# --- the authorship gate ------------------------------------------------------------
+
+
+def _get(batch, key):
+    try:
+        return batch[key] if key in batch else None
+    except TypeError:
+        return None
+
+
+def require_authorship_mask(batch, tandem: bool) -> torch.Tensor | None:
+    """The batch's `authorship_mask` (IntTensor[B, T], 1 = senior); fail closed for tandem.
+
+    `batch` is a dict-like holding `responses` and/or `response_mask` of shape [B, T].
+    A tandem batch must carry an `authorship_mask` of the same shape, else `TandemError`
+    (the released code silently trained plain GRPO here). A solo batch may omit it (None).
+    """
+    mask = None if batch is None else _get(batch, "authorship_mask")
+    if mask is None:
+        if tandem:
+            raise TandemError(
+                "tandem batch has no 'authorship_mask'; the rollout backend must return one per response "
+                "(1 = senior token) — refusing to train plain GRPO on tandem rollouts"
+            )
+        return None
+    mask = torch.as_tensor(mask)
+    ref = _get(batch, "responses")
+    ref = _get(batch, "response_mask") if ref is None else ref
+    if ref is not None and tuple(mask.shape) != tuple(torch.as_tensor(ref).shape):
+        raise TandemError(
+            f"authorship_mask has shape {tuple(mask.shape)} but the responses have "
+            f"{tuple(torch.as_tensor(ref).shape)}; "
+            "the mask needs one entry per response token (pad it like the responses)"
+        )
+    return mask
+
+
+def token_weights(
+    authorship_mask: torch.Tensor | None, response_mask: torch.Tensor, junior_token_loss_weight: float = 0.0
+) -> torch.FloatTensor:
+    """Per-token loss weights, FloatTensor[B, T]: 1 senior, `junior_token_loss_weight` junior, 0 padding.
+
+    `authorship_mask` (0/1, [B, T]) is None for solo rollouts (every token is the senior's).
+    """
+    response_mask = torch.as_tensor(response_mask).float()
+    if junior_token_loss_weight < 0:
+        raise TandemError(f"junior_token_loss_weight must be >= 0, got {junior_token_loss_weight}")
+    if authorship_mask is None:
+        return response_mask
+    authorship_mask = torch.as_tensor(authorship_mask, device=response_mask.device)
+    if authorship_mask.shape != response_mask.shape:
+        raise TandemError(
+            f"authorship_mask shape {tuple(authorship_mask.shape)} != response_mask shape {tuple(response_mask.shape)}"
+        )
+    senior = authorship_mask.bool()
+    junior_weight = torch.full_like(response_mask, float(junior_token_loss_weight))
+    return response_mask * torch.where(senior, torch.ones_like(response_mask), junior_weight)
+
+
+# --- advantages -----------------------------------------------------------------------
+
+
+@register_adv_est("grpo")
+def compute_grpo_outcome_advantage(
+    token_level_rewards: torch.Tensor,
+    response_mask: torch.Tensor,
+    index: Sequence[Hashable],
+    epsilon: float = 1e-6,
+    norm_adv_by_std_in_grpo: bool = True,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """GRPO outcome advantage: (score - group mean) / (group std + epsilon), broadcast over tokens.
+
+    token_level_rewards: [B, T] (the score is the row sum); response_mask: [B, T];
+    index: length-B group ids (responses to the same prompt share one). The std is
+    unbiased (torch.std); a group of one gets mean 0 and std 1, as in verl.
+    `norm_adv_by_std_in_grpo=False` gives Dr.GRPO (mean-centred only).
+    Returns (advantages, returns), both [B, T] and equal.
+    """
+    scores = token_level_rewards.sum(dim=-1)
+    groups: dict[Hashable, list[int]] = {}
+    for i, key in enumerate(list(index)):
+        groups.setdefault(key.item() if hasattr(key, "item") else key, []).append(i)
+    with torch.no_grad():
+        out = torch.empty_like(scores)
+        for rows in groups.values():
+            s = scores[rows]
+            mean, std = (s.mean(), s.std()) if len(rows) > 1 else (torch.tensor(0.0), torch.tensor(1.0))
+            out[rows] = (s - mean) / (std + epsilon) if norm_adv_by_std_in_grpo else s - mean
+        adv = out.unsqueeze(-1) * response_mask
+    return adv, adv
+
+
+# --- aggregation ------------------------------------------------------------------------
+
+
+def masked_sum(values: torch.Tensor, weights: torch.Tensor, dim=None) -> torch.Tensor:
+    """Sum of values * weights; values where the weight is 0 (maybe NaN) never leak in."""
+    valid = torch.where(weights != 0, values, torch.zeros_like(values))
+    return (valid * weights).sum() if dim is None else (valid * weights).sum(dim=dim)
+
+
+def masked_mean(values: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+    """Weighted mean (verl's masked_mean: denominator + 1e-8)."""
+    return masked_sum(values, weights) / (weights.sum() + 1e-8)
+
+
+def _safe(denominator: torch.Tensor) -> torch.Tensor:
+    """A zero denominator (nothing the senior wrote) gives a zero loss instead of NaN."""
+    return torch.where(denominator > 0, denominator, torch.ones_like(denominator))
+
+
+def agg_loss(loss_mat: torch.Tensor, weights: torch.Tensor, mode: str = "token-mean", horizon: int | None = None):
+    """Aggregate a per-token loss [B, T] into a scalar under float token weights [B, T].
+
+    token-mean: sum(w * l) / sum(w) — the paper's mode; the weights set both numerator and
+    denominator, so junior tokens at weight 0 neither contribute nor dilute.
+    The seq-mean modes average over responses with any non-zero weight.
+    `horizon` scales seq-mean-token-sum-norm (default T).
+    """
+    if mode == "token-mean":
+        return masked_sum(loss_mat, weights) / _safe(weights.sum())
+    if mode == "token-sum":
+        return masked_sum(loss_mat, weights)
+    seq_weight = weights.sum(dim=-1)
+    has_tokens = (seq_weight > 0).float()
+    if mode in ("seq-mean-token-sum", "seq-mean-token-sum-norm"):
+        seq_loss = masked_sum(loss_mat, weights, dim=-1)
+        loss = masked_sum(seq_loss, has_tokens) / _safe(has_tokens.sum())
+        if mode == "seq-mean-token-sum-norm":
+            loss = loss / (horizon or loss_mat.shape[-1])
+        return loss
+    if mode == "seq-mean-token-mean":
+        seq_loss = masked_sum(loss_mat, weights, dim=-1) / (seq_weight + 1e-8)
+        return masked_sum(seq_loss, has_tokens) / _safe(has_tokens.sum())
+    raise TandemError(f"unknown loss_agg_mode {mode!r}; choose one of {', '.join(AGG_MODES)}")
+
+
+# --- policy loss ------------------------------------------------------------------------
+
+
+@dataclass
+class PolicyLossConfig:
+    """The actor loss of the paper's configuration (verl ActorConfig field names)."""
+
+    policy_loss: str = "vanilla"
+    clip_ratio: float = 0.2
+    clip_ratio_low: float | None = None  # None = clip_ratio
+    clip_ratio_high: float | None = None  # None = clip_ratio
+    clip_ratio_c: float | None = 3.0  # dual-clip lower bound for A < 0 (verl's default); None = off
+    loss_agg_mode: str = "token-mean"
+    entropy_coeff: float = 0.0
+    use_kl_loss: bool = False
+    kl_loss_coef: float = 0.001
+    kl_loss_type: str = "low_var_kl"
+
+    def __post_init__(self):
+        if self.loss_agg_mode not in AGG_MODES:
+            raise TandemError(f"unknown loss_agg_mode {self.loss_agg_mode!r}; choose one of {', '.join(AGG_MODES)}")
+        if self.clip_ratio_c is not None and self.clip_ratio_c <= 1.0:
+            raise TandemError(
+                f"clip_ratio_c (dual-clip bound) must be > 1, got {self.clip_ratio_c}; or null to disable"
+            )
+        if self.kl_loss_type not in KL_TYPES:
+            raise TandemError(f"unknown kl_loss_type {self.kl_loss_type!r}; choose one of {', '.join(KL_TYPES)}")
+
+
+@register_policy_loss("vanilla")
+def compute_policy_loss_vanilla(
+    old_log_prob: torch.Tensor,
+    log_prob: torch.Tensor,
+    advantages: torch.Tensor,
+    weights: torch.Tensor,
+    loss_agg_mode: str = "token-mean",
+    config: PolicyLossConfig | None = None,
+) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """PPO clipped surrogate with optional dual clip; all inputs [B, T].
+
+    ratio = exp(clamp(log_prob - old_log_prob, -20, 20));
+    loss = max(-A * ratio, -A * clip(ratio, 1 - eps_low, 1 + eps_high)), and for A < 0
+    additionally min(., -A * clip_ratio_c). Returns (scalar loss, metrics) where metrics
+    are weighted means: pg_clipfrac, ppo_kl, pg_clipfrac_lower.
+    """
+    cfg = config or PolicyLossConfig()
+    low = cfg.clip_ratio if cfg.clip_ratio_low is None else cfg.clip_ratio_low
+    high = cfg.clip_ratio if cfg.clip_ratio_high is None else cfg.clip_ratio_high
+    neg_kl = torch.clamp(log_prob - old_log_prob, min=-20.0, max=20.0)
+    ratio = torch.exp(neg_kl)
+    loss_unclipped = -advantages * ratio
+    loss_clipped = -advantages * torch.clamp(ratio, 1 - low, 1 + high)
+    loss = torch.maximum(loss_unclipped, loss_clipped)
+    metrics = {
+        "pg_clipfrac": masked_mean(torch.gt(loss_clipped, loss_unclipped).float(), weights),
+        "ppo_kl": masked_mean(-neg_kl, weights),
+        "pg_clipfrac_lower": torch.zeros(()),
+    }
+    if cfg.clip_ratio_c is not None:
+        loss_dual = -advantages * cfg.clip_ratio_c
+        lower_hit = torch.gt(loss, loss_dual) * (advantages < 0).float()
+        metrics["pg_clipfrac_lower"] = masked_mean(lower_hit, weights)
+        loss = torch.where(advantages < 0, torch.min(loss_dual, loss), loss)
+    return agg_loss(loss, weights, loss_agg_mode), {k: v.detach() for k, v in metrics.items()}
+
+
+# --- entropy and KL ---------------------------------------------------------------------
+
+
+def entropy_from_logits(logits: torch.Tensor) -> torch.Tensor:
+    """Categorical entropy per position: logits [..., V] -> [...]."""
+    p = torch.softmax(logits, dim=-1)
+    return torch.logsumexp(logits, dim=-1) - (p * logits).sum(dim=-1)
+
+
+def kl_penalty(log_prob: torch.Tensor, ref_log_prob: torch.Tensor, kind: str = "low_var_kl") -> torch.Tensor:
+    """Per-token KL estimate between the policy and the reference (Schulman's k1/k2/k3)."""
+    if kind in ("k1", "kl"):
+        return log_prob - ref_log_prob
+    if kind == "abs":
+        return (log_prob - ref_log_prob).abs()
+    if kind in ("k2", "mse"):
+        return 0.5 * (log_prob - ref_log_prob).square()
+    if kind in ("k3", "low_var_kl"):
+        kl = torch.clamp(ref_log_prob - log_prob, min=-20, max=20)
+        return torch.clamp(torch.exp(kl) - kl - 1, min=-10, max=10)
+    raise TandemError(f"unknown kl_loss_type {kind!r}; choose one of {', '.join(KL_TYPES)}")
+
+
+def actor_loss(
+    cfg: PolicyLossConfig,
+    log_prob: torch.Tensor,
+    old_log_prob: torch.Tensor,
+    advantages: torch.Tensor,
+    weights: torch.Tensor,
+    entropy: torch.Tensor | None = None,
+    ref_log_prob: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """The full actor objective (verl's `ppo_loss`): policy loss - entropy_coeff * H + kl_coef * KL.
+
+    The same `weights` [B, T] (see `token_weights`) gate all three terms.
+    """
+    pg_loss, pg_metrics = get_policy_loss_fn(cfg.policy_loss)(
+        old_log_prob, log_prob, advantages, weights, cfg.loss_agg_mode, cfg
+    )
+    loss = pg_loss
+    metrics = {"pg_loss": pg_loss.item(), **{k: v.item() for k, v in pg_metrics.items()}}
+    if entropy is not None:
+        entropy_loss = agg_loss(entropy, weights, cfg.loss_agg_mode)
+        loss = loss - cfg.entropy_coeff * entropy_loss
+        metrics["entropy"] = entropy_loss.item()
+    if cfg.use_kl_loss:
+        if ref_log_prob is None:
+            raise TandemError("use_kl_loss is on but no reference log-probs were computed; pass ref_log_prob")
+        kl_loss = agg_loss(kl_penalty(log_prob, ref_log_prob, cfg.kl_loss_type), weights, cfg.loss_agg_mode)
+        loss = loss + cfg.kl_loss_coef * kl_loss
+        metrics["kl_loss"] = kl_loss.item()
+    return loss, metrics

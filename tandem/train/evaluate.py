@@ -1,0 +1,124 @@
+"""Evaluation of a senior with the eval suite (`tandem_eval`): solo, handoff, pass@k, drift.
+
+- solo: the senior alone writes the response.
+- handoff: the eval suite's step handoff on the reference engine — senior and junior
+  alternate at every reasoning step (a blank line), the senior first
+  (`TandemConfig(selection_strategy="step", first_author="senior")`).
+- pass@k: `tandem_eval.pass_at_k` (unbiased) over n samples per problem.
+- drift: `tandem_eval.legibility.js_divergence` (bits) between the unigram token
+  distributions of the senior's and the base's solo responses (special tokens excluded).
+- legibility: the junior's mean cross-entropy (nats/token) on the senior's solo responses.
+
+`greedy_solo_accuracy` is the in-memory validation the trainer runs every few steps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from tandem.coins import request_key
+from tandem.engine import SamplingConfig, TandemEngine
+from tandem.task import Problem
+from tandem.train.data import prompt_ids_batch
+from tandem.train.reward import reward
+
+
+@dataclass
+class EvalConfig:
+    """How seniors are evaluated on held-out problems (sampling: the eval suite's defaults)."""
+
+    n_problems: int = 200
+    n_samples: int = 4  # sampled responses per problem; accuracy = their mean (pass@1)
+    temperature: float = 0.7
+    top_p: float = 0.8
+    top_k: int = 20
+    max_new_tokens: int = 128
+    batch_size: int = 256  # rows per engine call
+    seed: int = 12345
+
+
+def _grouped(samples: list, n: int) -> list[list]:
+    return [samples[i : i + n] for i in range(0, len(samples), n)]
+
+
+def correct_counts(groups: list[list], problems: list[Problem]) -> list[int]:
+    return [int(sum(reward(s.text, p.answer) for s in g)) for g, p in zip(groups, problems)]
+
+
+def _summary(prefix: str, groups: list[list], problems: list[Problem], n: int) -> dict:
+    from tandem_eval import pass_at_k
+
+    counts = correct_counts(groups, problems)
+    out = {f"{prefix}_acc": sum(counts) / (n * len(problems)), f"{prefix}_counts": counts, f"{prefix}_n": n}
+    for k in sorted({1, n}):
+        out[f"{prefix}_pass@{k}"] = sum(pass_at_k(n, c, k) for c in counts) / len(problems)
+    out[f"{prefix}_response_len"] = sum(len(s.token_ids) for g in groups for s in g) / (n * len(problems))
+    return out
+
+
+def evaluate_senior(senior_path, junior_path, problems: list[Problem], cfg: EvalConfig, tag: str = "eval") -> dict:
+    """Solo and handoff accuracy of the senior at `senior_path`, the junior at `junior_path` as partner.
+
+    Per-problem correct counts are kept (`solo_counts`, `handoff_counts`) for paired
+    comparisons; the solo samples' token ids (`solo_tokens`) and prompts feed drift and
+    legibility.
+    """
+    from tandem_eval.backends import EngineBackend, EvalSampling
+
+    sampling = EvalSampling(
+        temperature=cfg.temperature, top_p=cfg.top_p, top_k=cfg.top_k, max_new_tokens=cfg.max_new_tokens, seed=cfg.seed
+    )
+    backend = EngineBackend(str(senior_path), str(junior_path), sampling=sampling, batch_size=cfg.batch_size)
+    prompts = prompt_ids_batch(backend.tokenizer, problems)
+    n = cfg.n_samples
+    rows = [(i, j) for i in range(len(problems)) for j in range(n)]
+    row_prompts = [prompts[i] for i, _ in rows]
+    keys = [request_key(f"{tag}/{problems[i].id}", j) for i, j in rows]
+    with torch.no_grad():
+        solo = _grouped(backend.solo(row_prompts, keys), n)
+        handoff = _grouped(backend.handoff(row_prompts, keys), n)
+    masks = [m for g in handoff for s in g for m in s.authorship_mask]
+    return {
+        **_summary("solo", solo, problems, n),
+        **_summary("handoff", handoff, problems, n),
+        "handoff_senior_fraction": sum(masks) / max(1, len(masks)),
+        "solo_tokens": [[s.token_ids for s in g] for g in solo],
+    }
+
+
+def drift_js(senior_tokens: list[list[int]], base_tokens: list[list[int]], tokenizer) -> float:
+    """JS divergence (bits) of the unigram token distributions of two response sets."""
+    from tandem_eval.legibility import js_divergence, unigram_counts
+
+    special = getattr(tokenizer, "all_special_ids", [])
+    return js_divergence(unigram_counts(senior_tokens, special), unigram_counts(base_tokens, special))
+
+
+def junior_legibility(junior, prompts: list[list[int]], responses: list[list[int]], batch_size: int = 64) -> float:
+    """The junior's token-mean cross-entropy (nats) on the responses (lower = more legible)."""
+    from tandem_eval.legibility import junior_cross_entropy
+
+    scored = [s for s in junior_cross_entropy(junior, list(zip(prompts, responses)), batch_size, progress=False) if s]
+    return sum(s.nll_sum for s in scored) / max(1, sum(s.n_tokens for s in scored))
+
+
+@torch.no_grad()
+def greedy_solo_accuracy(
+    model, tokenizer, problems: list[Problem], max_new_tokens: int = 128, batch_size: int = 256
+) -> float:
+    """Accuracy of the model alone with greedy decoding (validation during training)."""
+    was_training = model.training
+    model.eval()
+    engine = TandemEngine(model, None, tokenizer)
+    sampling = SamplingConfig(temperature=0.0, max_new_tokens=max_new_tokens)
+    prompts = prompt_ids_batch(tokenizer, problems)
+    correct = 0
+    for start in range(0, len(problems), batch_size):
+        chunk = problems[start : start + batch_size]
+        keys = [request_key(f"val/{p.id}", 0) for p in chunk]
+        rollouts = engine.generate(prompts[start : start + batch_size], sampling, keys, solo=True)
+        correct += sum(reward(r.text, p.answer) for r, p in zip(rollouts, chunk))
+    model.train(was_training)
+    return correct / len(problems)

@@ -1,0 +1,347 @@
+"""GRPO on the synthetic task, with solo (`grpo`) or tandem (`trl`) rollouts.
+
+One step, as verl computes it for the paper's configuration:
+1. Pick `prompts_per_step` problems (a pure function of seed and step) and sample
+   `group_size` responses each. `trl`: the senior and the frozen junior (the pre-RL
+   base) co-write every response, authorship redrawn at word boundaries
+   (`selection_strategy=word, prob_senior=0.5, max_gap_tokens=32`); `grpo`: the senior
+   alone. Both methods see the same problems and the same sampling uniforms.
+2. Reward each response with the verifier; advantage = (r - group mean) / (group std + eps).
+3. PPO clipped surrogate against the old log-probs, `token-mean` aggregated, with every
+   per-token term weighted by `token_weights`: 1 senior, `junior_token_loss_weight`
+   (default 0) junior. No KL and no entropy bonus by default.
+Validation is the senior solo (greedy) on held-out problems.
+
+Departures from verl, all for a single CPU process: one optimizer step per mini-batch
+with no micro-batching; with one epoch and one mini-batch the old log-probs are the
+first forward's (detached), which is exactly the ratio-1 on-policy update verl makes;
+otherwise they are recomputed before the update. The engine's own `senior_logprobs`
+(KV-cached decoding) agree with the recompute only to ~1e-5, so they are not used as
+old log-probs; their largest gap is logged as `logprob_engine_diff_max`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+from tqdm.auto import tqdm
+
+from tandem.coins import request_key
+from tandem.config import TandemConfig
+from tandem.engine import MODES as ENGINE_MODES
+from tandem.engine import SamplingConfig, TandemEngine
+from tandem.errors import TandemError
+from tandem.grpo import PolicyLossConfig, actor_loss, get_adv_estimator_fn, require_authorship_mask, token_weights
+from tandem.jsonl import write_json
+from tandem.models import check_same_vocab, load_model, load_tokenizer
+from tandem.task import TaskConfig, generate_problems
+from tandem.train.checkpoint import (
+    check_run_dir,
+    has_checkpoint,
+    load_checkpoint,
+    save_checkpoint,
+    save_pretrained_atomic,
+)
+from tandem.train.config import config_to_dict
+from tandem.train.data import batch_indices, join_prompt_response, pad_right, prompt_ids_batch
+from tandem.train.evaluate import greedy_solo_accuracy
+from tandem.train.logprobs import response_logprobs
+from tandem.train.metrics import MetricsLogger
+from tandem.train.reward import grader_name, reward
+from tandem.train.sft import lr_at
+
+METHODS = ("trl", "grpo")
+SUMMARY = "summary.json"
+CONSOLE_KEYS = (
+    "reward_mean",
+    "val_acc",
+    "senior_frac",
+    "switches",
+    "resp_len",
+    "loss",
+    "clipfrac",
+    "grad_norm",
+    "time_step",
+)
+
+
+@dataclass
+class TrainConfig:
+    """GRPO / TRL training of a senior initialised from the pre-RL base."""
+
+    method: str = "trl"  # trl (tandem rollouts with the frozen base as junior) | grpo (solo rollouts)
+    model: str = ""  # the pre-RL base: senior initialisation and, for trl, the junior (see tandem.junior_model)
+    out: str = ""  # run directory
+    seed: int = 0
+    steps: int = 80
+    prompts_per_step: int = 32
+    group_size: int = 4  # responses per prompt (GRPO's n)
+    lr: float = 5e-5
+    warmup_steps: int = 0
+    weight_decay: float = 0.0
+    grad_clip: float = 1.0
+    ppo_epochs: int = 1
+    ppo_mini_batches: int = 2  # optimizer steps per epoch
+    adv_estimator: str = "grpo"
+    adv_epsilon: float = 1e-6
+    norm_adv_by_std: bool = True
+    temperature: float = 1.0
+    max_new_tokens: int = 160
+    n_train_problems: int = 5000
+    n_val_problems: int = 128
+    val_every: int = 10  # 0 = only at the end
+    save_every: int = 10
+    engine_mode: str = "paired"  # reference engine decoding: paired | lockstep | lazy (same tokens)
+    device: str = "cpu"
+    threads: int = 0  # torch CPU threads; 0 = torch's default
+    wandb: bool = False
+    wandb_project: str = "tandem-rlvr"
+    wandb_mode: str = "offline"
+    tandem: TandemConfig = field(default_factory=TandemConfig)
+    loss: PolicyLossConfig = field(default_factory=PolicyLossConfig)
+    task: TaskConfig = field(default_factory=TaskConfig)
+
+    def __post_init__(self):
+        if self.method not in METHODS:
+            raise TandemError(f"unknown method {self.method!r}; choose trl or grpo")
+        if not self.model:
+            raise TandemError("train needs model=DIR: the pre-RL base (e.g. OUT/model of `tandem-rlvr sft`)")
+        if not self.out:
+            raise TandemError("train needs out=DIR (or --out DIR), the run directory")
+        for name in ("steps", "prompts_per_step", "group_size", "ppo_epochs", "ppo_mini_batches", "max_new_tokens"):
+            if getattr(self, name) < 1:
+                raise TandemError(f"train: {name} must be >= 1, got {getattr(self, name)}")
+        if self.engine_mode not in ENGINE_MODES:
+            raise TandemError(f"unknown engine_mode {self.engine_mode!r}; choose one of {', '.join(ENGINE_MODES)}")
+        if self.prompts_per_step * self.group_size < self.ppo_mini_batches:
+            raise TandemError("train: ppo_mini_batches exceeds the number of responses per step")
+
+    @property
+    def is_tandem(self) -> bool:
+        return self.method == "trl"
+
+
+class GRPOTrainer:
+    """Holds the senior, the frozen junior/reference, the engine and the optimizer."""
+
+    def __init__(self, cfg: TrainConfig, reward_fn: Callable[[str, str], float] = reward, progress: bool = True):
+        self.cfg, self.reward_fn, self.progress = cfg, reward_fn, progress
+        if cfg.threads:
+            torch.set_num_threads(cfg.threads)
+        torch.manual_seed(cfg.seed)
+        self.tokenizer = load_tokenizer(cfg.model)
+        self.senior = load_model(cfg.model, device=cfg.device)
+        self.senior.requires_grad_(True)
+        # Frozen, eval mode: the pre-RL base (KL reference) and the junior (the base unless
+        # tandem.junior_model names another model of the same vocabulary).
+        self.base = load_model(cfg.model, device=cfg.device) if cfg.is_tandem or cfg.loss.use_kl_loss else None
+        junior = None
+        if cfg.is_tandem:
+            other = cfg.tandem.junior_model and cfg.tandem.junior_model != cfg.model
+            junior = load_model(cfg.tandem.junior_model, device=cfg.device) if other else self.base
+            if other:
+                check_same_vocab(self.tokenizer, load_tokenizer(cfg.tandem.junior_model))
+        self.engine = TandemEngine(self.senior, junior, self.tokenizer, tandem=cfg.tandem, mode=cfg.engine_mode)
+        self.opt = torch.optim.AdamW(
+            self.senior.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, betas=(0.9, 0.999)
+        )
+        self.train_problems = generate_problems("train", cfg.n_train_problems, cfg.seed, cfg.task)
+        self.train_prompts = prompt_ids_batch(self.tokenizer, self.train_problems)
+        self.val_problems = generate_problems("validation", cfg.n_val_problems, cfg.seed, cfg.task)
+        self.sampling = SamplingConfig(temperature=cfg.temperature, max_new_tokens=cfg.max_new_tokens, seed=cfg.seed)
+
+    # --- one step -------------------------------------------------------------------
+
+    def rollout(self, step: int) -> dict:
+        """Sample the step's groups and score them; returns the batch (CPU tensors + lists)."""
+        cfg = self.cfg
+        idx = batch_indices(len(self.train_problems), cfg.prompts_per_step, cfg.seed, step)
+        problems = [self.train_problems[i] for i in idx for _ in range(cfg.group_size)]
+        prompts = [self.train_prompts[i] for i in idx for _ in range(cfg.group_size)]
+        keys = [request_key(f"train/{step}/{self.train_problems[i].id}", j) for i in idx for j in range(cfg.group_size)]
+        self.senior.eval()
+        rollouts = self.engine.generate(prompts, self.sampling, keys, solo=not cfg.is_tandem)
+        self.senior.train()
+        responses = [r.token_ids for r in rollouts]
+        lengths = torch.tensor([len(r) for r in responses])
+        T = int(lengths.max())
+        response_mask = (torch.arange(T)[None] < lengths[:, None]).float()
+        scores = torch.tensor([self.reward_fn(r.text, p.answer) for r, p in zip(rollouts, problems)])
+        token_rewards = torch.zeros(len(rollouts), T)
+        token_rewards[torch.arange(len(rollouts)), lengths - 1] = scores
+        batch = {
+            "prompts": prompts,
+            "responses": pad_right(responses, self.tokenizer.pad_token_id, length=T),
+            "response_mask": response_mask,
+            "token_level_rewards": token_rewards,
+            "engine_log_probs": pad_right([r.senior_logprobs for r in rollouts], 0.0, torch.float32, length=T),
+            "index": [p.id for p in problems],
+            "finish_stop": [r.finish_reason == "stop" for r in rollouts],
+            "response_token_lists": responses,
+        }
+        if cfg.is_tandem:
+            batch["authorship_mask"] = pad_right([r.authorship_mask for r in rollouts], 0, length=T)
+        return batch
+
+    def _model_inputs(self, batch: dict, rows: slice | None = None):
+        rows = rows or slice(None)
+        input_ids, attention, response_index = join_prompt_response(
+            batch["prompts"][rows], batch["response_token_lists"][rows], self.tokenizer.pad_token_id
+        )
+        T = batch["responses"].shape[1]
+        if response_index.shape[1] < T:  # a mini-batch whose responses are all shorter than the batch's
+            response_index = torch.nn.functional.pad(response_index, (0, T - response_index.shape[1]))
+        dev = self.cfg.device
+        return input_ids.to(dev), attention.to(dev), response_index.to(dev)
+
+    @torch.no_grad()
+    def _logprobs_no_grad(self, model, batch: dict) -> torch.Tensor:
+        return response_logprobs(model, *self._model_inputs(batch), temperature=self.sampling.logprob_temperature)[0]
+
+    def update(self, batch: dict, step: int) -> dict:
+        """GRPO advantages and the PPO update(s) of the senior on one batch."""
+        cfg, dev = self.cfg, self.cfg.device
+        authorship = require_authorship_mask(batch, tandem=cfg.is_tandem)
+        response_mask = batch["response_mask"]
+        junior_weight = cfg.tandem.junior_token_loss_weight if cfg.is_tandem else 0.0
+        weights = token_weights(authorship, response_mask, junior_weight).to(dev)
+        adv, _ = get_adv_estimator_fn(cfg.adv_estimator)(
+            batch["token_level_rewards"], response_mask, batch["index"], cfg.adv_epsilon, cfg.norm_adv_by_std
+        )
+        adv = adv.to(dev)
+        on_policy = cfg.ppo_epochs == 1 and cfg.ppo_mini_batches == 1
+        old = None if on_policy else self._logprobs_no_grad(self.senior, batch)
+        ref = self._logprobs_no_grad(self.base, batch) if cfg.loss.use_kl_loss else None
+        lr = lr_at(step, cfg.lr, cfg.warmup_steps, cfg.steps, 1.0) if cfg.warmup_steps else cfg.lr
+        for g in self.opt.param_groups:
+            g["lr"] = lr
+        B = response_mask.shape[0]
+        bounds = torch.linspace(0, B, cfg.ppo_mini_batches + 1).round().long().tolist()
+        history = []
+        # How far the engine's KV-cached log-probs are from the recompute (diagnostic only).
+        engine_diff = 0.0 if old is None else _max_abs_diff(old, batch["engine_log_probs"], weights)
+        for _ in range(cfg.ppo_epochs):
+            for lo, hi in zip(bounds, bounds[1:]):
+                rows = slice(lo, hi)
+                logp, entropy = response_logprobs(
+                    self.senior,
+                    *self._model_inputs(batch, rows),
+                    temperature=self.sampling.logprob_temperature,
+                    with_entropy=True,
+                    entropy_grad=cfg.loss.entropy_coeff != 0,
+                )
+                if old is None:  # on-policy: one epoch, one mini-batch
+                    engine_diff = _max_abs_diff(logp.detach(), batch["engine_log_probs"], weights)
+                old_mb = logp.detach() if old is None else old[rows]
+                loss, m = actor_loss(
+                    cfg.loss, logp, old_mb, adv[rows], weights[rows], entropy, None if ref is None else ref[rows]
+                )
+                self.opt.zero_grad(set_to_none=True)
+                loss.backward()
+                m["grad_norm"] = float(torch.nn.utils.clip_grad_norm_(self.senior.parameters(), cfg.grad_clip))
+                m["loss"] = loss.item()
+                self.opt.step()
+                history.append(m)
+        out = {k: sum(h[k] for h in history) / len(history) for k in history[0]}
+        out["lr"], out["logprob_engine_diff_max"] = lr, engine_diff
+        return out
+
+    def step(self, step: int) -> dict:
+        t0 = time.time()
+        batch = self.rollout(step)
+        t1 = time.time()
+        m = self.update(batch, step)
+        t2 = time.time()
+        return {
+            **rollout_metrics(batch, self.cfg.group_size),
+            **_rename(m),
+            "time_rollout": t1 - t0,
+            "time_update": t2 - t1,
+            "time_step": t2 - t0,
+        }
+
+    def validate(self) -> float:
+        return greedy_solo_accuracy(self.senior, self.tokenizer, self.val_problems, self.cfg.max_new_tokens)
+
+    # --- the run ----------------------------------------------------------------------
+
+    def train(self, resume: bool = False) -> dict:
+        """Run (or continue) to `cfg.steps`; checkpoint, log, save OUT/model and the summary."""
+        cfg, out = self.cfg, Path(self.cfg.out)
+        check_run_dir(out, config_to_dict(cfg), resume)
+        start = load_checkpoint(out, self.senior, self.opt)[0] if resume and has_checkpoint(out) else 0
+        wandb = (
+            dict(
+                project=cfg.wandb_project,
+                run_dir=str(out),
+                config=config_to_dict(cfg),
+                mode=cfg.wandb_mode,
+                name=f"{cfg.method}-{out.name}",
+            )
+            if cfg.wandb
+            else None
+        )
+        logger = MetricsLogger(
+            out / "metrics.jsonl", resume_step=start, console=self.progress, console_keys=CONSOLE_KEYS, wandb=wandb
+        )
+        if start == 0:
+            logger.log(0, {"val_acc": self.validate()})
+        t0 = time.time()
+        bar = tqdm(range(start, cfg.steps), initial=start, total=cfg.steps, desc=cfg.method, disable=not self.progress)
+        for step in bar:
+            m = self.step(step)
+            done = step + 1
+            if (cfg.val_every and done % cfg.val_every == 0) or done == cfg.steps:
+                m["val_acc"] = self.validate()
+            logger.log(done, m)
+            bar.set_postfix(reward=f"{m['reward_mean']:.3f}")
+            if done % cfg.save_every == 0 or done == cfg.steps:
+                save_checkpoint(out, self.senior, self.opt, done)
+        bar.close()
+        logger.close()
+        save_pretrained_atomic(self.senior, self.tokenizer, out / "model")
+        summary = {
+            "phase": "train",
+            "method": cfg.method,
+            "steps": cfg.steps,
+            "model": str(out / "model"),
+            "grader": grader_name(),
+            "train_seconds": time.time() - t0,
+        }
+        write_json(out / SUMMARY, summary)
+        return summary
+
+
+def rollout_metrics(batch: dict, group_size: int) -> dict:
+    """Reward, authorship and length statistics of one batch of rollouts."""
+    mask, scores = batch["response_mask"], batch["token_level_rewards"].sum(-1)
+    authorship = batch.get("authorship_mask")
+    senior = mask if authorship is None else authorship.float() * mask
+    switches = 0.0
+    if authorship is not None:
+        change = (authorship[:, 1:] != authorship[:, :-1]).float() * mask[:, 1:]
+        switches = change.sum().item() / mask.shape[0]
+    groups = scores.view(-1, group_size)
+    return {
+        "reward_mean": scores.mean().item(),
+        "accuracy": (scores > 0.5).float().mean().item(),
+        "senior_frac": (senior.sum() / mask.sum()).item(),
+        "switches": switches,
+        "resp_len": mask.sum(-1).mean().item(),
+        "stop_frac": sum(batch["finish_stop"]) / len(batch["finish_stop"]),
+        "zero_var_groups": (groups.std(-1) == 0).float().mean().item(),
+    }
+
+
+def _rename(m: dict) -> dict:
+    names = {"pg_clipfrac": "clipfrac"}
+    return {names.get(k, k): v for k, v in m.items()}
+
+
+def _max_abs_diff(a: torch.Tensor, b: torch.Tensor, weights: torch.Tensor) -> float:
+    valid = weights.cpu() > 0
+    return (a.cpu() - b.to(a.dtype))[valid].abs().max().item() if bool(valid.any()) else 0.0

@@ -1,0 +1,71 @@
+"""Per-step metrics: one console line, one JSONL row, and optionally a wandb log.
+
+wandb is imported only when enabled and runs offline unless told otherwise. On resume
+the JSONL file keeps the rows up to the checkpoint step and continues after them, so a
+resumed run's log reads like an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from tandem.errors import TandemError
+from tandem.jsonl import read_jsonl, write_jsonl
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}" if math.isfinite(v) else str(v)
+    return str(v)
+
+
+class MetricsLogger:
+    """Writes `metrics.jsonl` under the run directory (and to wandb when enabled)."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        resume_step: int | None = None,
+        console: bool = True,
+        console_keys: tuple[str, ...] | None = None,
+        wandb: dict | None = None,
+    ):
+        self.path, self.console, self.console_keys = Path(path), console, console_keys
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        rows = []
+        if resume_step is not None and self.path.is_file():
+            rows = [r for r in read_jsonl(self.path) if r.get("step", 0) <= resume_step]
+        write_jsonl(self.path, rows)
+        self._file = self.path.open("a", encoding="utf-8")
+        self._wandb = _start_wandb(**wandb) if wandb else None
+
+    def log(self, step: int, metrics: dict) -> None:
+        row = {"step": step, **{k: (float(v) if hasattr(v, "item") else v) for k, v in metrics.items()}}
+        self._file.write(json.dumps(row) + "\n")
+        self._file.flush()
+        if self._wandb is not None:
+            self._wandb.log(row, step=step)
+        if self.console:
+            keys = self.console_keys or [k for k in row if k != "step"]
+            tqdm.write(f"step {step:>5} | " + " | ".join(f"{k} {_fmt(row[k])}" for k in keys if k in row))
+
+    def close(self) -> None:
+        self._file.close()
+        if self._wandb is not None:
+            self._wandb.finish()
+
+
+def _start_wandb(project: str, run_dir: str, config: dict, mode: str = "offline", name: str | None = None):
+    try:
+        import wandb
+    except ImportError:
+        raise TandemError(
+            "wandb logging is on but wandb is not installed; `pip install wandb` or set wandb=false"
+        ) from None
+    os.environ.setdefault("WANDB_SILENT", "true")
+    return wandb.init(project=project, dir=run_dir, config=config, mode=mode, name=name, reinit=True)

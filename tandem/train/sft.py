@@ -1,0 +1,168 @@
+"""Supervised fine-tuning on the task's worked solutions: the pre-RL base.
+
+Each example is a chat: user = the problem, assistant = its worked solution followed by
+`<|im_end|>`. The loss is the token-mean cross-entropy over assistant tokens only. The
+result, saved under `OUT/model`, is the base the paper pairs with itself: the junior
+(frozen) and the senior's initialisation.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+from tqdm.auto import tqdm
+
+from tandem.errors import TandemError
+from tandem.jsonl import write_json
+from tandem.models import load_model, load_tokenizer
+from tandem.task import TaskConfig, generate_problems
+from tandem.train.checkpoint import (
+    check_run_dir,
+    has_checkpoint,
+    load_checkpoint,
+    save_checkpoint,
+    save_pretrained_atomic,
+)
+from tandem.train.config import config_to_dict
+from tandem.train.data import batch_indices, pad_right, prompt_ids_batch, response_ids
+from tandem.train.evaluate import greedy_solo_accuracy
+from tandem.train.metrics import MetricsLogger
+
+SUMMARY = "summary.json"
+
+
+@dataclass
+class SFTConfig:
+    """Supervised fine-tuning of a (tiny) model on worked solutions."""
+
+    model: str = ""  # initial HF model dir (e.g. from `tandem-rlvr build-tiny`)
+    out: str = ""  # run directory; the base is written to OUT/model
+    seed: int = 0
+    steps: int = 600
+    batch_size: int = 32
+    lr: float = 3e-3
+    min_lr_ratio: float = 0.1  # cosine decay ends at lr * min_lr_ratio
+    warmup_steps: int = 30
+    weight_decay: float = 0.0
+    grad_clip: float = 1.0
+    n_train_problems: int = 20000
+    n_val_problems: int = 200
+    val_every: int = 0  # 0 = only at the end
+    save_every: int = 200
+    log_every: int = 25
+    max_new_tokens: int = 160
+    device: str = "cpu"
+    threads: int = 0  # torch CPU threads; 0 = torch's default
+    wandb: bool = False
+    wandb_project: str = "tandem-rlvr"
+    wandb_mode: str = "offline"
+    task: TaskConfig = field(default_factory=TaskConfig)
+
+    def __post_init__(self):
+        if not self.model:
+            raise TandemError("sft needs model=DIR (an HF model, e.g. from `tandem-rlvr build-tiny`)")
+        if not self.out:
+            raise TandemError("sft needs out=DIR (or --out DIR), where the base is written")
+        for name in ("steps", "batch_size", "n_train_problems", "n_val_problems"):
+            if getattr(self, name) < 1:
+                raise TandemError(f"sft: {name} must be >= 1, got {getattr(self, name)}")
+
+
+def lr_at(step: int, lr: float, warmup: int, total: int, min_ratio: float) -> float:
+    """Linear warm-up, then cosine decay to lr * min_ratio."""
+    if step < warmup:
+        return lr * (step + 1) / warmup
+    progress = min(1.0, (step - warmup) / max(1, total - warmup))
+    return lr * (min_ratio + (1 - min_ratio) * 0.5 * (1 + math.cos(math.pi * progress)))
+
+
+def sft_batch(examples: list[tuple[list[int], list[int]]], pad_id: int):
+    """(input_ids [B, L], labels [B, L] with -100 outside assistant tokens)."""
+    seqs = [p + r for p, r in examples]
+    labels = [[-100] * len(p) + r for p, r in examples]
+    return pad_right(seqs, pad_id), pad_right(labels, -100)
+
+
+def sft_loss(model, input_ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Token-mean cross-entropy of assistant tokens."""
+    logits = model(input_ids=input_ids, use_cache=False).logits[:, :-1].float()
+    target = labels[:, 1:]
+    return torch.nn.functional.cross_entropy(
+        logits.reshape(-1, logits.shape[-1]), target.reshape(-1), ignore_index=-100
+    )
+
+
+def run_sft(cfg: SFTConfig, resume: bool = False, progress: bool = True) -> dict:
+    """Train, validate (greedy solo accuracy) and save the base; return the summary."""
+    out = Path(cfg.out)
+    check_run_dir(out, config_to_dict(cfg), resume)
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    torch.manual_seed(cfg.seed)
+    tokenizer = load_tokenizer(cfg.model)
+    model = load_model(cfg.model, device=cfg.device).train().requires_grad_(True)
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, betas=(0.9, 0.95))
+
+    train = generate_problems("train", cfg.n_train_problems, cfg.seed, cfg.task)
+    val = generate_problems("validation", cfg.n_val_problems, cfg.seed, cfg.task)
+    examples = list(zip(prompt_ids_batch(tokenizer, train), (response_ids(tokenizer, p.solution) for p in train)))
+
+    start = load_checkpoint(out, model, opt)[0] if resume and has_checkpoint(out) else 0
+    wandb = (
+        dict(
+            project=cfg.wandb_project,
+            run_dir=str(out),
+            config=config_to_dict(cfg),
+            mode=cfg.wandb_mode,
+            name=f"sft-{out.name}",
+        )
+        if cfg.wandb
+        else None
+    )
+    logger = MetricsLogger(out / "metrics.jsonl", resume_step=start, wandb=wandb)
+    bar = tqdm(range(start, cfg.steps), initial=start, total=cfg.steps, desc="sft", disable=not progress)
+    t0, recent = time.time(), []
+    for step in bar:
+        lr = lr_at(step, cfg.lr, cfg.warmup_steps, cfg.steps, cfg.min_lr_ratio)
+        for g in opt.param_groups:
+            g["lr"] = lr
+        batch = [examples[i] for i in batch_indices(len(examples), cfg.batch_size, cfg.seed, step)]
+        input_ids, labels = (t.to(cfg.device) for t in sft_batch(batch, tokenizer.pad_token_id))
+        loss = sft_loss(model, input_ids, labels)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+        opt.step()
+        recent.append(loss.item())
+        done = step + 1
+        metrics = {}
+        if done % cfg.log_every == 0 or done == cfg.steps:
+            metrics.update(
+                loss=sum(recent) / len(recent), lr=lr, grad_norm=float(grad_norm), elapsed_s=time.time() - t0
+            )
+            bar.set_postfix(loss=f"{metrics['loss']:.3f}")
+            recent = []
+        if cfg.val_every and done % cfg.val_every == 0 and done != cfg.steps:
+            metrics["val_greedy_acc"] = greedy_solo_accuracy(model, tokenizer, val, cfg.max_new_tokens)
+        if metrics:
+            logger.log(done, metrics)
+        if done % cfg.save_every == 0 and done != cfg.steps:
+            save_checkpoint(out, model, opt, done)
+    bar.close()
+    val_acc = greedy_solo_accuracy(model, tokenizer, val, cfg.max_new_tokens)
+    logger.log(cfg.steps, {"val_greedy_acc": val_acc})
+    logger.close()
+    save_pretrained_atomic(model, tokenizer, out / "model")
+    summary = {
+        "phase": "sft",
+        "steps": cfg.steps,
+        "val_greedy_acc": val_acc,
+        "model": str(out / "model"),
+        "train_seconds": time.time() - t0,
+    }
+    write_json(out / SUMMARY, summary)
+    return summary
