@@ -43,3 +43,32 @@ def tiny_dir_seed1(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("tiny") / "tiny-s1"
     build_tiny(out, seed=1)
     return out
+
+
+# Float64 engine fixtures (tests/test_engine*.py): the zoo's tokenizer, a senior (seed 0),
+# a junior with other weights (seed 1), and four prompts of different lengths.
+@pytest.fixture(scope="module")
+def tok(tiny_dir):
+    from tandem.models import load_tokenizer
+
+    return load_tokenizer(tiny_dir)
+
+
+@pytest.fixture(scope="module")
+def senior(tiny_dir):
+    from tandem.models import load_model
+
+    return load_model(tiny_dir, dtype="float64")
+
+
+@pytest.fixture(scope="module")
+def junior(tiny_dir_seed1):
+    from tandem.models import load_model
+
+    return load_model(tiny_dir_seed1, dtype="float64")
+
+
+@pytest.fixture(scope="module")
+def prompts(tok):
+    texts = ["Mia has 3 apples.", "Leo has 12 coins. He finds 4 more coins.", "Ava", "Sam has 40 cards. He sells 7."]
+    return [tok(t)["input_ids"] for t in texts]

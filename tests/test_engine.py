@@ -19,27 +19,6 @@ from tandem.process import replay_mask
 from tandem.sampling import SamplingConfig
 
 
-@pytest.fixture(scope="module")
-def tok(tiny_dir):
-    return load_tokenizer(tiny_dir)
-
-
-@pytest.fixture(scope="module")
-def senior(tiny_dir):
-    return load_model(tiny_dir, dtype="float64")
-
-
-@pytest.fixture(scope="module")
-def junior(tiny_dir_seed1):
-    return load_model(tiny_dir_seed1, dtype="float64")
-
-
-@pytest.fixture(scope="module")
-def prompts(tok):
-    texts = ["Mia has 3 apples.", "Leo has 12 coins. He finds 4 more coins.", "Ava", "Sam has 40 cards. He sells 7."]
-    return [tok(t)["input_ids"] for t in texts]
-
-
 SAMPLE = SamplingConfig(temperature=1.0, max_new_tokens=48, seed=5)
 
 

@@ -50,7 +50,7 @@ from tandem.train.config import config_to_dict
 from tandem.train.data import batch_indices, join_prompt_response, pad_right, prompt_ids_batch
 from tandem.train.evaluate import greedy_solo_accuracy
 from tandem.train.logprobs import response_logprobs
-from tandem.train.metrics import MetricsLogger
+from tandem.train.metrics import MetricsLogger, wandb_settings
 from tandem.train.reward import grader_name, reward
 from tandem.train.sft import lr_at
 
@@ -274,17 +274,7 @@ class GRPOTrainer:
         cfg, out = self.cfg, Path(self.cfg.out)
         check_run_dir(out, config_to_dict(cfg), resume)
         start = load_checkpoint(out, self.senior, self.opt)[0] if resume and has_checkpoint(out) else 0
-        wandb = (
-            dict(
-                project=cfg.wandb_project,
-                run_dir=str(out),
-                config=config_to_dict(cfg),
-                mode=cfg.wandb_mode,
-                name=f"{cfg.method}-{out.name}",
-            )
-            if cfg.wandb
-            else None
-        )
+        wandb = wandb_settings(cfg, out, f"{cfg.method}-{out.name}")
         logger = MetricsLogger(
             out / "metrics.jsonl", resume_step=start, console=self.progress, console_keys=CONSOLE_KEYS, wandb=wandb
         )

@@ -16,12 +16,21 @@ from tqdm.auto import tqdm
 
 from tandem.errors import TandemError
 from tandem.jsonl import read_jsonl, write_jsonl
+from tandem.train.config import config_to_dict
 
 
 def _fmt(v) -> str:
     if isinstance(v, float):
         return f"{v:.4g}" if math.isfinite(v) else str(v)
     return str(v)
+
+
+def wandb_settings(cfg, run_dir, name: str) -> dict | None:
+    """The `wandb=` argument of `MetricsLogger` for a config with wandb fields, or None when off."""
+    if not cfg.wandb:
+        return None
+    return dict(project=cfg.wandb_project, run_dir=str(run_dir), config=config_to_dict(cfg),
+                mode=cfg.wandb_mode, name=name)
 
 
 class MetricsLogger:

@@ -30,7 +30,7 @@ from tandem.train.checkpoint import (
 from tandem.train.config import config_to_dict
 from tandem.train.data import batch_indices, pad_right, prompt_ids_batch, response_ids
 from tandem.train.evaluate import greedy_solo_accuracy
-from tandem.train.metrics import MetricsLogger
+from tandem.train.metrics import MetricsLogger, wandb_settings
 
 SUMMARY = "summary.json"
 
@@ -112,17 +112,7 @@ def run_sft(cfg: SFTConfig, resume: bool = False, progress: bool = True) -> dict
     examples = list(zip(prompt_ids_batch(tokenizer, train), (response_ids(tokenizer, p.solution) for p in train)))
 
     start = load_checkpoint(out, model, opt)[0] if resume and has_checkpoint(out) else 0
-    wandb = (
-        dict(
-            project=cfg.wandb_project,
-            run_dir=str(out),
-            config=config_to_dict(cfg),
-            mode=cfg.wandb_mode,
-            name=f"sft-{out.name}",
-        )
-        if cfg.wandb
-        else None
-    )
+    wandb = wandb_settings(cfg, out, f"sft-{out.name}")
     logger = MetricsLogger(out / "metrics.jsonl", resume_step=start, wandb=wandb)
     bar = tqdm(range(start, cfg.steps), initial=start, total=cfg.steps, desc="sft", disable=not progress)
     t0, recent = time.time(), []
