@@ -11,7 +11,7 @@ import argparse
 import importlib
 import sys
 
-from tandem.errors import TandemError
+from tandem.errors import run_reporting_errors
 
 # Module names under tandem.commands, in the order `--help` lists them.
 SUBCOMMANDS = [
@@ -42,14 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    try:
-        return int(args.func(args) or 0)
-    except TandemError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    return run_reporting_errors(args.func, args)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from tandem.errors import TandemError
+from tandem.errors import TandemError, run_reporting_errors
 from tandem.jsonl import write_json, write_jsonl
 from tandem_eval import grader
 from tandem_eval.backends import BACKENDS, EvalSampling, make_backend
@@ -250,15 +250,7 @@ def print_table(overall: dict) -> None:
 
 def cli_main(parser: argparse.ArgumentParser, run, argv=None) -> int:
     """Parse, run, and turn an expected mistake into one `error: ...` line and exit status 2."""
-    args = parser.parse_args(argv)
-    try:
-        return int(run(args) or 0)
-    except TandemError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    return run_reporting_errors(run, parser.parse_args(argv))
 
 
 def backend_factory(args, senior: str, junior: str | None = None):
