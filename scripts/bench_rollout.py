@@ -33,6 +33,7 @@ from tandem.models import load_model, load_tokenizer
 from tandem.sampling import SamplingConfig
 from tandem.zoo import build_tiny
 
+CONCRETE = tuple(m for m in MODES if m != "auto")
 STRATEGIES = {"word": TandemConfig(selection_strategy="word", prob_senior=0.5, max_gap_tokens=32),
               "step": TandemConfig(selection_strategy="step", first_author="senior")}
 
@@ -44,7 +45,8 @@ def parse_args():
     p.add_argument("--batches", type=int, nargs="+", default=[1, 16, 64], help="batch sizes (default 1 16 64)")
     p.add_argument("--lengths", type=int, nargs="+", default=[128, 512], help="response lengths (default 128 512)")
     p.add_argument("--strategies", nargs="+", default=["word", "step"], choices=list(STRATEGIES))
-    p.add_argument("--modes", nargs="+", default=list(MODES), choices=list(MODES))
+    p.add_argument("--modes", nargs="+", default=list(CONCRETE), choices=list(CONCRETE),
+                   help="tandem modes to time (default all; `auto` is recorded as the mode it picks)")
     p.add_argument("--repeats", type=int, default=3, help="timings per configuration; the median is kept")
     p.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default 1)")
     p.add_argument("--device", default="cpu")
@@ -80,6 +82,9 @@ def bench(models, tok, batch, length, strategy, modes, repeats):
                      "max_new_tokens": length, "tokens": tokens, "seconds": round(elapsed, 4),
                      "tokens_per_s": round(tokens / elapsed, 1), "cpu_tokens_per_s": round(tokens / cpu, 1),
                      "forward_calls": calls, "forward_calls_per_token": round(calls / tokens, 4)})
+    auto = TandemEngine(senior, junior, tok, STRATEGIES[strategy]).decoding_mode(batch)
+    for r in runs[1:]:
+        r["auto_picks"] = r["mode"] == auto  # the engine default (`auto`) decodes this configuration so
     solo = runs[0]
     solo["timed_with"] = strategy  # solo is timed again beside each strategy's modes
     for r in runs[1:]:  # against the solo run timed beside it
@@ -168,6 +173,9 @@ def main():
         # The headline: the median over configurations of the best tandem mode's tokens/s over solo.
         "ratio_tandem_over_solo": round(statistics.median(best.values()), 3),
     }
+    picked = [r["ratio_over_solo"] for r in tandem if r.get("auto_picks")]
+    if picked:  # the same median for the mode the engine default (`auto`) decodes with
+        result["ratio_default_over_solo"] = round(statistics.median(picked), 3)
     write_json(args.out, result)
     if args.plot:
         plot(runs, args.plot)

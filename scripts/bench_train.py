@@ -34,7 +34,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--group-size", type=int, default=4)
     p.add_argument("--ppo-mini-batches", type=int, default=2)
     p.add_argument("--max-new-tokens", type=int, default=96)
-    p.add_argument("--engine-mode", default="paired", help="engine decoding mode for trl (paired|lockstep|lazy)")
+    p.add_argument("--engine-mode", default="auto", help="engine decoding mode for trl (auto|paired|lockstep|lazy)")
     p.add_argument("--threads", type=int, default=2, help="torch CPU threads (default 2)")
     p.add_argument("--device", default="cpu")
     return p.parse_args(argv)

@@ -15,6 +15,8 @@ from pathlib import Path
 from tandem.errors import TandemError
 
 STRATEGIES = ("word", "bernoulli", "sentence", "alternating", "chunk", "step")
+# Decoding modes of the reference engine (tandem/engine.py); all give the same tokens.
+ENGINE_MODES = ("auto", "paired", "lockstep", "lazy")
 # Strategies whose next author comes from a coin; the others toggle deterministically.
 COIN_STRATEGIES = ("word", "bernoulli")
 # Strategies that need a boundary set (derived from the tokenizer unless given explicitly).

@@ -63,7 +63,7 @@ class _Group:
     b: int
     L: int
     scatter: tuple | None  # (row, offset) of each token in [b, L] (None: tokens already fill it)
-    bias: torch.Tensor  # [M * b * H_kv, G * L, T] additive attention mask
+    bias: torch.Tensor | None  # [M * b * H_kv, G * L, T] additive attention mask (None: none needed)
 
 
 @dataclass
@@ -176,7 +176,8 @@ class CachedDecoder:
         positions = start[:, None] + self.offsets[None, :L]  # [b, L]
         padded = n_new is not None and L > 1
         end = start + n_new if padded else start + L
-        T = int(end.max())
+        lo, hi = torch.aminmax(end)
+        T, aligned = int(hi), int(lo) == int(hi)  # aligned: every row ends at slot T
         if T > cache.capacity:
             raise RuntimeError("KV cache capacity exceeded (engine sized it too small)")
         valid = self.offsets[None, :L] < n_new[:, None] if padded else None
@@ -186,7 +187,7 @@ class CachedDecoder:
         if padded:
             groups = self._split(rows, positions, valid, n_new, T, B)
         else:
-            groups = [self._group(None, rows, positions, None, T, B)]
+            groups = [self._group(None, rows, positions, None, T, B, aligned)]
         return _Layout(
             write_rows=write_rows, write_pos=write_pos, valid=valid, end=end, T=T, groups=groups,
             cos=self.cos[write_pos][:, None], sin=self.sin[write_pos][:, None],  # [N, 1, D]
@@ -208,8 +209,10 @@ class CachedDecoder:
             groups.append(self._group(tokens, g_rows, positions[idx, :L], valid[idx, :L], T, B))
         return groups
 
-    def _group(self, tokens, rows, positions, valid, T, B) -> _Group:
+    def _group(self, tokens, rows, positions, valid, T, B, aligned=False) -> _Group:
         b, L = positions.shape
+        if aligned and L == 1:  # one new token per row, every row ends at T: nothing to mask
+            return _Group(tokens, rows, b, 1, None, None)
         if rows is not None and L == 1 and 2 * b >= B:
             # Most of the batch: attend over every row (the others' queries are ignored) rather
             # than gather these rows' K/V, a copy of most of the cache per layer.
@@ -267,7 +270,10 @@ class CachedDecoder:
             q_pad[:, g.scatter[0], g.scatter[1]] = q
             q = q_pad
         q = q.reshape(M, b, L, Hkv, G, D).permute(0, 1, 3, 4, 2, 5).reshape(-1, G * L, D)
-        scores = torch.baddbmm(g.bias, q, K, alpha=self.scaling)
+        if g.bias is None:
+            scores = torch.bmm(q, K).mul_(self.scaling)
+        else:
+            scores = torch.baddbmm(g.bias, q, K, alpha=self.scaling)
         out = torch.bmm(torch.softmax(scores, dim=-1), V)  # [M*b*H_kv, G*L, D]
         out = out.view(M, b, Hkv, G, L, D).permute(0, 1, 4, 2, 3, 5)  # [M, b, L, H_kv, G, D]
         if g.scatter is not None:

@@ -2,9 +2,11 @@
 
 Each model has its own KV cache (`tandem.decoder`). Before every token, the tandem
 process (`tandem.process`) has already chosen each row's author, so each row samples from
-its author's distribution only. Three decoding modes give identical tokens and masks:
+its author's distribution only. Three decoding modes give identical tokens and masks, and
+`auto` (the default) picks the fastest measured one per call: `lazy` for a single prompt,
+else `paired` (model_spec/PERFORMANCE.md):
 
-- `paired` (default): both models ingest every token as it is emitted, in ONE forward
+- `paired`: both models ingest every token as it is emitted, in ONE forward
   per step over their stacked weights (`CachedDecoder(senior, junior)`). It needs two
   models of identical configs (the paper's self-paired setting: the junior is the
   senior's pre-RL base); otherwise the engine falls back to `lockstep`.
@@ -26,7 +28,7 @@ from dataclasses import dataclass
 
 from tandem.boundaries import config_boundary_lookup
 from tandem.coins import request_key
-from tandem.config import TandemConfig
+from tandem.config import ENGINE_MODES, TandemConfig
 from tandem.decoder import CachedDecoder
 from tandem.decoder_weights import same_architecture
 from tandem.errors import TandemError
@@ -34,7 +36,7 @@ from tandem.generation import JUNIOR, SENIOR, LazyGeneration, LockstepGeneration
 from tandem.models import check_same_model_vocab, check_same_vocab, context_length
 from tandem.sampling import SamplingConfig
 
-MODES = ("paired", "lockstep", "lazy")
+MODES = ENGINE_MODES
 
 
 @dataclass
@@ -62,7 +64,7 @@ class TandemEngine:
     """Senior + junior co-generation (or the senior solo) with the reference decoder."""
 
     def __init__(self, senior, junior, tokenizer, tandem: TandemConfig | None = None,
-                 junior_tokenizer=None, mode: str = "paired", max_lag: int | None = 256):
+                 junior_tokenizer=None, mode: str = "auto", max_lag: int | None = 256):
         if mode not in MODES:
             raise TandemError(f"unknown engine mode {mode!r}; choose one of {', '.join(MODES)}")
         self.tandem, self.tokenizer, self.max_lag = tandem or TandemConfig(), tokenizer, max_lag
@@ -78,13 +80,14 @@ class TandemEngine:
             self.is_boundary = config_boundary_lookup(
                 self.tandem, tokenizer, self.senior.vocab_size, self.senior.device
             )
-            if mode == "paired" and same_architecture(senior, junior):
+            if mode in ("auto", "paired") and same_architecture(senior, junior):
                 self.paired = CachedDecoder(senior, junior)
         # `paired` needs identical configs; otherwise both models run their own forward.
         self.mode = "lockstep" if mode == "paired" and self.paired is None else mode
         self.device = self.senior.device
         self.vocab_size = self.senior.vocab_size
         self.last_forward_calls = 0
+        self.last_mode = None  # the mode the last tandem `generate` decoded with
 
     def eos_ids(self, sampling: SamplingConfig) -> list[int]:
         if sampling.eos_token_ids is not None:
@@ -104,12 +107,13 @@ class TandemEngine:
         keys = request_keys if request_keys is not None else [request_key("row", i) for i in range(len(prompts))]
         if len(keys) != len(prompts):
             raise TandemError(f"{len(keys)} request keys for {len(prompts)} prompts; pass one key per prompt")
+        self.last_mode = None if solo else self.decoding_mode(len(prompts))
         if solo:
             generation = LockstepGeneration(self, prompts, sampling, keys, [self.senior])
-        elif self.mode == "paired":
+        elif self.last_mode == "paired":
             generation = LockstepGeneration(self, prompts, sampling, keys, [self.paired])
         else:
-            kind = LazyGeneration if self.mode == "lazy" else LockstepGeneration
+            kind = LazyGeneration if self.last_mode == "lazy" else LockstepGeneration
             generation = kind(self, prompts, sampling, keys, [self.senior, self.junior])
         try:
             generation.run(progress)
@@ -117,6 +121,14 @@ class TandemEngine:
             generation.close()  # drops the decoders' weight snapshots
         self.last_forward_calls = generation.forward_calls  # model forwards of the last call (benchmarks)
         return [self._rollout(generation, r) for r in range(len(prompts))]
+
+    def decoding_mode(self, batch: int) -> str:
+        """The concrete mode a tandem call of `batch` prompts decodes with (`auto` resolved)."""
+        if self.mode != "auto":
+            return self.mode
+        if batch == 1:  # one row: only its author runs per token, the other catches up in chunks
+            return "lazy"
+        return "paired" if self.paired is not None else "lockstep"
 
     def _rollout(self, g, r: int) -> Rollout:
         n, p = int(g.n_emitted[r]), int(g.prompt_len[r])

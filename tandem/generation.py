@@ -51,7 +51,7 @@ class Generation:
         self.row_ids = torch.arange(B, device=dev)
         self.finish = [None] * B
         self.eos = torch.tensor(engine.eos_ids(sampling), dtype=torch.int64, device=dev)
-        self.state = None if self.solo else start_state(engine.tandem, self.keys)
+        self.state = None if self.solo else start_state(engine.tandem, self.keys, n_tokens=T)
         self.caches = [dec.begin(B, self.capacity) for dec in decoders]
         self.forward_calls = 0
 
@@ -150,6 +150,7 @@ class LazyGeneration(Generation):
         self.total_len = self.prompt_len.clone()
         self.last_logits = torch.zeros(2, B, engine.vocab_size, dtype=decoders[0].dtype, device=self.seq.device)
         self.offsets = torch.arange(self.capacity, device=self.seq.device)
+        self.max_prompt = int(self.prompt_len.max())
 
     def run(self, progress: bool = False) -> None:
         bar = _bar(self.s.max_new_tokens, progress)
@@ -174,13 +175,13 @@ class LazyGeneration(Generation):
         at = slice(None) if every else rows
         author = self.state.author[at]
         fresh = torch.stack([author, ~author])  # [2, b]: which model has logits for this token
-        if self.e.max_lag is not None:  # bound the catch-up chunk of the non-author
+        # A lag is at most the prompt plus the tokens so far: check the bound once it can bind.
+        if self.e.max_lag is not None and self.max_prompt + t >= self.e.max_lag:
             lengths = torch.stack([cache.lengths[at] for cache in self.caches])
             fresh |= self.total_len[at] - lengths >= self.e.max_lag
-        for m in (SENIOR, JUNIOR):
-            need = rows[fresh[m]]
-            if need.numel():
-                self._ingest(m, need)
+        for m, n in enumerate(fresh.sum(1).tolist()):
+            if n:
+                self._ingest(m, rows if n == rows.numel() else rows[fresh[m]])
         logits = self.last_logits[:, at]
         tokens = self._sample(logits, author, self.uniforms[at, t])
         lp = token_logprobs(logits, tokens.expand(2, -1), self.s.logprob_temperature)
@@ -199,11 +200,12 @@ class LazyGeneration(Generation):
         dec, cache = self.decoders[m], self.caches[m]
         start = cache.lengths[rows]
         n_new = self.total_len[rows] - start
-        L = int(n_new.max())
+        shortest, L = (int(n) for n in torch.aminmax(n_new))
         pos = start[:, None] + self.offsets[None, :L]
         chunk = self.seq[rows[:, None], pos.clamp(max=self.capacity - 1)]
         every = rows.numel() == self.row_ids.numel()  # rows are sorted and distinct
-        hidden = dec.forward(cache, None if every else rows, chunk, n_new)[0]  # [N, hidden], row by row
+        ragged = n_new if shortest < L else None  # equal chunks need no padding
+        hidden = dec.forward(cache, None if every else rows, chunk, ragged)[0]  # [N, hidden], row by row
         self.forward_calls += 1
         last = n_new.cumsum(0) - 1
         self.last_logits[m, rows] = dec.logits(hidden[None, last])[0]

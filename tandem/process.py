@@ -3,7 +3,9 @@
 Each request carries `author` (True = the senior writes the next token), `since_redraw`
 (tokens emitted since the author was last drawn) and `coin_index` (coins drawn so far).
 `start_state` draws the first author; `advance` consumes one emitted token per request
-and returns the state for the next token. Because the author of a token is known before
+and returns the state for the next token. A generation that knows its token budget asks
+`start_state` for a coin table: the coins of the whole budget drawn in one call, then
+looked up per token (the same coins, without hashing on every step). Because the author of a token is known before
 it is sampled, an engine samples from that model's distribution only. Coins are
 counter-based (`tandem.coins`), so `replay_mask` recomputes any mask from tokens alone.
 
@@ -28,22 +30,33 @@ class TandemState:
     since_redraw: torch.Tensor  # int64
     coin_index: torch.Tensor  # int64: index of the next coin to draw
     keys: torch.Tensor  # int64: request keys
+    coins: torch.Tensor | None = None  # float64 [B, n]: coin uniforms 0..n-1 drawn ahead (a cache)
+    covered: int = 0  # tokens `advance` may still consume before `coins` could run out
 
     def select(self, rows: torch.Tensor) -> "TandemState":
-        return TandemState(self.author[rows], self.since_redraw[rows], self.coin_index[rows], self.keys[rows])
+        coins = None if self.coins is None else self.coins[rows]
+        return TandemState(self.author[rows], self.since_redraw[rows], self.coin_index[rows], self.keys[rows],
+                           coins, self.covered)
 
 
-def start_state(cfg: TandemConfig, keys) -> TandemState:
-    """State at the start of each response: the first author is drawn (coin 0) or `first_author`."""
+def start_state(cfg: TandemConfig, keys, n_tokens: int = 0) -> TandemState:
+    """State at the start of each response: the first author is drawn (coin 0) or `first_author`.
+
+    `n_tokens > 0` draws the coins of that many tokens up front (coin 0 plus at most one
+    per token); past them `advance` draws coins one step at a time, as without a table.
+    """
     keys = torch.as_tensor(keys, dtype=torch.int64)
     zeros = torch.zeros_like(keys)
-    if cfg.uses_coins:
-        author = coin_uniform(cfg.seed, keys, zeros) < cfg.prob_senior
-        coin_index = zeros + 1
-    else:
+    if not cfg.uses_coins:
         author = torch.full(keys.shape, cfg.first_author == "senior", dtype=torch.bool, device=keys.device)
-        coin_index = zeros
-    return TandemState(author, zeros.clone(), coin_index, keys)
+        return TandemState(author, zeros.clone(), zeros, keys)
+    coins = None
+    if n_tokens > 0:
+        coins = coin_uniform(cfg.seed, keys[:, None], torch.arange(n_tokens + 1, device=keys.device)[None])
+        first = coins[:, 0]
+    else:
+        first = coin_uniform(cfg.seed, keys, zeros)
+    return TandemState(first < cfg.prob_senior, zeros.clone(), zeros + 1, keys, coins, n_tokens)
 
 
 def redraw_due(cfg: TandemConfig, is_boundary: torch.Tensor | None, since: torch.Tensor, tokens: torch.Tensor):
@@ -64,15 +77,21 @@ def advance(cfg: TandemConfig, is_boundary: torch.Tensor | None, state: TandemSt
     tokens = torch.as_tensor(tokens, dtype=torch.int64, device=state.keys.device)
     since = state.since_redraw + 1
     due = redraw_due(cfg, is_boundary, since, tokens)
+    coins, covered = state.coins, state.covered - 1
     if cfg.uses_coins:
-        drawn = coin_uniform(cfg.seed, state.keys, state.coin_index) < cfg.prob_senior
-        author = torch.where(due, drawn, state.author)
+        if coins is not None:  # coin_index <= tokens consumed + 1 <= table width - 1
+            u = coins.gather(1, state.coin_index[:, None])[:, 0]
+        else:
+            u = coin_uniform(cfg.seed, state.keys, state.coin_index)
+        author = torch.where(due, u < cfg.prob_senior, state.author)
         coin_index = state.coin_index + due.long()
+        if covered <= 0:
+            coins = None
     else:
         author = torch.where(due, ~state.author, state.author)
         coin_index = state.coin_index
-    since = torch.where(due, torch.zeros_like(since), since)
-    return TandemState(author, since, coin_index, state.keys)
+    since = since.masked_fill(due, 0)
+    return TandemState(author, since, coin_index, state.keys, coins, covered)
 
 
 def replay_mask(cfg: TandemConfig, is_boundary, response_tokens, keys, lengths=None) -> torch.Tensor:
@@ -84,7 +103,7 @@ def replay_mask(cfg: TandemConfig, is_boundary, response_tokens, keys, lengths=N
     if tokens.dim() == 1:
         tokens = tokens[None]
     B, T = tokens.shape
-    state = start_state(cfg, torch.as_tensor(keys, dtype=torch.int64).reshape(B))
+    state = start_state(cfg, torch.as_tensor(keys, dtype=torch.int64).reshape(B), n_tokens=T)
     mask = torch.zeros(B, T, dtype=torch.int64)
     for t in range(T):
         mask[:, t] = state.author.long()

@@ -140,7 +140,7 @@ class EngineBackend:
             raise TandemError("the handoff needs a junior model; pass --junior")
         if self.same_vocab:
             tandem = TandemConfig(selection_strategy="step", first_author="senior")
-            engine = TandemEngine(self.senior, self.junior, self.tokenizer, tandem=tandem, mode="lazy")
+            engine = TandemEngine(self.senior, self.junior, self.tokenizer, tandem=tandem)
             return self._batched(engine, prompts, keys, False, "handoff")
         if prompt_texts is None:
             raise TandemError("re-tokenising handoff needs the prompt texts")

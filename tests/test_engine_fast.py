@@ -56,6 +56,30 @@ def test_paired_decoding_runs_one_forward_per_step(senior, junior, tok, prompts)
     assert engine.last_forward_calls == 12  # the prompt forward, then one per token but the last
 
 
+def test_auto_mode_decodes_one_prompt_lazily_and_a_batch_paired(senior, junior, tok, prompts):
+    cfg = TandemConfig(selection_strategy="word", seed=3)
+    auto = TandemEngine(senior, junior, tok, cfg)
+    assert auto.mode == "auto"
+    for batch, picked in ((prompts[:1], "lazy"), (prompts, "paired")):
+        out = auto.generate(batch, SAMPLE)
+        assert auto.last_mode == picked
+        assert_same_rollouts(out, TandemEngine(senior, junior, tok, cfg, mode="lockstep").generate(batch, SAMPLE))
+
+
+def test_auto_mode_runs_lockstep_for_a_batch_when_the_junior_has_another_shape(senior, tok, prompts):
+    other = tiny_model("qwen3", hidden_size=32, head_dim=8, intermediate_size=48)
+    engine = TandemEngine(senior, other, tok)
+    engine.generate(prompts, SAMPLE)
+    assert engine.last_mode == "lockstep" and engine.decoding_mode(1) == "lazy"
+
+
+def test_lazy_decoding_of_one_prompt_runs_one_forward_per_token(senior, junior, tok, prompts):
+    # The author's forward carries the tokens it missed; only the final catch-up is extra.
+    engine = TandemEngine(senior, junior, tok, TandemConfig(selection_strategy="word", seed=3), mode="lazy")
+    out = engine.generate(prompts[:1], SamplingConfig(max_new_tokens=30, eos_token_ids=()))
+    assert 30 <= engine.last_forward_calls <= 31 and 0 < out[0].senior_fraction < 1
+
+
 @pytest.mark.parametrize("mode", ["paired", "lazy"])
 def test_rows_finishing_at_different_steps_decode_as_in_lockstep(senior, junior, tok, prompts, mode):
     cfg = TandemConfig(seed=1)

@@ -161,3 +161,20 @@ def test_replay_zeroes_positions_past_each_length():
     cfg = TandemConfig(selection_strategy="alternating")
     mask = replay_mask(cfg, None, random_tokens(2, 6), [1, 2], lengths=[6, 3])
     assert mask[1].tolist() == [1, 0, 1, 0, 0, 0]
+
+
+@pytest.mark.parametrize("strategy", ["word", "bernoulli"])
+@pytest.mark.parametrize("n_tokens", [0, 1, 7, 40])
+def test_a_coin_table_gives_the_same_states_as_drawing_each_coin(strategy, n_tokens):
+    # 40 tokens are advanced: tables of 1 and 7 tokens run out part-way and must hand over.
+    cfg = TandemConfig(selection_strategy=strategy, prob_senior=0.5, max_gap_tokens=4)
+    is_boundary, tokens, keys = lookup(range(0, V, 3)), random_tokens(16, 40, seed=3), torch.arange(16) * 7919
+    plain, tabled = start_state(cfg, keys), start_state(cfg, keys, n_tokens=n_tokens)
+    for t in range(40):
+        assert torch.equal(plain.author, tabled.author) and torch.equal(plain.coin_index, tabled.coin_index)
+        plain = advance(cfg, is_boundary, plain, tokens[:, t])
+        tabled = advance(cfg, is_boundary, tabled, tokens[:, t])
+        if t == 20:  # rows leaving the batch keep their own coins
+            plain, tabled = plain.select(torch.tensor([1, 5, 9])), tabled.select(torch.tensor([1, 5, 9]))
+            tokens = tokens[[1, 5, 9]]
+    assert torch.equal(plain.author, tabled.author) and torch.equal(plain.since_redraw, tabled.since_redraw)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tandem.config import STRATEGIES
+from tandem.config import ENGINE_MODES, STRATEGIES
 
 
 def register(sub) -> None:
@@ -33,9 +33,10 @@ def register(sub) -> None:
     p.add_argument("--top-k", type=int, default=0, help="top-k sampling (default 0 = off)")
     p.add_argument("--seed", type=int, default=0, help="seeds both the authorship coins and token sampling (default 0)")
     p.add_argument("--batch-size", type=int, default=64, help="requests decoded together (default 64)")
-    p.add_argument("--mode", default="paired", choices=["paired", "lockstep", "lazy"],
-                   help="engine decoding mode: paired (one stacked forward for both models; default, falls back to "
-                        "lockstep when their configs differ), lockstep, or lazy (fastest at batch 1); all give the same tokens")
+    p.add_argument("--mode", default="auto", choices=list(ENGINE_MODES),
+                   help="engine decoding mode, all giving the same tokens: auto (default: lazy for one prompt, else "
+                        "paired), paired (one stacked forward for both models; lockstep when their configs differ), "
+                        "lockstep, or lazy (only the author runs per token; fastest at batch 1)")
     p.add_argument("--device", default="cpu", help="torch device (default cpu)")
     p.add_argument("--dtype", default="float32", help="model dtype: float32, bfloat16, float16, float64 (default float32)")
     p.add_argument("--solo", action="store_true", help="the senior writes alone (no junior)")

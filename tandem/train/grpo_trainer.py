@@ -95,7 +95,7 @@ class TrainConfig:
     n_val_problems: int = 128
     val_every: int = 10  # 0 = only at the end
     save_every: int = 10
-    engine_mode: str = "paired"  # reference engine decoding: paired | lockstep | lazy (same tokens)
+    engine_mode: str = "auto"  # reference engine decoding: auto | paired | lockstep | lazy (same tokens)
     device: str = "cpu"
     threads: int = 0  # torch CPU threads; 0 = torch's default
     wandb: bool = False
