@@ -198,19 +198,21 @@ class LazyGeneration(Generation):
     def _ingest(self, m: int, rows: torch.Tensor) -> None:
         """Feed model m every token of `rows` it has not seen; refresh its next-token logits."""
         dec, cache = self.decoders[m], self.caches[m]
-        start = cache.lengths[rows]
-        n_new = self.total_len[rows] - start
+        every = rows.numel() == self.row_ids.numel()  # rows are sorted and distinct
+        at = slice(None) if every else rows
+        start = cache.lengths[at]
+        n_new = self.total_len[at] - start
         shortest, L = (int(n) for n in torch.aminmax(n_new))
         pos = start[:, None] + self.offsets[None, :L]
         chunk = self.seq[rows[:, None], pos.clamp(max=self.capacity - 1)]
-        every = rows.numel() == self.row_ids.numel()  # rows are sorted and distinct
         ragged = n_new if shortest < L else None  # equal chunks need no padding
         hidden = dec.forward(cache, None if every else rows, chunk, ragged)[0]  # [N, hidden], row by row
         self.forward_calls += 1
-        last = n_new.cumsum(0) - 1
-        self.last_logits[m, rows] = dec.logits(hidden[None, last])[0]
         if L == 1:
+            self.last_logits[m, at] = dec.logits(hidden[None])[0]
             return
+        last = n_new.cumsum(0) - 1
+        self.last_logits[m, at] = dec.logits(hidden[None, last])[0]
         # Tokens inside a catch-up chunk predict tokens already emitted by the other model.
         valid = self.offsets[None, :L] < n_new[:, None]
         row_of, pos = rows[:, None].expand(-1, L)[valid], pos[valid]
