@@ -176,15 +176,24 @@ class LazyGeneration(Generation):
         author = self.state.author[at]
         fresh = torch.stack([author, ~author])  # [2, b]: which model has logits for this token
         # A lag is at most the prompt plus the tokens so far: check the bound once it can bind.
-        if self.e.max_lag is not None and self.max_prompt + t >= self.e.max_lag:
+        both = self.e.max_lag is not None and self.max_prompt + t >= self.e.max_lag
+        if both:
             lengths = torch.stack([cache.lengths[at] for cache in self.caches])
             fresh |= self.total_len[at] - lengths >= self.e.max_lag
-        for m, n in enumerate(fresh.sum(1).tolist()):
+            counts = fresh.sum(1).tolist()
+        else:
+            n_senior = int(author.sum())
+            counts = [n_senior, rows.numel() - n_senior]
+        for m, n in enumerate(counts):
             if n:
                 self._ingest(m, rows if n == rows.numel() else rows[fresh[m]])
         logits = self.last_logits[:, at]
-        tokens = self._sample(logits, author, self.uniforms[at, t])
-        lp = token_logprobs(logits, tokens.expand(2, -1), self.s.logprob_temperature)
+        own = torch.where(author[:, None], logits[SENIOR], logits[JUNIOR])
+        tokens = sample_tokens(own, self.s, self.uniforms[at, t])
+        if both:  # a model forced to catch up by the lag bound has this token's log-prob too
+            lp = token_logprobs(logits, tokens.expand(2, -1), self.s.logprob_temperature)
+        else:
+            lp = token_logprobs(own, tokens, self.s.logprob_temperature).expand(2, -1)
         self.logprobs[:, at, t] = torch.where(fresh, lp.to(torch.float64), float("nan"))  # stale: filled later
         self._record(rows, at, tokens, t)
         self.mask[at, t] = author
@@ -203,14 +212,16 @@ class LazyGeneration(Generation):
         start = cache.lengths[at]
         n_new = self.total_len[at] - start
         shortest, L = (int(n) for n in torch.aminmax(n_new))
+        if L == 1:  # the common case: the token just emitted
+            hidden = dec.forward(cache, None if every else rows, self.seq[rows, start][:, None])[0]
+            self.forward_calls += 1
+            self.last_logits[m, at] = dec.logits(hidden[None])[0]
+            return
         pos = start[:, None] + self.offsets[None, :L]
         chunk = self.seq[rows[:, None], pos.clamp(max=self.capacity - 1)]
         ragged = n_new if shortest < L else None  # equal chunks need no padding
         hidden = dec.forward(cache, None if every else rows, chunk, ragged)[0]  # [N, hidden], row by row
         self.forward_calls += 1
-        if L == 1:
-            self.last_logits[m, at] = dec.logits(hidden[None])[0]
-            return
         last = n_new.cumsum(0) - 1
         self.last_logits[m, at] = dec.logits(hidden[None, last])[0]
         # Tokens inside a catch-up chunk predict tokens already emitted by the other model.

@@ -84,7 +84,7 @@ def advance(cfg: TandemConfig, is_boundary: torch.Tensor | None, state: TandemSt
         else:
             u = coin_uniform(cfg.seed, state.keys, state.coin_index)
         author = torch.where(due, u < cfg.prob_senior, state.author)
-        coin_index = state.coin_index + due.long()
+        coin_index = state.coin_index + due
         if covered <= 0:
             coins = None
     else:
