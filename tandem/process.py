@@ -3,11 +3,12 @@
 Each request carries `author` (True = the senior writes the next token), `since_redraw`
 (tokens emitted since the author was last drawn) and `coin_index` (coins drawn so far).
 `start_state` draws the first author; `advance` consumes one emitted token per request
-and returns the state for the next token. A generation that knows its token budget asks
-`start_state` for a coin table: the coins of the whole budget drawn in one call, then
-looked up per token (the same coins, without hashing on every step). Because the author of a token is known before
+and returns the state for the next token. Because the author of a token is known before
 it is sampled, an engine samples from that model's distribution only. Coins are
 counter-based (`tandem.coins`), so `replay_mask` recomputes any mask from tokens alone.
+A generation that knows its token budget asks `start_state` for a coin table: the coins
+of the whole budget drawn in one call and looked up per token (the same coins, without
+hashing on every step).
 
 Every backend calls these functions; none re-implements them.
 """
