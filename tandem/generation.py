@@ -176,8 +176,8 @@ class LazyGeneration(Generation):
         author = self.state.author[at]
         fresh = torch.stack([author, ~author])  # [2, b]: which model has logits for this token
         # A lag is at most the prompt plus the tokens so far: check the bound once it can bind.
-        both = self.e.max_lag is not None and self.max_prompt + t >= self.e.max_lag
-        if both:
+        lag_binds = self.e.max_lag is not None and self.max_prompt + t >= self.e.max_lag
+        if lag_binds:
             lengths = torch.stack([cache.lengths[at] for cache in self.caches])
             fresh |= self.total_len[at] - lengths >= self.e.max_lag
             counts = fresh.sum(1).tolist()
@@ -190,7 +190,7 @@ class LazyGeneration(Generation):
         logits = self.last_logits[:, at]
         own = torch.where(author[:, None], logits[SENIOR], logits[JUNIOR])
         tokens = sample_tokens(own, self.s, self.uniforms[at, t])
-        if both:  # a model forced to catch up by the lag bound has this token's log-prob too
+        if lag_binds:  # a model forced to catch up by the lag bound has this token's log-prob too
             lp = token_logprobs(logits, tokens.expand(2, -1), self.s.logprob_temperature)
         else:
             lp = token_logprobs(own, tokens, self.s.logprob_temperature).expand(2, -1)
