@@ -19,6 +19,21 @@ import torch
 from tandem.errors import TandemError
 
 
+def check_sampling_values(cfg, name=lambda field: field) -> None:
+    """Raise a `TandemError` for an invalid temperature, top_p, top_k or max_new_tokens of `cfg`.
+
+    `name` maps a field to what the user typed (a CLI flag, say) for the message.
+    """
+    if cfg.temperature < 0:
+        raise TandemError(f"{name('temperature')} must be >= 0, got {cfg.temperature}")
+    if not 0 < cfg.top_p <= 1:
+        raise TandemError(f"{name('top_p')} must be in (0, 1], got {cfg.top_p}")
+    if cfg.top_k < 0:
+        raise TandemError(f"{name('top_k')} must be >= 0 (0 = off), got {cfg.top_k}")
+    if cfg.max_new_tokens < 1:
+        raise TandemError(f"{name('max_new_tokens')} must be >= 1, got {cfg.max_new_tokens}")
+
+
 @dataclass
 class SamplingConfig:
     temperature: float = 1.0
@@ -30,14 +45,7 @@ class SamplingConfig:
     eos_token_ids: tuple[int, ...] | None = None  # None = the tokenizer's and the model's EOS ids
 
     def __post_init__(self):
-        if self.temperature < 0:
-            raise TandemError(f"temperature must be >= 0, got {self.temperature}")
-        if not 0 < self.top_p <= 1:
-            raise TandemError(f"top_p must be in (0, 1], got {self.top_p}")
-        if self.top_k < 0:
-            raise TandemError(f"top_k must be >= 0 (0 = off), got {self.top_k}")
-        if self.max_new_tokens < 1:
-            raise TandemError(f"max_new_tokens must be >= 1, got {self.max_new_tokens}")
+        check_sampling_values(self)
         self.stop_strings = tuple(self.stop_strings)
 
     @property

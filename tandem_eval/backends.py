@@ -38,14 +38,9 @@ class EvalSampling:
     seed: int = 0
 
     def __post_init__(self):
-        if self.temperature < 0:
-            raise TandemError(f"--temperature must be >= 0, got {self.temperature}")
-        if not 0 < self.top_p <= 1:
-            raise TandemError(f"--top-p must be in (0, 1], got {self.top_p}")
-        if self.top_k < 0:
-            raise TandemError(f"--top-k must be >= 0 (0 = off), got {self.top_k}")
-        if self.max_new_tokens < 1:
-            raise TandemError(f"--max-new-tokens must be >= 1, got {self.max_new_tokens}")
+        from tandem.sampling import check_sampling_values  # imports torch; keep --help light
+
+        check_sampling_values(self, name=lambda field: "--" + field.replace("_", "-"))
 
     def record(self) -> dict:
         return asdict(self)
