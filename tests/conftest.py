@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,18 @@ import torch
 torch.set_num_threads(1)
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """In the scale lane ($TANDEM_REQUIRE_SCALE=1) a skipped test is a failure: it must run there."""
+    if os.environ.get("TANDEM_REQUIRE_SCALE") != "1":
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    skipped = reporter.stats.get("skipped", []) if reporter else []
+    if skipped:
+        reasons = sorted({str(r.longrepr[-1]) if isinstance(r.longrepr, tuple) else str(r.longrepr) for r in skipped})
+        print(f"\nscale lane: {len(skipped)} test(s) skipped, which the lane does not allow: {reasons}")
+        session.exitstatus = 1
 SHARED = REPO.parent / "shared"
 
 
@@ -72,3 +85,29 @@ def junior(tiny_dir_seed1):
 def prompts(tok):
     texts = ["Mia has 3 apples.", "Leo has 12 coins. He finds 4 more coins.", "Ava", "Sam has 40 cards. He sells 7."]
     return [tok(t)["input_ids"] for t in texts]
+
+
+# The scale lane (scripts/test_scale.sh): SFT'd tiny models that write real steps and
+# answers (tandem.train.tiny_base), built once per lane run. $TANDEM_SCALE_CACHE keeps
+# them across pytest processes; without it they live in this session's tmp directory.
+def _scale_base(tmp_path_factory, name: str, seed: int, steps: int) -> Path:
+    from filelock import FileLock
+
+    from tandem.train.tiny_base import TinyBaseConfig, build_tiny_base
+
+    root = Path(os.environ.get("TANDEM_SCALE_CACHE") or tmp_path_factory.getbasetemp() / "scale-cache")
+    root.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(root / f"{name}.lock")):
+        return build_tiny_base(root / name, TinyBaseConfig(seed=seed, steps=steps))
+
+
+@pytest.fixture(scope="session")
+def scale_senior(tmp_path_factory) -> Path:
+    """The scale lane's senior: the tiny base SFT'd from seed 0 (right about half the time)."""
+    return _scale_base(tmp_path_factory, "senior-s0", seed=0, steps=150)
+
+
+@pytest.fixture(scope="session")
+def scale_junior(tmp_path_factory) -> Path:
+    """A junior with other weights: SFT'd from seed 1 for fewer steps (writes steps, other tokens)."""
+    return _scale_base(tmp_path_factory, "junior-s1", seed=1, steps=80)

@@ -259,3 +259,27 @@ def test_package_imports_without_vllm_and_gpu_modules_say_how_to_install():
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0 and "ok" in res.stdout, res.stderr
+
+
+def _fake_vllm(monkeypatch, unspecified: bool, cpu: bool, device_type: str) -> None:
+    """A stand-in `vllm` package whose platform answers as vLLM's would."""
+    platform = NS(is_unspecified=lambda: unspecified, is_cpu=lambda: cpu, device_type=device_type)
+    monkeypatch.setitem(sys.modules, "vllm", NS(__version__="0.0-fake", __path__=[]))
+    monkeypatch.setitem(sys.modules, "vllm.platforms", NS(current_platform=platform))
+
+
+@pytest.mark.parametrize("cpu, device_type, want", [(True, "cpu", "cpu"), (False, "cuda", "cuda")])
+def test_require_vllm_accepts_a_cpu_build_and_a_gpu(monkeypatch, cpu, device_type, want):
+    from vllm_source.runtime import require_vllm, vllm_platform
+
+    _fake_vllm(monkeypatch, unspecified=False, cpu=cpu, device_type=device_type)
+    assert require_vllm(device=True) is sys.modules["vllm"]
+    assert vllm_platform() == want
+
+
+def test_require_vllm_refuses_a_cuda_build_without_a_gpu_and_says_what_to_install(monkeypatch):
+    from vllm_source.runtime import require_vllm
+
+    _fake_vllm(monkeypatch, unspecified=True, cpu=False, device_type="")
+    with pytest.raises(TandemError, match="no device it can run on.*CPU build of vLLM"):
+        require_vllm(device=True)

@@ -40,7 +40,7 @@ class TandemCompletion:
 
 def make_llm(cfg: TandemConfig, senior_model: str, **llm_kwargs):
     """A `vllm.LLM` running the tandem process (junior = `cfg.junior_model` or the senior)."""
-    vllm = require_vllm(cuda=True)
+    vllm = require_vllm(device=True)
     from vllm_source.plugin import register
 
     register()  # this process; worker processes register through the entry point
@@ -52,7 +52,7 @@ def generate(
     llm, cfg: TandemConfig, prompts: list[list[int]], prompt_ids: list[str], n: int = 1, solo: bool = False, **sampling
 ) -> list[list[TandemCompletion]]:
     """Sample `n` responses per prompt (token-id prompts); one request, one key, per sample."""
-    vllm = require_vllm(cuda=True)
+    vllm = require_vllm(device=True)
     requests, params = [], []
     for prompt, pid in zip(prompts, prompt_ids, strict=True):
         for s in range(n):

@@ -25,6 +25,7 @@ from vllm import SamplingParams  # noqa: E402
 from vllm.v1.sample.logits_processor import BatchUpdate, LogitsProcessor  # noqa: E402
 
 from vllm_source.batch_state import TandemBatchState  # noqa: E402
+from vllm_source.compat import refused_request  # noqa: E402
 from vllm_source.engine_config import processor_boundary_lookup, tandem_config_from_hf  # noqa: E402
 from vllm_source.handoff import SLOT, merge_junior_rows  # noqa: E402
 from vllm_source.requests import TandemRequestError, parse_tandem_extra_args  # noqa: E402
@@ -35,14 +36,17 @@ class TandemLogitsProcessor(LogitsProcessor):
 
     @classmethod
     def validate_params(cls, params: SamplingParams) -> None:
-        """Refuse requests the tandem engine cannot honour (vLLM reports the ValueError)."""
-        parse_tandem_extra_args(params.extra_args)
-        if params.n != 1:
-            raise TandemRequestError("tandem requests must use n=1 (one request, one key, per sample)")
-        if params.logit_bias:
-            raise TandemRequestError("logit_bias is not supported by the tandem engine")
-        if params.prompt_logprobs is not None:
-            raise TandemRequestError("prompt_logprobs are not supported by the tandem engine")
+        """Refuse requests the tandem engine cannot honour (the caller gets a VLLMValidationError)."""
+        try:
+            parse_tandem_extra_args(params.extra_args)
+            if params.n != 1:
+                raise TandemRequestError("tandem requests must use n=1 (one request, one key, per sample)")
+            if params.logit_bias:
+                raise TandemRequestError("logit_bias is not supported by the tandem engine")
+            if params.prompt_logprobs is not None:
+                raise TandemRequestError("prompt_logprobs are not supported by the tandem engine")
+        except TandemRequestError as e:
+            raise refused_request(e) from None
 
     def __init__(self, vllm_config, device: torch.device, is_pin_memory: bool) -> None:
         model_config = vllm_config.model_config

