@@ -2,6 +2,7 @@
 
     python scripts/prepare_deepscaler.py --out ~/data/tandem
     python scripts/prepare_deepscaler.py --out ~/data/tandem --train ../shared/data/deepscaler_train_partial.jsonl
+    python scripts/prepare_deepscaler.py --out DIR --train task_train.jsonl --val task_test.jsonl --instruction ""
 
 Output (the layout `verl/deepscaler_common.sh` expects under $DATA_DIR):
     deepscaler/train.parquet   amc_23_25/test.parquet   aime_24_26/test.parquet   minerva/test.parquet
@@ -18,6 +19,10 @@ with the same prompt, as the evaluation suite.
 
 --train takes the Hugging Face dataset `agentica-org/DeepScaleR-Preview-Dataset` (default;
 needs network or a cache) or a local .jsonl/.parquet with `problem` and `answer` columns.
+--val replaces the three validation sets by other benchmarks (any `tandem_eval` spec,
+e.g. a local .jsonl), each written to `<benchmark>/test.parquet`. --instruction replaces
+the instruction appended to every problem; "" leaves the bare problem (the scale smoke
+run's tiny base was SFT'd on bare problems, `tandem.train.tiny_base`).
 """
 
 from __future__ import annotations
@@ -32,15 +37,16 @@ TRAIN_SOURCE = "deepscaler"
 VAL_BENCHMARKS = ("amc_23_25", "aime_24_26", "minerva")
 
 
-def verl_row(problem, split: str, index: int, data_source: str) -> dict:
+def verl_row(problem, split: str, index: int, data_source: str, instruction: str | None = None) -> dict:
     """One problem (`tandem_eval.datasets.Problem`) as a verl RL parquet row."""
-    from tandem_eval.prompts import user_message
+    from tandem_eval.prompts import INSTRUCTION, user_message
 
     if not str(problem.answer).strip():
         raise TandemError(f"{problem.source}/{problem.id}: empty answer; a row without ground truth cannot be graded")
     return {
         "data_source": data_source,
-        "prompt": [{"role": "user", "content": user_message(problem.problem)}],
+        "prompt": [{"role": "user", "content": user_message(problem.problem, INSTRUCTION if instruction is None
+                                                             else instruction)}],
         "ability": "math",
         "reward_model": {"style": "rule", "ground_truth": str(problem.answer)},
         "extra_info": {"split": split, "index": index, "id": str(problem.id), "source": problem.source},
@@ -67,17 +73,21 @@ def write_parquet(rows: list[dict], path: Path) -> None:
     datasets.Dataset.from_list(rows).to_parquet(str(path))
 
 
-def prepare(out: Path, train: str, data_dir: str | None, max_train: int | None = None) -> dict[str, int]:
-    """Write all four files; returns {relative path: rows}."""
+def prepare(out: Path, train: str, data_dir: str | None, max_train: int | None = None,
+            val: tuple[str, ...] = VAL_BENCHMARKS, instruction: str | None = None,
+            max_val: int | None = None) -> dict[str, int]:
+    """Write the training file and one file per validation benchmark; returns {relative path: rows}."""
     from tandem_eval.datasets import load_benchmark
 
     written = {}
-    train_rows = [verl_row(p, "train", i, TRAIN_SOURCE) for i, p in enumerate(load_train(train, max_train))]
+    train_rows = [verl_row(p, "train", i, TRAIN_SOURCE, instruction)
+                  for i, p in enumerate(load_train(train, max_train))]
     write_parquet(train_rows, out / "deepscaler" / "train.parquet")
     written["deepscaler/train.parquet"] = len(train_rows)
-    for name in VAL_BENCHMARKS:
-        _, problems = load_benchmark(name, data_dir=data_dir)
-        rows = [verl_row(p, "test", i, name) for i, p in enumerate(problems)]
+    for spec in val:
+        name, problems = load_benchmark(spec, data_dir=data_dir)
+        name = Path(name).stem if spec.endswith((".jsonl", ".parquet")) and "/" in name else name
+        rows = [verl_row(p, "test", i, name, instruction) for i, p in enumerate(problems[:max_val])]
         write_parquet(rows, out / name / "test.parquet")
         written[f"{name}/test.parquet"] = len(rows)
     return written
@@ -89,9 +99,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--train", default=DEEPSCALER_HF, help="HF dataset name or a local .jsonl/.parquet")
     ap.add_argument("--data-dir", default=None, help="where the eval JSONL files live (tandem_eval's data dir)")
     ap.add_argument("--max-train", type=int, default=None, help="keep only the first N training problems")
+    ap.add_argument("--val", nargs="+", default=list(VAL_BENCHMARKS), metavar="SPEC",
+                    help="validation benchmarks: tandem_eval names or local .jsonl/.parquet files "
+                         "(default: %(default)s)")
+    ap.add_argument("--max-val", type=int, default=None, help="keep only the first N problems of each validation set")
+    ap.add_argument("--instruction", default=None,
+                    help='instruction appended to every problem (default: the eval suite\'s); "" = bare problem')
     args = ap.parse_args(argv)
     try:
-        written = prepare(args.out.expanduser(), args.train, args.data_dir, args.max_train)
+        written = prepare(args.out.expanduser(), args.train, args.data_dir, args.max_train, tuple(args.val),
+                          args.instruction, args.max_val)
     except TandemError as e:
         raise SystemExit(f"error: {e}") from None
     for rel, n in written.items():

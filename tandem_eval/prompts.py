@@ -14,20 +14,21 @@ from tandem.errors import TandemError
 INSTRUCTION = "Please reason step by step, and put your final answer within \\boxed{}."
 
 
-def user_message(problem: str) -> str:
-    return f"{problem}\n{INSTRUCTION}"
+def user_message(problem: str, instruction: str = INSTRUCTION) -> str:
+    """The user turn: the problem, a newline, the instruction (just the problem when it is empty)."""
+    return f"{problem}\n{instruction}" if instruction else problem
 
 
-def chat_prompt_text(tokenizer, problem: str) -> str:
+def chat_prompt_text(tokenizer, problem: str, instruction: str = INSTRUCTION) -> str:
     if not getattr(tokenizer, "chat_template", None):
         raise TandemError(
             "the tokenizer has no chat template; evaluate an instruct/chat checkpoint "
             "or add a chat_template to its tokenizer_config.json"
         )
-    messages = [{"role": "user", "content": user_message(problem)}]
+    messages = [{"role": "user", "content": user_message(problem, instruction)}]
     return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True, enable_thinking=False)
 
 
-def chat_prompt_ids(tokenizer, problem: str) -> list[int]:
+def chat_prompt_ids(tokenizer, problem: str, instruction: str = INSTRUCTION) -> list[int]:
     """Token ids of the chat prompt for `problem` (ends where the assistant's reply begins)."""
-    return list(tokenizer(chat_prompt_text(tokenizer, problem), add_special_tokens=False)["input_ids"])
+    return list(tokenizer(chat_prompt_text(tokenizer, problem, instruction), add_special_tokens=False)["input_ids"])

@@ -44,8 +44,8 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
                    "... <= n (default: %(default)s)")
     p.add_argument("--out-dir", required=True, type=Path, help="directory for the per-sample JSONL and summary JSONs")
     p.add_argument("--backend", choices=BACKENDS, default="engine",
-                   help="engine = the reference PyTorch engine (CPU or one GPU); vllm = vLLM on a CUDA GPU "
-                        "(default: %(default)s)")
+                   help="engine = the reference PyTorch engine (CPU or one GPU); vllm = vLLM (a GPU, or vLLM's "
+                        "CPU build) (default: %(default)s)")
     p.add_argument("--max-problems", type=int, default=None,
                    help="keep only the first N problems of each benchmark (for small runs)")
     p.add_argument("--temperature", type=float, default=DEFAULTS.temperature, help="sampling temperature; 0 = greedy "
@@ -71,6 +71,8 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch-size", type=int, default=64, help="engine: samples generated together (default: %(default)s)")
     p.add_argument("--gpu-memory-utilization", type=float, default=None,
                    help="vllm: memory fraction per model (default 0.85 for one model, 0.42 each for two)")
+    p.add_argument("--instruction", default=INSTRUCTION,
+                   help='instruction appended to every problem (default: "%(default)s"); "" = the bare problem')
     p.add_argument("--overwrite", action="store_true", help="recompute benchmarks whose outputs exist with another config")
 
 
@@ -167,11 +169,11 @@ def _summary(config: dict, problems: list[Problem], rows: list[dict], n: int, ha
     return out
 
 
-def _generate(backend, problems: list[Problem], n: int, benchmark: str, handoff: bool):
+def _generate(backend, problems: list[Problem], n: int, benchmark: str, handoff: bool, instruction: str = INSTRUCTION):
     from tandem.process import request_key
 
-    texts = [chat_prompt_text(backend.tokenizer, p.problem) for p in problems]
-    ids = [chat_prompt_ids(backend.tokenizer, p.problem) for p in problems]
+    texts = [chat_prompt_text(backend.tokenizer, p.problem, instruction) for p in problems]
+    ids = [chat_prompt_ids(backend.tokenizer, p.problem, instruction) for p in problems]
     prompts = [ids[i // n] for i in range(len(problems) * n)]
     keys = [request_key(f"{benchmark}/{problems[i // n].id}", i % n) for i in range(len(prompts))]
     if handoff:
@@ -193,7 +195,8 @@ def run_benchmark(backend_factory, benchmark: str, problems: list[Problem], base
     if "backend" not in state:
         state["backend"] = backend_factory()
     before = grader.stats()
-    samples, prompts = _generate(state["backend"], problems, args.n, benchmark, handoff)
+    samples, prompts = _generate(state["backend"], problems, args.n, benchmark, handoff,
+                                 getattr(args, "instruction", INSTRUCTION))
     rows = _grade_rows(problems, samples, args.n, benchmark)
     for row, sample, prompt in zip(rows, samples, prompts):
         row["prompt_ids"] = prompt
@@ -226,7 +229,7 @@ def run_eval(args, phase: str, models: dict, backend_factory) -> dict:
                                  FieldMap.parse(args.fields) if args.fields else None, args.errata,
                                  allow_hub=not args.offline, max_problems=args.max_problems)
     base = {"phase": phase, **models, "backend": args.backend, "n": args.n, "sampling": sampling.record(),
-            "max_problems": args.max_problems, "errata": args.errata, "instruction": INSTRUCTION,
+            "max_problems": args.max_problems, "errata": args.errata, "instruction": args.instruction,
             "dtype": args.dtype}
     args.out_dir.mkdir(parents=True, exist_ok=True)
     state: dict = {}
@@ -258,7 +261,8 @@ def backend_factory(args, senior: str, junior: str | None = None):
         return make_backend(args.backend, senior, junior, sampling_from_args(args), device=args.device,
                             dtype=args.dtype, batch_size=args.batch_size,
                             allow_vocab_mismatch=getattr(args, "allow_vocab_mismatch", False),
-                            gpu_memory_utilization=args.gpu_memory_utilization)
+                            gpu_memory_utilization=args.gpu_memory_utilization,
+                            handoff_route=getattr(args, "vllm_handoff", "tandem"))
     return build
 
 

@@ -107,3 +107,56 @@ def test_gated_worker_stops_when_no_senior_token_is_left(monkeypatch):
     )
     with pytest.raises(TandemError, match="no senior-written token"):
         verl_workers.SeniorGatedTrainingWorker.train_mini_batch(worker, batch)
+
+
+def _body(fn) -> list[str]:
+    """The statements of a function body, as source text without formatting."""
+    import ast
+    import inspect
+    import textwrap
+
+    tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    return [ast.unparse(stmt) for stmt in tree.body[0].body if not isinstance(stmt, ast.Expr)
+            or not isinstance(getattr(stmt, "value", None), ast.Constant)]
+
+
+def test_agent_loop_worker_init_does_exactly_what_verls_does_without_zero_argument_super():
+    """TandemAgentLoopWorker.__init__ repeats AgentLoopWorkerTQ's (whose `super()` breaks under Ray 2.60)."""
+    from verl.trainer.ppo.v1.agent_loop_tq import AgentLoopWorkerTQ
+
+    theirs = _body(AgentLoopWorkerTQ.__ray_actor_class__.__init__)
+    ours = _body(verl_agent_loop.TandemAgentLoopWorker.__init__)
+    assert theirs[0] == "super().__init__(*args, **kwargs)", "verl changed AgentLoopWorkerTQ.__init__: update ours"
+    assert ours == ["AgentLoopWorker.__init__(self, *args, **kwargs)"] + theirs[1:]
+
+
+def test_moe_weight_loader_patch_reaches_both_parts_of_a_tandem_model(monkeypatch):
+    """verl's patch needs `model.model`; on the tandem wrapper it must run on senior and junior instead."""
+    pytest.importorskip("vllm", reason="verl's vLLM worker code needs vLLM; the scale lane runs this")
+    from verl.workers.rollout.vllm_rollout import utils as vllm_worker_utils
+
+    from tandem.integrations import verl_rollout, verl_vllm_worker
+
+    # what the tandem replica's vLLM workers load: verl's call site now goes through patch_each_part
+    assert verl_rollout.TandemvLLMHttpServer._get_worker_extension_cls(None) == verl_vllm_worker.EXTENSION
+    assert getattr(vllm_worker_utils.patch_vllm_moe_model_weight_loader, "_tandem_parts", False)
+    seen = []
+    monkeypatch.setattr(vllm_worker_utils, "patch_vllm_moe_model_weight_loader",
+                        verl_vllm_worker.patch_each_part(seen.append))
+    TandemForCausalLM = type("TandemForCausalLM", (), {})
+    wrapper, plain = TandemForCausalLM(), object()
+    wrapper.senior, wrapper.junior = object(), object()
+    vllm_worker_utils.patch_vllm_moe_model_weight_loader(wrapper)
+    vllm_worker_utils.patch_vllm_moe_model_weight_loader(plain)
+    assert seen == [wrapper.senior, wrapper.junior, plain]
+
+
+def test_verls_own_moe_patch_refuses_the_tandem_wrapper_which_is_why_the_extension_exists():
+    pytest.importorskip("vllm", reason="verl's vLLM patches need vLLM; the scale lane runs this")
+    from verl.utils.vllm.patch import SUPPORTED_MOE_MODELS, patch_vllm_moe_model_weight_loader
+
+    if not SUPPORTED_MOE_MODELS:
+        pytest.skip("this verl build found no vLLM MoE models; the patch returns before looking at the model")
+    TandemForCausalLM = type("TandemForCausalLM", (), {})
+    with pytest.raises(ValueError, match="'model' or 'language_model'"):
+        patch_vllm_moe_model_weight_loader(TandemForCausalLM())

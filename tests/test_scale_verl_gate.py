@@ -124,3 +124,10 @@ def test_gate_handles_padded_layout():
     counts = apply_senior_gate(data, junior_token_loss_weight=0.0)
     assert data["response_mask"].tolist() == [[1, 0, 1, 0], [0, 1, 0, 0]]
     assert counts.senior_tokens == 3 and counts.response_tokens == 5
+
+
+@pytest.mark.parametrize("weight, gated", [(0.0, 11 - 5), (1.0, 0)])
+def test_gate_counts_the_junior_tokens_it_gives_weight_zero(weight, gated):
+    data, _, _ = actor_batch()
+    counts = apply_senior_gate(data, junior_token_loss_weight=weight)
+    assert counts.metrics()["tandem/gated_junior_tokens"] == gated

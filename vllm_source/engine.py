@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from tandem.boundaries import config_boundary_lookup
 from tandem.config import TandemConfig
+from tandem.errors import TandemError
 from tandem.process import request_key
 from vllm_source.engine_config import tandem_engine_kwargs
 from vllm_source.requests import response_authorship_mask, tandem_extra_args
@@ -32,6 +33,8 @@ class TandemCompletion:
     text: str
     authorship_mask: list[int]
     logprobs: list[float] | None
+    finish_reason: str | None = None  # vLLM's: "stop" | "length" | "abort"
+    request_key: int | None = None
 
     @property
     def senior_fraction(self) -> float:
@@ -52,25 +55,34 @@ def generate(
     llm, cfg: TandemConfig, prompts: list[list[int]], prompt_ids: list[str], n: int = 1, solo: bool = False, **sampling
 ) -> list[list[TandemCompletion]]:
     """Sample `n` responses per prompt (token-id prompts); one request, one key, per sample."""
+    keys = [request_key(pid, s) for pid in prompt_ids for s in range(n)]
+    rows = [p for p in prompts for _ in range(n)]
+    flat = generate_keyed(llm, cfg, rows, keys, solo=solo, **sampling)
+    for i, c in enumerate(flat):
+        c.prompt_id, c.sample = str(prompt_ids[i // n]), i % n
+    return [flat[i : i + n] for i in range(0, len(flat), n)]
+
+
+def generate_keyed(llm, cfg: TandemConfig, prompts: list[list[int]], keys: list[int], solo: bool = False,
+                   seeds: list[int] | None = None, use_tqdm: bool = False, **sampling) -> list[TandemCompletion]:
+    """One response per (prompt, request key): the key draws its coins; `seeds` (optional) its sampling."""
     vllm = require_vllm(device=True)
+    if len(keys) != len(prompts) or (seeds is not None and len(seeds) != len(prompts)):
+        raise TandemError(f"{len(prompts)} prompts need as many request keys (got {len(keys)}) and seeds")
     requests, params = [], []
-    for prompt, pid in zip(prompts, prompt_ids, strict=True):
-        for s in range(n):
-            extra = tandem_extra_args(request_key(pid, s), solo=solo)
-            requests.append({"prompt_token_ids": list(prompt)})
-            params.append(vllm.SamplingParams(n=1, extra_args=extra, **sampling))
-    outputs = llm.generate(requests, params)
+    for i, (prompt, key) in enumerate(zip(prompts, keys)):
+        extra = tandem_extra_args(key, solo=solo)
+        seed = {"seed": seeds[i]} if seeds is not None else {}
+        requests.append({"prompt_token_ids": list(prompt)})
+        params.append(vllm.SamplingParams(n=1, extra_args=extra, **seed, **sampling))
+    outputs = llm.generate(requests, params, use_tqdm=use_tqdm)
     tokenizer = llm.get_tokenizer()
-    is_boundary = config_boundary_lookup(cfg, tokenizer, llm.llm_engine.model_config.get_vocab_size())
-    results, i = [], 0
-    for pid in prompt_ids:
-        row = []
-        for s in range(n):
-            out = outputs[i].outputs[0]
-            i += 1
-            tokens = list(out.token_ids)
-            mask = response_authorship_mask(cfg, is_boundary, tokens, request_key(pid, s), solo)
-            lps = [lp[t].logprob for lp, t in zip(out.logprobs, tokens, strict=True)] if out.logprobs else None
-            row.append(TandemCompletion(pid, s, tokens, out.text, mask, lps))
-        results.append(row)
+    is_boundary = None if solo else config_boundary_lookup(cfg, tokenizer, llm.llm_engine.model_config.get_vocab_size())
+    results = []
+    for key, output in zip(keys, outputs):
+        out = output.outputs[0]
+        tokens = list(out.token_ids)
+        mask = response_authorship_mask(cfg, is_boundary, tokens, key, solo)
+        lps = [lp[t].logprob for lp, t in zip(out.logprobs, tokens, strict=True)] if out.logprobs else None
+        results.append(TandemCompletion("", 0, tokens, out.text, mask, lps, out.finish_reason, key))
     return results

@@ -7,11 +7,14 @@ when the package declares the entry point
     tandem = "vllm_source.plugin:register"
 
 Registration is lazy (a "module:Class" string), so vLLM imports the model module only
-when an engine asks for the architecture.
+when an engine asks for the architecture. In a CPU process asked for live weights
+(`cpu_weights.ENV`, set by verl's CPU platform for rollout servers) it also installs
+the live-weight linear layers that weight syncs need.
 """
 
 from __future__ import annotations
 
+from vllm_source import cpu_weights
 from vllm_source.engine_config import ARCHITECTURE, MODEL_CLASS
 from vllm_source.runtime import require_vllm
 
@@ -20,3 +23,5 @@ def register() -> None:
     vllm = require_vllm()
     if ARCHITECTURE not in vllm.ModelRegistry.get_supported_archs():
         vllm.ModelRegistry.register_model(ARCHITECTURE, MODEL_CLASS)
+    if cpu_weights.wanted():
+        cpu_weights.apply()

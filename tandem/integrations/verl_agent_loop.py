@@ -10,15 +10,22 @@ actor update. Validation requests are solo (the senior writes every token).
 verl does not tell an agent loop whether it is validating, so `TandemAgentLoopWorker`
 adds that flag from the trajectory info, and `TandemAgentLoopManager` starts those
 workers (`actor_rollout_ref.rollout.agent.agent_loop_manager_class`).
+
+With `$TANDEM_ROLLOUT_TRACE` set to a file path, every response also appends one JSON
+line there (validate, request key, response and senior token counts): a cheap way to
+see, from outside verl, that training rollouts were co-written and validation was solo.
 """
 
 from __future__ import annotations
 
+import json
+import os
 from typing import Any
 
 import ray
 import torch
-from verl.experimental.agent_loop.agent_loop import AgentLoopOutput, register
+import transfer_queue as tq
+from verl.experimental.agent_loop.agent_loop import AgentLoopOutput, AgentLoopWorker, register
 from verl.experimental.agent_loop.single_turn_agent_loop import SingleTurnAgentLoop
 from verl.trainer.ppo.v1.agent_loop_tq import AgentLoopManagerTQ, AgentLoopWorkerTQ
 
@@ -29,6 +36,7 @@ from tandem.process import request_key
 from vllm_source.requests import response_authorship_mask, tandem_extra_args
 
 VALIDATE_KEY = "tandem_validate"
+TRACE_ENV = "TANDEM_ROLLOUT_TRACE"
 _LOOKUPS: dict[tuple, torch.Tensor | None] = {}  # per process: (strategy, tokenizer, size) -> lookup
 
 
@@ -56,6 +64,7 @@ class TandemAgentLoop(SingleTurnAgentLoop):
         out = await super().run(params, **kwargs)
         cfg = TandemVerlConfig.from_hydra(self.config).process
         mask = response_authorship_mask(cfg, self._lookup(cfg), list(out.response_ids), key, solo)
+        _trace(validate=solo, request_key=key, response_tokens=len(mask), senior_tokens=sum(mask))
         return TandemAgentLoopOutput(**out.model_dump(exclude_unset=True), authorship_mask=mask)
 
     def _lookup(self, cfg):
@@ -66,8 +75,24 @@ class TandemAgentLoop(SingleTurnAgentLoop):
         return _LOOKUPS[ident]
 
 
+def _trace(**row) -> None:
+    path = os.environ.get(TRACE_ENV)
+    if path:
+        with open(path, "a", encoding="utf-8") as f:  # one short append per line: safe across processes
+            f.write(json.dumps(row) + "\n")
+
+
 class TandemAgentLoopWorker(AgentLoopWorkerTQ.__ray_actor_class__):
     """verl's TransferQueue agent-loop worker that tells the agent loop when it validates."""
+
+    def __init__(self, *args, **kwargs):
+        # AgentLoopWorkerTQ.__init__ calls the zero-argument super(), which fails in a Ray
+        # actor built from a subclass of `__ray_actor_class__` (Ray 2.60: "super(type, obj):
+        # obj must be an instance or subtype of type"). So do its work here, naming the
+        # base explicitly; tests/test_scale_verl_classes.py pins it to verl's version.
+        AgentLoopWorker.__init__(self, *args, **kwargs)
+        tq.init()
+        self.background_tasks = set()
 
     async def _run_prompt(self, prompt: dict, sampling_params: dict, trajectory: dict, trace: bool = False) -> None:
         prompt = {**prompt, VALIDATE_KEY: bool(trajectory["validate"])}

@@ -89,9 +89,11 @@ class GateCounts:
     response_tokens: float = 0.0
     responses: float = 0.0
     junior_only_responses: float = 0.0
+    gated_junior_tokens: float = 0.0  # junior-written tokens the gate gave loss weight 0
 
     def as_tensor(self) -> torch.Tensor:
-        return torch.tensor([self.senior_tokens, self.response_tokens, self.responses, self.junior_only_responses])
+        return torch.tensor([self.senior_tokens, self.response_tokens, self.responses, self.junior_only_responses,
+                             self.gated_junior_tokens])
 
     @classmethod
     def from_tensor(cls, t: torch.Tensor) -> GateCounts:
@@ -101,6 +103,7 @@ class GateCounts:
         return {
             "tandem/senior_token_fraction": self.senior_tokens / max(1.0, self.response_tokens),
             "tandem/junior_only_response_fraction": self.junior_only_responses / max(1.0, self.responses),
+            "tandem/gated_junior_tokens": self.gated_junior_tokens,
         }
 
 
@@ -145,7 +148,9 @@ def apply_senior_gate(data, junior_token_loss_weight: float) -> GateCounts:
         if not _same_layout(layout, _flat(data["loss_mask"])[1]):
             raise TandemError("loss_mask and response_mask have different layouts; cannot gate the loss")
         data["loss_mask"] = gate
-    return _counts(flat_auth.bool() & flat_resp.bool(), flat_resp.bool(), layout)
+    counts = _counts(flat_auth.bool() & flat_resp.bool(), flat_resp.bool(), layout)
+    counts.gated_junior_tokens = float((flat_resp.bool() & ~flat_auth.bool() & (weights == 0)).sum())
+    return counts
 
 
 def _counts(senior: torch.Tensor, valid: torch.Tensor, layout) -> GateCounts:

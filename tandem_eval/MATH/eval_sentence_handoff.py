@@ -2,9 +2,11 @@
 
 A step ends at a blank line (`\\n\\n`). The senior writes the first step; both models see
 the same history (token ids) and share one token budget; the team's final answer is graded.
-On the reference engine this is `TandemConfig(selection_strategy="step", first_author="senior")`;
-on vLLM the turn loop of `tandem_eval.handoff`. Different vocabularies are refused unless
-`--allow-vocab-mismatch`, which re-tokenises the history text for each model at every handoff.
+Both backends run the same definition, `TandemConfig(selection_strategy="step",
+first_author="senior")`: the reference engine, or one tandem vLLM engine (`--vllm-handoff
+tandem`, the default; `two-engine` takes turns on two engines stopping at the same tokens).
+Different vocabularies are refused unless `--allow-vocab-mismatch`, which re-tokenises the
+history text for each model at every handoff.
 
     python -m tandem_eval.MATH.eval_sentence_handoff --senior PATH --junior BASE --out-dir ...
 """
@@ -35,6 +37,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="pair models with different vocabularies by re-tokenising the shared history text for "
                         "each model at every handoff (budget counted in each writer's tokens; outputs in the "
                         "senior's vocabulary)")
+    p.add_argument("--vllm-handoff", choices=("tandem", "two-engine"), default="tandem",
+                   help="vllm backend: tandem = one engine holding both models (every token runs both); "
+                        "two-engine = one engine per model taking turns, each decoding only its own steps "
+                        "(default: %(default)s; see tandem_eval/README.md)")
     runner.add_common_arguments(p)
 
 
@@ -47,6 +53,8 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
 def run(args) -> int:
     models = {"senior": runner.model_id(args.senior), "junior": runner.model_id(args.junior),
               "allow_vocab_mismatch": args.allow_vocab_mismatch}
+    if args.backend == "vllm":
+        models["vllm_handoff"] = args.vllm_handoff
     overall = runner.run_eval(args, "handoff", models, runner.backend_factory(args, args.senior, args.junior))
     runner.print_table(overall)
     print(f"wrote {args.out_dir / 'summary.json'}")

@@ -1,0 +1,122 @@
+"""Summarise a `scripts/scale_smoke.sh` run: DIR/summary.json and one printed line.
+
+    python scripts/scale/smoke_summary.py --out DIR
+
+Reads, per run (`tandem`, `vanilla`) under DIR/<run>/: verl's file-logger metrics of the
+first launch (`metrics-1.jsonl`, steps 1-2) and of the resumed one (`metrics-2.jsonl`),
+the tandem agent loop's trace (`trace.jsonl`), the launch times and the checkpoints.
+Every number comes from those files; a run whose files are missing is an error.
+
+Per run: `steps` (training steps of the first launch), `resumed_step` (the first step the
+resumed launch logged), `senior_token_fraction` (mean over all steps of verl's
+`actor/tandem/senior_token_fraction`; for the vanilla run, which has no junior and logs no
+tandem metric, 1.0 — the summary records that no tandem metric was logged), its value per
+step, `seconds_per_step` (mean `timing_s/step` over steps after the first of each launch,
+whose time includes vLLM's warm-up), and the evidence the tests check: gated junior
+tokens, gradient norms, rewards, validation accuracy, the trace's split into training and
+(solo) validation responses, checkpoint steps and wall times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+RUNS = ("tandem", "vanilla")
+FRACTION = "actor/tandem/senior_token_fraction"
+GATED = "actor/tandem/gated_junior_tokens"
+
+
+def read_metrics(path: Path) -> dict[int, dict]:
+    """{step: metrics} from verl's FileLogger JSONL (one {"step", "data"} object per line)."""
+    if not path.is_file():
+        raise SystemExit(f"error: {path} is missing; did the launch run?")
+    out: dict[int, dict] = {}
+    for line in path.read_text().splitlines():
+        if line.strip():
+            row = json.loads(line)
+            out.setdefault(int(row["step"]), {}).update(row["data"])
+    return out
+
+
+def per_step(steps: dict[int, dict], key: str) -> list[float | None]:
+    return [steps[s].get(key) for s in sorted(steps)]
+
+
+def trace_split(path: Path) -> dict:
+    """Responses and senior-token share of training and of validation rollouts in the trace."""
+    split = {"train": [0, 0, 0], "validation": [0, 0, 0]}  # responses, senior tokens, tokens
+    if path.is_file():
+        for line in path.read_text().splitlines():
+            row = json.loads(line)
+            part = split["validation" if row["validate"] else "train"]
+            part[0] += 1
+            part[1] += row["senior_tokens"]
+            part[2] += row["response_tokens"]
+    return {name: {"responses": n, "senior_token_fraction": s / t if t else None} for name, (n, s, t) in split.items()}
+
+
+def checkpoint_steps(ckpt: Path) -> list[int]:
+    return sorted(int(p.name.split("_")[-1]) for p in ckpt.glob("*/global_step_*") if p.is_dir())
+
+
+def summarize_run(run_dir: Path, tandem: bool) -> dict:
+    first, resumed = read_metrics(run_dir / "metrics-1.jsonl"), read_metrics(run_dir / "metrics-2.jsonl")
+    steps = {**first, **resumed}
+    fractions = per_step(steps, FRACTION)
+    logged_tandem = sorted({k for m in steps.values() for k in m if "tandem" in k})
+    if tandem:
+        if None in fractions:
+            raise SystemExit(f"error: {run_dir}: {FRACTION} missing at some step; the senior gate did not report")
+        fraction = statistics.fmean(fractions)
+    else:
+        fraction = 1.0 if not logged_tandem else statistics.fmean(f for f in fractions if f is not None)
+    timed = [first[s]["timing_s/step"] for s in sorted(first)[1:]] + [resumed[s]["timing_s/step"]
+                                                                        for s in sorted(resumed)[1:]]
+    val = {k: v for m in steps.values() for k, v in m.items() if k.startswith("val-core/") and "/mean@" in k}
+    return {
+        "steps": len(first),
+        "resumed_step": min(resumed),
+        "total_steps": max(steps),
+        "senior_token_fraction": fraction,
+        "senior_token_fraction_per_step": fractions if tandem else None,
+        "tandem_metrics_logged": logged_tandem,
+        "gated_junior_tokens_per_step": per_step(steps, GATED) if tandem else None,
+        "seconds_per_step": statistics.fmean(timed) if timed else None,
+        "first_step_seconds": first[min(first)]["timing_s/step"],
+        "launch_seconds": [int((run_dir / f"launch-{n}.seconds").read_text()) for n in (1, 2)],
+        "reward_mean_per_step": per_step(steps, "critic/score/mean"),
+        "grad_norm_per_step": per_step(steps, "actor/grad_norm"),
+        "rollout_probs_diff_max_per_step": per_step(steps, "training/rollout_probs_diff_max"),
+        "validation": val,
+        "trace": trace_split(run_dir / "trace.jsonl") if tandem else None,
+        "checkpoint_steps": checkpoint_steps(run_dir / "ckpt"),
+    }
+
+
+def summary_line(runs: dict[str, dict]) -> str:
+    parts = []
+    for name, r in runs.items():
+        parts.append(f"{name}: {r['steps']} steps + step {r['resumed_step']} resumed, senior token fraction "
+                     f"{r['senior_token_fraction']:.3f}, {r['seconds_per_step']:.1f} s/step")
+    return "scale smoke | " + " | ".join(parts)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True, type=Path, help="the directory scripts/scale_smoke.sh wrote")
+    args = ap.parse_args(argv)
+    runs = {name: summarize_run(args.out / name, tandem=name == "tandem")
+            for name in RUNS if (args.out / name).is_dir()}
+    if not runs:
+        raise SystemExit(f"error: no run directories ({', '.join(RUNS)}) under {args.out}")
+    (args.out / "summary.json").write_text(json.dumps({"runs": runs}, indent=2) + "\n")
+    print(summary_line(runs), f"-> {args.out / 'summary.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,47 @@
+"""verl's vLLM worker extension for tandem engines: verl's model patches applied part by part.
+
+verl calls `patch_vllm_moe_model_weight_loader(model)` on the engine's model when the
+rollout server starts and before every weight sync (verl/workers/rollout/vllm_rollout/
+utils.py). That function needs `model.model` or `model.language_model` and raises
+"does not have a valid 'model' or 'language_model' attribute" for `TandemForCausalLM`,
+which holds a `senior` and a `junior`. Importing this module (vLLM imports it in each
+worker process, as the `worker_extension_cls` `TandemvLLMHttpServer` names) makes verl's
+call apply the patch to each of the two parts; any other model is passed through as is.
+Weight loading itself still goes through the wrapper, which routes senior names only.
+"""
+
+from __future__ import annotations
+
+from verl.workers.rollout.vllm_rollout import utils as vllm_worker_utils
+from verl.workers.rollout.vllm_rollout.utils import vLLMColocateWorkerExtension
+
+EXTENSION = "tandem.integrations.verl_vllm_worker.TandemWorkerExtension"
+
+
+def tandem_parts(model) -> tuple:
+    """(senior, junior) of a tandem wrapper model, else (model,)."""
+    senior, junior = getattr(model, "senior", None), getattr(model, "junior", None)
+    if type(model).__name__ == "TandemForCausalLM" and senior is not None and junior is not None:
+        return senior, junior
+    return (model,)
+
+
+def patch_each_part(patch):
+    """Wrap a verl per-model patch so that it reaches inside tandem wrapper models."""
+
+    def patched(model, *args, **kwargs):
+        for part in tandem_parts(model):
+            patch(part, *args, **kwargs)
+
+    patched._tandem_parts = True
+    return patched
+
+
+if not getattr(vllm_worker_utils.patch_vllm_moe_model_weight_loader, "_tandem_parts", False):
+    vllm_worker_utils.patch_vllm_moe_model_weight_loader = patch_each_part(
+        vllm_worker_utils.patch_vllm_moe_model_weight_loader
+    )
+
+
+class TandemWorkerExtension(vLLMColocateWorkerExtension):
+    """verl's colocated worker extension, loaded from this module so that the patch above is in place."""
