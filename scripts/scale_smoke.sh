@@ -74,7 +74,7 @@ launch() {  # launch RUN N STEPS: one launcher process, retried once if its port
     DATA_DIR="$OUT/data" CKPT_DIR="$dir/ckpt" SENIOR_MODEL="$BASE/model" N_GPUS=1 NAME="$run" \
       VERL_FILE_LOGGER_PATH="$dir/metrics-$n.jsonl" TANDEM_ROLLOUT_TRACE="$dir/trace.jsonl" \
       timeout -s INT -k 60 "${SMOKE_TIMEOUT:-900}" bash "$script" "${CPU_ARGS[@]}" "${SMOKE_ARGS[@]}" \
-      trainer.total_training_steps="$steps" > "$dir/launch-$n.log" 2>&1 || rc=$?
+      trainer.total_training_steps="$steps" hydra.run.dir="$dir/hydra-$n" > "$dir/launch-$n.log" 2>&1 || rc=$?
     echo "$((SECONDS - t0))" > "$dir/launch-$n.seconds"
     if [ "$rc" = 0 ]; then return 0; fi
     if [ "$attempt" = 1 ] && grep -qE "EADDRINUSE|Address already in use" "$dir/launch-$n.log"; then

@@ -17,6 +17,7 @@ VENV="${SCALE_VENV:-.venv-scale}"
 export VLLM_TARGET_DEVICE=cpu            # vLLM's CPU backend (also implied by the vllm 0.28.0+cpu alias)
 export VLLM_CPU_KVCACHE_SPACE="${VLLM_CPU_KVCACHE_SPACE:-1}"   # GiB of KV cache per engine: tiny models
 export VLLM_CPU_OMP_THREADS_BIND="${VLLM_CPU_OMP_THREADS_BIND:-nobind}"
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"   # unset, vLLM's CPU build decoded 30-40x slower (PERFORMANCE.md)
 export TANDEM_REQUIRE_SCALE=1            # a skipped test fails the lane (conftest.py)
 export TANDEM_SCALE_CACHE="${TANDEM_SCALE_CACHE:-$(mktemp -d)}"   # tiny bases shared by the tests
 exec "$VENV/bin/python" -m pytest -q -rs -p no:cacheprovider tests/test_scale_*.py "$@"

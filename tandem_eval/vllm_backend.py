@@ -108,14 +108,18 @@ class VLLMBackend:
             kwargs = dict(self.llm_kwargs)
             if self.vllm_on_gpu():
                 kwargs["gpu_memory_utilization"] = self.memory or (0.42 if self.junior_path else 0.85)
+            else:  # on CPU, torch.compile costs more start-up than it saves on an evaluation
+                kwargs["enforce_eager"] = True
             if which == "tandem":
                 from vllm_source.engine import make_llm
 
                 kwargs.pop("enable_prefix_caching")
                 self._engines[which] = make_llm(self.handoff_config(), self.senior_path, **kwargs)
             else:
+                from vllm_source.compat import engine_defaults
+
                 path = self.senior_path if which == "senior" else self.junior_path
-                self._engines[which] = self.vllm.LLM(model=path, **kwargs)
+                self._engines[which] = self.vllm.LLM(model=path, **{**engine_defaults(), **kwargs})
         return self._engines[which]
 
     @staticmethod

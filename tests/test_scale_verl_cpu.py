@@ -1,0 +1,133 @@
+"""verl's CPU platform and the entry-point guard (`tandem.integrations.verl_cpu`, `verl_plugin`).
+
+Pure parts, on CPU with verl 0.9.1 installed (no Ray started): the platform registers
+but is never auto-detected, answers verl's device calls for the CPU, collapses verl's
+doubled gloo backend string, and refuses configs a CPU run cannot honour; the guard
+refuses an enabled `tandem:` block on verl's stock entry point. The scale lane runs
+the platform for real (tests/test_scale_verl_smoke.py).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("verl", reason="verl 0.9.1 is not installed")
+
+from hydra import compose, initialize_config_dir, initialize_config_module  # noqa: E402
+from verl.plugin.platform import PlatformRegistry  # noqa: E402
+
+from tandem.errors import TandemError  # noqa: E402
+from tandem.integrations import verl_cpu, verl_plugin  # noqa: E402
+from tandem.integrations.verl_tandem import apply_tandem  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def cpu_overrides() -> list[str]:
+    """The CPU_ARGS array of verl/cpu_overrides.sh, as bash expands it."""
+    script = f'source "{REPO / "verl" / "cpu_overrides.sh"}"; printf "%s\\n" "${{CPU_ARGS[@]}}"'
+    return subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True).stdout.splitlines()
+
+
+def vanilla_config(*overrides: str):
+    with initialize_config_module(config_module="verl.trainer.config", version_base=None):
+        return compose(config_name="ppo_trainer", overrides=["actor_rollout_ref.rollout.name=vllm", *overrides])
+
+
+def tandem_config(*overrides: str):
+    with initialize_config_dir(config_dir=str(REPO / "verl" / "config"), version_base=None):
+        return compose(config_name="tandem_trainer", overrides=[
+            "actor_rollout_ref.rollout.name=vllm", "actor_rollout_ref.model.path=org/m",
+            "actor_rollout_ref.rollout.load_format=auto", *overrides])
+
+
+@pytest.fixture()
+def cpu_switch(monkeypatch):
+    monkeypatch.setenv("VERL_PLATFORM", "cpu")
+    monkeypatch.setenv("VERL_ENGINE_DEVICE", "cuda")
+    monkeypatch.setattr(verl_cpu, "_vllm_cpu_build", lambda: True)
+
+
+def test_cpu_platform_is_registered_but_never_auto_detected():
+    platform = PlatformRegistry.get("cpu")()
+    assert isinstance(platform, verl_cpu.PlatformCPU)
+    assert not platform.is_platform_available(use_smi_check=True)
+
+
+def test_cpu_platform_answers_verls_device_calls_for_the_cpu():
+    import torch
+
+    platform = verl_cpu.PlatformCPU()
+    assert (platform.device_name, platform.current_device(), platform.communication_backend_name()) == (
+        "cpu", "cpu", "gloo")
+    module = platform.device_module
+    module.empty_cache()
+    module.synchronize()
+    free, total = module.mem_get_info()
+    assert 0 < free <= total and module.max_memory_allocated() == 0
+    state = module.get_rng_state()
+    first = torch.rand(3)
+    module.set_rng_state(state)
+    assert torch.equal(torch.rand(3), first)
+    assert not platform.is_ipc_supported()
+    assert platform.rollout_env_vars()[verl_cpu.LIVE_WEIGHTS_ENV] == "1"
+
+
+@pytest.mark.parametrize("given, want", [("cpu:gloo,cpu:gloo", "gloo"), ("cpu:gloo,cuda:nccl", "cpu:gloo,cuda:nccl"),
+                                         ("gloo", "gloo"), (None, None)])
+def test_gloo_backend_collapses_only_verls_doubled_cpu_entry(given, want):
+    assert verl_cpu.gloo_backend(given) == want
+
+
+def test_cpu_overrides_make_a_config_the_cpu_platform_accepts(cpu_switch):
+    verl_plugin.check_entry(vanilla_config(*cpu_overrides()))
+    cfg = tandem_config(*cpu_overrides())
+    apply_tandem(cfg)
+    verl_plugin.check_entry(cfg)
+
+
+@pytest.mark.parametrize("drop, named", [
+    ("actor_rollout_ref.actor.strategy=fsdp2", "actor_rollout_ref.actor.strategy=fsdp2"),
+    ("actor_rollout_ref.model.use_remove_padding=False", "use_remove_padding=False"),
+    ("+actor_rollout_ref.rollout.enable_sleep_mode=False", "enable_sleep_mode=False"),
+    ("+ray_kwargs.ray_init.num_gpus=1", "ray_init.num_gpus=1"),
+])
+def test_cpu_platform_refuses_a_config_it_cannot_run_and_names_the_fix(cpu_switch, drop, named):
+    overrides = [o for o in cpu_overrides() if o != drop]
+    with pytest.raises(TandemError, match=named.replace("+", r"\+")):
+        verl_plugin.check_entry(vanilla_config(*overrides))
+
+
+def test_cpu_platform_refuses_without_the_engine_device_override(cpu_switch, monkeypatch):
+    monkeypatch.delenv("VERL_ENGINE_DEVICE")
+    with pytest.raises(TandemError, match="VERL_ENGINE_DEVICE=cuda"):
+        verl_plugin.check_entry(vanilla_config(*cpu_overrides()))
+
+
+def test_cpu_platform_refuses_a_vllm_that_is_not_the_cpu_build(cpu_switch, monkeypatch):
+    monkeypatch.setattr(verl_cpu, "_vllm_cpu_build", lambda: False)
+    with pytest.raises(TandemError, match="vLLM's CPU build"):
+        verl_plugin.check_entry(vanilla_config(*cpu_overrides()))
+
+
+def test_stock_entry_point_refuses_an_enabled_tandem_block():
+    with pytest.raises(TandemError, match="main_tandem_ppo"):
+        verl_plugin.check_entry(vanilla_config("+tandem.enable=True", "+tandem.prob_senior=0.5"))
+
+
+def test_tandem_entry_point_passes_the_guard_once_apply_tandem_wired_it():
+    cfg = tandem_config()
+    apply_tandem(cfg)
+    verl_plugin.check_entry(cfg)
+    verl_plugin.check_entry(tandem_config("tandem.enable=False"))  # plain GRPO through our entry point
+
+
+def test_importing_verl_installs_the_guard_through_the_plugin_entry_point():
+    code = ("import verl\nfrom verl.utils import device\n"
+            "assert getattr(device.auto_set_device, '_tandem_guard', False), 'guard not installed'\nprint('ok')")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0 and "ok" in res.stdout, res.stderr[-2000:]
