@@ -8,8 +8,8 @@ Both expose `solo(prompts, keys)` and `handoff(prompts, keys)` returning one
   never re-implemented here. Pairs with different vocabularies (only with
   `allow_vocab_mismatch`) use the turn loop of `tandem_eval.handoff` with re-tokenisation.
 - `vllm` (a GPU, or vLLM's CPU build): `tandem_eval.vllm_backend`. Solo is the senior's
-  own engine; the same-vocabulary handoff is one tandem vLLM engine with the same `step`
-  strategy (or, by choice, two engines taking turns that stop at the same tokens).
+  own engine; the same-vocabulary handoff is two engines taking turns that stop at the
+  step tokens the engine switches on (or, by choice, one tandem vLLM engine).
 """
 
 from __future__ import annotations
@@ -145,7 +145,7 @@ class EngineBackend:
 
 def make_backend(kind: str, senior_path, junior_path=None, sampling: EvalSampling | None = None, device: str = "cpu",
                  dtype: str = "auto", batch_size: int = 64, allow_vocab_mismatch: bool = False,
-                 gpu_memory_utilization: float | None = None, handoff_route: str = "tandem"):
+                 gpu_memory_utilization: float | None = None, handoff_route: str = "two-engine"):
     """`dtype="auto"`: float32 on CPU and bfloat16 on GPU for the engine; the checkpoint's for vLLM."""
     if kind == "engine":
         if dtype == "auto":

@@ -3,14 +3,14 @@
 - **solo**: the senior in its own `vllm.LLM`.
 - **handoff**, same vocabulary (the paper's pairs), two routes that hand over at the same
   token as the reference engine:
-  - `tandem` (default): one tandem vLLM engine (`vllm_source`) holding senior and junior,
-    with the `step` strategy and the senior first, exactly the reference engine's
-    definition (`TandemConfig(selection_strategy="step", first_author="senior")`); the
-    authorship mask is replayed by `tandem.process`. Both models run on every token.
-  - `two-engine`: one `vllm.LLM` per model taking turns (`tandem_eval.handoff`); each turn
-    stops at the first token of the tokenizer's step set (ids whose text contains a blank
-    line), the same set the `step` strategy switches on. Each model decodes only its own
-    steps but re-reads (prefix-cached) the other's at every turn.
+  - `two-engine` (default): one `vllm.LLM` per model taking turns (`tandem_eval.handoff`);
+    each turn stops at the first token of the tokenizer's step set (ids whose text
+    contains a blank line), the set the `step` strategy switches on. Each model decodes
+    only its own steps and re-reads (prefix-cached) the other's at every turn.
+  - `tandem`: one tandem vLLM engine (`vllm_source`) holding senior and junior, with the
+    reference engine's own definition (`TandemConfig(selection_strategy="step",
+    first_author="senior")`); the authorship mask is replayed by `tandem.process`. Both
+    models run on every token.
   `tandem_eval/README.md` has the measurements behind the default.
 - **handoff**, different vocabularies (`allow_vocab_mismatch`): the two-engine turn loop
   on text, stopping at the string `\\n\\n` and re-tokenising the history for each model.
@@ -24,7 +24,8 @@ from __future__ import annotations
 from tandem.errors import TandemError
 from tandem_eval.handoff import STEP_BREAK, Sample, Step, run_step_handoff
 
-HANDOFF_ROUTES = ("tandem", "two-engine")
+HANDOFF_ROUTES = ("two-engine", "tandem")
+DEFAULT_HANDOFF_ROUTE = "two-engine"  # measured faster on CPU (tandem_eval/README.md)
 
 
 def _finish(reason: str | None) -> str:
@@ -75,7 +76,7 @@ class VLLMBackend:
 
     def __init__(self, senior_path, junior_path=None, sampling=None, gpu_memory_utilization: float | None = None,
                  max_model_len: int | None = None, allow_vocab_mismatch: bool = False, dtype: str = "auto",
-                 handoff_route: str = "tandem"):
+                 handoff_route: str = DEFAULT_HANDOFF_ROUTE):
         from vllm_source.runtime import require_vllm
 
         from tandem.models import check_same_vocab, load_tokenizer

@@ -60,8 +60,9 @@ def solo_runs(scale_senior, benchmark, tmp_path_factory):
 @pytest.fixture(scope="module")
 def handoff_runs(scale_senior, scale_junior, benchmark, tmp_path_factory):
     out = {}
-    for name, extra in (("engine", ["--backend", "engine"]), ("tandem", ["--backend", "vllm"]),
-                        ("two-engine", ["--backend", "vllm", "--vllm-handoff", "two-engine"])):
+    routes = (("engine", ["--backend", "engine"]), ("tandem", ["--backend", "vllm", "--vllm-handoff", "tandem"]),
+              ("two-engine", ["--backend", "vllm"]))  # two-engine is the default route
+    for name, extra in routes:
         out_dir = tmp_path_factory.mktemp(f"handoff-{name}")
         argv = ["--senior", str(scale_senior), "--junior", str(scale_junior), *extra, *common(benchmark, out_dir)]
         assert eval_sentence_handoff.main(argv) == 0

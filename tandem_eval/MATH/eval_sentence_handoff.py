@@ -2,9 +2,10 @@
 
 A step ends at a blank line (`\\n\\n`). The senior writes the first step; both models see
 the same history (token ids) and share one token budget; the team's final answer is graded.
-Both backends run the same definition, `TandemConfig(selection_strategy="step",
-first_author="senior")`: the reference engine, or one tandem vLLM engine (`--vllm-handoff
-tandem`, the default; `two-engine` takes turns on two engines stopping at the same tokens).
+Both backends hand over at the same tokens as `TandemConfig(selection_strategy="step",
+first_author="senior")`: the reference engine runs it directly; vLLM takes turns on two
+engines that stop at the step tokens (`--vllm-handoff two-engine`, the default) or runs
+it on one tandem vLLM engine (`--vllm-handoff tandem`).
 Different vocabularies are refused unless `--allow-vocab-mismatch`, which re-tokenises the
 history text for each model at every handoff.
 
@@ -37,10 +38,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="pair models with different vocabularies by re-tokenising the shared history text for "
                         "each model at every handoff (budget counted in each writer's tokens; outputs in the "
                         "senior's vocabulary)")
-    p.add_argument("--vllm-handoff", choices=("tandem", "two-engine"), default="tandem",
-                   help="vllm backend: tandem = one engine holding both models (every token runs both); "
-                        "two-engine = one engine per model taking turns, each decoding only its own steps "
-                        "(default: %(default)s; see tandem_eval/README.md)")
+    p.add_argument("--vllm-handoff", choices=("two-engine", "tandem"), default="two-engine",
+                   help="vllm backend: two-engine = one engine per model taking turns, each decoding only its own "
+                        "steps; tandem = one engine holding both models (both run on every token); the same "
+                        "tokens either way (default: %(default)s; see tandem_eval/README.md)")
     runner.add_common_arguments(p)
 
 
