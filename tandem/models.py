@@ -34,14 +34,29 @@ def _check_local(path: str | Path, wanted=("config.json",), what="model") -> Non
         raise TandemError(f"{path}: not a Hugging Face {what} directory (none of {', '.join(wanted)} found there)")
 
 
+def _first_line(e: Exception) -> str:
+    text = str(e).strip() or type(e).__name__
+    return text.splitlines()[0]
+
+
+def _bare_bpe_dir(path: str | Path) -> bool:
+    """A GPT-2-style tokenizer directory: vocab.json + merges.txt and no config naming a class."""
+    p = Path(path)
+    return (p / "vocab.json").is_file() and (p / "merges.txt").is_file() and not any(
+        (p / f).is_file() for f in ("tokenizer_config.json", "tokenizer.json"))
+
+
 def load_tokenizer(path: str | Path):
-    from transformers import AutoTokenizer
+    """A Hugging Face tokenizer; GPT-2-style directories (vocab.json + merges.txt only) load as GPT-2's."""
+    from transformers import AutoTokenizer, GPT2TokenizerFast
 
     _check_local(path, TOKENIZER_FILES, "tokenizer")
     try:
+        if _bare_bpe_dir(path):  # AutoTokenizer cannot tell the class without a config
+            return GPT2TokenizerFast.from_pretrained(str(path))
         return AutoTokenizer.from_pretrained(str(path))
-    except OSError as e:
-        raise TandemError(f"cannot load a tokenizer from {path}: {e}".splitlines()[0]) from None
+    except Exception as e:  # transformers raises OSError, ValueError, KeyError, ... for unreadable directories
+        raise TandemError(f"cannot load a tokenizer from {path}: {_first_line(e)}") from None
 
 
 def load_model(path: str | Path, dtype="float32", device: str | torch.device = "cpu"):
@@ -53,8 +68,8 @@ def load_model(path: str | Path, dtype="float32", device: str | torch.device = "
     hf_logging.disable_progress_bar()  # per-shard bars drown our own progress and error lines
     try:
         model = AutoModelForCausalLM.from_pretrained(str(path), dtype=resolve_dtype(dtype))
-    except OSError as e:
-        raise TandemError(f"cannot load a model from {path}: {e}".splitlines()[0]) from None
+    except Exception as e:  # transformers raises OSError, ValueError, KeyError, ... for unreadable checkpoints
+        raise TandemError(f"cannot load a model from {path}: {_first_line(e)}") from None
     model.to(device).eval()
     model.requires_grad_(False)
     return model

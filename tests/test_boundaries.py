@@ -7,15 +7,11 @@ from tandem.errors import TandemError
 
 
 def load(shared_data, name):
-    from transformers import AutoTokenizer
+    from tandem.models import load_tokenizer
 
     if name == "llama2":
         pytest.importorskip("sentencepiece", reason="the Llama-2 tokenizer.model needs sentencepiece")
-    if name == "gpt2":
-        from transformers import GPT2TokenizerFast
-
-        return GPT2TokenizerFast.from_pretrained(str(shared_data / "tokenizers" / "gpt2"))
-    return AutoTokenizer.from_pretrained(str(shared_data / "tokenizers" / name))
+    return load_tokenizer(shared_data / "tokenizers" / name)  # gpt2: vocab.json + merges.txt only
 
 
 @pytest.fixture(scope="module")

@@ -46,6 +46,19 @@ def test_boundaries_prints_the_count_last_and_writes_the_sorted_ids(tiny_dir, tm
     assert capsys.readouterr().out.strip().splitlines()[-1] == str(len(ids)) and ids == sorted(ids)
 
 
+def test_boundaries_loads_a_gpt2_style_directory_without_a_tokenizer_config(shared_data, capsys):
+    tokenizer = shared_data / "tokenizers" / "gpt2"  # vocab.json + merges.txt only
+    assert main(["boundaries", "--tokenizer", str(tokenizer), "--strategy", "word"]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1] == "33135"
+
+
+def test_an_unloadable_tokenizer_directory_gives_one_error_line(tmp_path, capsys):
+    (tmp_path / "tokenizer_config.json").write_text('{"tokenizer_class": "NoSuchTokenizer"}')
+    assert main(["boundaries", "--tokenizer", str(tmp_path), "--strategy", "word"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"error: cannot load a tokenizer from {tmp_path}")
+
+
 @pytest.mark.parametrize("argv, fragment", [
     (["rollout", "--senior", "{tiny}", "--prompts", "{prompts}", "--out", "{out}"], "--junior is required"),
     (["rollout", "--senior", "{tiny}", "--solo", "--prompts", "{missing}", "--out", "{out}"], "no such file"),
