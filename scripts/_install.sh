@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Shared by scripts/demo.sh and scripts/test.sh: create ./.venv and install the project.
-# torch goes in first and pinned, so that pip does not pull a CUDA build with gigabytes of
-# dependencies on a CPU machine. Override with TORCH_SPEC (e.g. TORCH_SPEC="torch==2.11.0"
-# for verl's GPU extras) and PYTHON (the interpreter that creates the venv, 3.10-3.12).
+# torch goes in first and pinned (TORCH_SPEC, default torch==2.13.0), so that nothing later
+# pulls another build. On Linux, PyPI's torch==2.13.0 is the CUDA build (several GB, with
+# its CUDA libraries); for the CPU build set TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu.
+# The project's CI machines carry the CPU wheel locally, so the default needs no index there.
+# PYTHON picks the interpreter that creates the venv (3.10-3.12).
 set -euo pipefail
 extras="${1:-}"
 PYTHON="${PYTHON:-python3}"
@@ -12,6 +14,6 @@ if [ ! -x .venv/bin/python ]; then
   .venv/bin/python -m pip install -q --upgrade pip
 fi
 if ! .venv/bin/python -c "import torch" 2>/dev/null; then
-  .venv/bin/python -m pip install -q "$TORCH_SPEC"
+  .venv/bin/python -m pip install -q ${TORCH_INDEX_URL:+--index-url "$TORCH_INDEX_URL" --extra-index-url https://pypi.org/simple} "$TORCH_SPEC"
 fi
 .venv/bin/python -m pip install -q -e ".${extras}"
