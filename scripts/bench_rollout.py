@@ -27,13 +27,14 @@ from pathlib import Path
 import torch
 
 from tandem.config import TandemConfig
-from tandem.engine import MODES, TandemEngine
+from tandem.config import ENGINE_MODES
+from tandem.engine import TandemEngine
 from tandem.jsonl import write_json
 from tandem.models import load_model, load_tokenizer
 from tandem.sampling import SamplingConfig
 from tandem.zoo import build_tiny
 
-CONCRETE = tuple(m for m in MODES if m != "auto")
+CONCRETE = tuple(m for m in ENGINE_MODES if m != "auto")
 STRATEGIES = {"word": TandemConfig(selection_strategy="word", prob_senior=0.5, max_gap_tokens=32),
               "step": TandemConfig(selection_strategy="step", first_author="senior")}
 

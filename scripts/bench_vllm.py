@@ -62,7 +62,7 @@ def rollout_runs(paths, tok, batches, lengths, repeats) -> list[dict]:
     import vllm
 
     from tandem.config import TandemConfig
-    from tandem.process import request_key
+    from tandem.coins import request_key
     from vllm_source.engine import make_llm
     from vllm_source.requests import tandem_extra_args
 
@@ -104,7 +104,7 @@ def handoff_runs(base: Path, n_prompts: int, repeats: int) -> list[dict]:
     """The eval's handoff on vLLM: one tandem engine vs two engines taking turns (same samples)."""
     import json
 
-    from tandem.process import request_key
+    from tandem.coins import request_key
     from tandem_eval.backends import EvalSampling
     from tandem_eval.vllm_backend import VLLMBackend
 

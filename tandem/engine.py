@@ -36,7 +36,6 @@ from tandem.generation import JUNIOR, SENIOR, LazyGeneration, LockstepGeneration
 from tandem.models import check_same_model_vocab, check_same_vocab, context_length
 from tandem.sampling import SamplingConfig
 
-MODES = ENGINE_MODES
 
 
 @dataclass
@@ -65,8 +64,8 @@ class TandemEngine:
 
     def __init__(self, senior, junior, tokenizer, tandem: TandemConfig | None = None,
                  junior_tokenizer=None, mode: str = "auto", max_lag: int | None = 256):
-        if mode not in MODES:
-            raise TandemError(f"unknown engine mode {mode!r}; choose one of {', '.join(MODES)}")
+        if mode not in ENGINE_MODES:
+            raise TandemError(f"unknown engine mode {mode!r}; choose one of {', '.join(ENGINE_MODES)}")
         self.tandem, self.tokenizer, self.max_lag = tandem or TandemConfig(), tokenizer, max_lag
         self.senior = CachedDecoder(senior)
         self.context = context_length(senior)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import torch
 
-from tandem.coins import coin_uniform, request_key  # noqa: F401  (request_key re-exported)
+from tandem.coins import coin_uniform
 from tandem.config import TandemConfig
 
 
@@ -115,37 +115,16 @@ def replay_mask(cfg: TandemConfig, is_boundary, response_tokens, keys, lengths=N
     return mask
 
 
-class AuthorshipStateMachine:
-    """One request's authorship state, for callers that see one token at a time.
+def response_authorship_mask(cfg: TandemConfig, is_boundary, token_ids: list[int], key: int,
+                             solo: bool = False) -> list[int]:
+    """The authorship mask (1 = senior) of one finished response, from its tokens, the config and its key.
 
-    A thin wrapper over the batched functions above (batch of one); not a second
-    implementation.
+    A solo response is the senior's throughout. Every backend that cannot hand the mask
+    out of its engine (vLLM, verl's agent loop) recomputes it here: because the coins are
+    keyed, this equals what the engine decided token by token.
     """
-
-    def __init__(self, cfg: TandemConfig, is_boundary: torch.Tensor | None, key: int):
-        self.cfg, self.is_boundary = cfg, is_boundary
-        self.state = start_state(cfg, torch.tensor([key]))
-
-    @property
-    def senior_writes_next(self) -> bool:
-        return bool(self.state.author[0])
-
-    def advance(self, token: int) -> bool:
-        """Consume one emitted token; return True if the senior writes the next one."""
-        self.state = advance(self.cfg, self.is_boundary, self.state, torch.tensor([token]))
-        return self.senior_writes_next
-
-    def replay(self, tokens: list[int]) -> list[int]:
-        """Authorship mask of `tokens` from the current state; the state moves past them."""
-        mask = []
-        for tok in tokens:
-            mask.append(int(self.senior_writes_next))
-            self.advance(tok)
-        return mask
-
-
-def recompute_authorship_mask(cfg: TandemConfig, is_boundary, token_ids: list[int], key: int) -> list[int]:
-    """The authorship mask of one finished response, from its tokens, the config and its key."""
+    if solo:
+        return [1] * len(token_ids)
     if not token_ids:
         return []
     return replay_mask(cfg, is_boundary, torch.tensor([token_ids]), [key])[0].tolist()

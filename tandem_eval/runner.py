@@ -170,7 +170,7 @@ def _summary(config: dict, problems: list[Problem], rows: list[dict], n: int, ha
 
 
 def _generate(backend, problems: list[Problem], n: int, benchmark: str, handoff: bool, instruction: str = INSTRUCTION):
-    from tandem.process import request_key
+    from tandem.coins import request_key
 
     texts = [chat_prompt_text(backend.tokenizer, p.problem, instruction) for p in problems]
     ids = [chat_prompt_ids(backend.tokenizer, p.problem, instruction) for p in problems]

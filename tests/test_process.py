@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from tandem.config import TandemConfig
-from tandem.process import AuthorshipStateMachine, advance, recompute_authorship_mask, replay_mask, start_state
+from tandem.process import advance, replay_mask, response_authorship_mask, start_state
 
 V = 100
 
@@ -141,19 +141,25 @@ def test_extreme_probabilities_give_one_author(p, value):
     assert bool((mask == value).all())
 
 
-def test_state_machine_replay_equals_batched_replay():
+def test_one_response_mask_equals_its_row_of_the_batched_replay():
     cfg = TandemConfig(selection_strategy="word", seed=9)
     tokens, is_b = random_tokens(5, 120, seed=6), lookup(range(15))
     batched = replay_mask(cfg, is_b, tokens, [10, 20, 30, 40, 50])
     for i, key in enumerate([10, 20, 30, 40, 50]):
-        assert AuthorshipStateMachine(cfg, is_b, key).replay(tokens[i].tolist()) == batched[i].tolist()
+        assert response_authorship_mask(cfg, is_b, tokens[i].tolist(), key) == batched[i].tolist()
+
+
+def test_a_solo_response_is_all_senior_and_an_empty_one_has_no_mask():
+    cfg = TandemConfig(selection_strategy="word", prob_senior=0.0)
+    assert response_authorship_mask(cfg, lookup(range(15)), [3, 4, 5], key=1, solo=True) == [1, 1, 1]
+    assert response_authorship_mask(cfg, lookup(range(15)), [], key=1) == []
 
 
 def test_the_same_request_draws_the_same_coins_in_a_batch_of_1_and_of_64():
     cfg = TandemConfig(selection_strategy="word", seed=2)
     tokens, is_b = random_tokens(64, 300, seed=7), lookup(range(15))
     big = replay_mask(cfg, is_b, tokens, torch.arange(1000, 1064))
-    alone = recompute_authorship_mask(cfg, is_b, tokens[17].tolist(), 1017)
+    alone = response_authorship_mask(cfg, is_b, tokens[17].tolist(), 1017)
     assert alone == big[17].tolist()
 
 

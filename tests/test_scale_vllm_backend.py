@@ -19,7 +19,8 @@ import torch
 from tandem.boundaries import boundary_lookup
 from tandem.config import TandemConfig
 from tandem.errors import TandemError
-from tandem.process import replay_mask, request_key
+from tandem.coins import request_key
+from tandem.process import replay_mask, response_authorship_mask
 from vllm_source.batch_state import PLACEHOLDER, TandemBatchState
 from vllm_source.engine_config import (
     ARCHITECTURE,
@@ -32,7 +33,6 @@ from vllm_source.requests import (
     EXTRA_KEY,
     TandemRequestError,
     parse_tandem_extra_args,
-    response_authorship_mask,
     tandem_extra_args,
 )
 from vllm_source.weights import split_stream

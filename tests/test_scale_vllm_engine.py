@@ -31,7 +31,7 @@ from tandem.config import TandemConfig  # noqa: E402
 from tandem.engine import TandemEngine  # noqa: E402
 from tandem.errors import TandemError  # noqa: E402
 from tandem.models import load_model, load_tokenizer  # noqa: E402
-from tandem.process import request_key  # noqa: E402
+from tandem.coins import request_key  # noqa: E402
 from tandem.sampling import SamplingConfig  # noqa: E402
 from tandem.task import generate_problems  # noqa: E402
 from tandem.train.data import prompt_ids_batch  # noqa: E402

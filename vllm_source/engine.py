@@ -2,7 +2,7 @@
 and return each response with its authorship mask.
 
 The mask is replayed from the response tokens, the config and the request key
-(`requests.response_authorship_mask`); the engine's logits processor made the same
+(`tandem.process.response_authorship_mask`); the engine's logits processor made the same
 decisions token by token with the same functions, so no per-token side channel out of
 vLLM is needed. Log-probabilities: with `logprobs_mode="raw_logprobs"` (the default
 here) vLLM reports, for every emitted token, the senior's log-probability at
@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from tandem.boundaries import config_boundary_lookup
 from tandem.config import TandemConfig
 from tandem.errors import TandemError
-from tandem.process import request_key
+from tandem.coins import request_key
+from tandem.process import response_authorship_mask
 from vllm_source.compat import engine_defaults
 from vllm_source.engine_config import tandem_engine_kwargs
-from vllm_source.requests import response_authorship_mask, tandem_extra_args
+from vllm_source.requests import tandem_extra_args
 from vllm_source.runtime import require_vllm
 
 

@@ -4,15 +4,12 @@ A request names its replayable coin stream with a request key in
 `SamplingParams.extra_args`; the engine's logits processor reads it there (it sees no
 request id). Validation requests are marked *solo*: the senior writes every token, as in
 the paper's evaluation of the senior. A request with neither is refused (fail closed).
+The mask of a finished response is `tandem.process.response_authorship_mask`.
 """
 
 from __future__ import annotations
 
-import torch
-
-from tandem.config import TandemConfig
 from tandem.errors import TandemError
-from tandem.process import replay_mask
 
 EXTRA_KEY = "tandem_request_key"  # int: keys the request's coins (tandem.process.request_key)
 EXTRA_SOLO = "tandem_solo"  # bool: the senior writes every token (validation)
@@ -43,18 +40,3 @@ def parse_tandem_extra_args(extra_args: dict | None) -> tuple[int, bool]:
             f"tandem_extra_args(request_key(prompt_id, sample)) or {{{EXTRA_SOLO!r}: True}} for solo"
         )
     return key, False
-
-
-def response_authorship_mask(
-    cfg: TandemConfig, is_boundary: torch.Tensor | None, token_ids: list[int], key: int, solo: bool
-) -> list[int]:
-    """The authorship mask (1 = senior) of one finished response, replayed from its tokens.
-
-    Pure function of (tokens, config, key): it equals what the engine's logits processor
-    decided token by token, because both call `tandem.process`.
-    """
-    if solo:
-        return [1] * len(token_ids)
-    if not token_ids:
-        return []
-    return replay_mask(cfg, is_boundary, torch.tensor([token_ids]), [key])[0].tolist()

@@ -32,7 +32,7 @@ from tqdm.auto import tqdm
 
 from tandem.coins import request_key
 from tandem.config import TandemConfig
-from tandem.engine import MODES as ENGINE_MODES
+from tandem.config import ENGINE_MODES
 from tandem.engine import SamplingConfig, TandemEngine
 from tandem.errors import TandemError
 from tandem.grpo import PolicyLossConfig, actor_loss, get_adv_estimator_fn, require_authorship_mask, token_weights
