@@ -24,39 +24,17 @@ the measurements behind the default.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from tandem.boundaries import config_boundary_lookup
 from tandem.coins import request_key
 from tandem.config import ENGINE_MODES, TandemConfig
 from tandem.decoder import CachedDecoder
 from tandem.decoder_weights import same_architecture
 from tandem.errors import TandemError
-from tandem.generation import JUNIOR, SENIOR, LazyGeneration, LockstepGeneration
+from tandem.generation import GenerationContext, LazyGeneration, LockstepGeneration
 from tandem.models import check_same_model_vocab, check_same_vocab, context_length
+from tandem.rollout import Rollout
 from tandem.sampling import SamplingConfig
 
-
-
-@dataclass
-class Rollout:
-    prompt_ids: list[int]
-    token_ids: list[int]
-    authorship_mask: list[int]  # 1 = the senior wrote the token
-    senior_logprobs: list[float]
-    junior_logprobs: list[float] | None  # None in solo mode
-    finish_reason: str  # "stop" (EOS or stop string) | "length"
-    text: str
-    request_key: int
-
-    @property
-    def senior_fraction(self) -> float:
-        return sum(self.authorship_mask) / max(1, len(self.authorship_mask))
-
-    @property
-    def n_switches(self) -> int:
-        m = self.authorship_mask
-        return sum(a != b for a, b in zip(m, m[1:]))
 
 
 class TandemEngine:
@@ -68,14 +46,14 @@ class TandemEngine:
             raise TandemError(f"unknown engine mode {mode!r}; choose one of {', '.join(ENGINE_MODES)}")
         self.tandem, self.tokenizer, self.max_lag = tandem or TandemConfig(), tokenizer, max_lag
         self.senior = CachedDecoder(senior)
-        self.context = context_length(senior)
+        self.context_length = context_length(senior)
         self.is_boundary, self.junior, self.paired = None, None, None
         if junior is not None:
             if junior_tokenizer is not None:
                 check_same_vocab(tokenizer, junior_tokenizer)
             check_same_model_vocab(senior, junior)
             self.junior = CachedDecoder(junior)
-            self.context = min(self.context, context_length(junior))
+            self.context_length = min(self.context_length, context_length(junior))
             self.is_boundary = config_boundary_lookup(
                 self.tandem, tokenizer, self.senior.vocab_size, self.senior.device
             )
@@ -107,19 +85,21 @@ class TandemEngine:
         if len(keys) != len(prompts):
             raise TandemError(f"{len(keys)} request keys for {len(prompts)} prompts; pass one key per prompt")
         self.last_mode = None if solo else self.decoding_mode(len(prompts))
+        context = GenerationContext(self.tandem, self.is_boundary, self.eos_ids(sampling), self.vocab_size,
+                                    self.device, self.tokenizer, self.max_lag)
         if solo:
-            generation = LockstepGeneration(self, prompts, sampling, keys, [self.senior])
+            generation = LockstepGeneration(context, prompts, sampling, keys, [self.senior])
         elif self.last_mode == "paired":
-            generation = LockstepGeneration(self, prompts, sampling, keys, [self.paired])
+            generation = LockstepGeneration(context, prompts, sampling, keys, [self.paired])
         else:
             kind = LazyGeneration if self.last_mode == "lazy" else LockstepGeneration
-            generation = kind(self, prompts, sampling, keys, [self.senior, self.junior])
+            generation = kind(context, prompts, sampling, keys, [self.senior, self.junior])
         try:
             generation.run(progress)
         finally:
             generation.close()  # drops the decoders' weight snapshots
         self.last_forward_calls = generation.forward_calls  # model forwards of the last call (benchmarks)
-        return [self._rollout(generation, r) for r in range(len(prompts))]
+        return generation.rollouts()
 
     def decoding_mode(self, batch: int) -> str:
         """The concrete mode a tandem call of `batch` prompts decodes with (`auto` resolved)."""
@@ -128,24 +108,6 @@ class TandemEngine:
         if batch == 1:  # one row: only its author runs per token, the other catches up in chunks
             return "lazy"
         return "paired" if self.paired is not None else "lockstep"
-
-    def _rollout(self, g, r: int) -> Rollout:
-        n, p = int(g.n_emitted[r]), int(g.prompt_len[r])
-        ids = g.seq[r, p : p + n].tolist()
-        text = self.tokenizer.decode(ids, skip_special_tokens=True)
-        if g.finish[r] == "stop" and g.s.stop_strings:
-            cut = min((text.find(s) for s in g.s.stop_strings if s in text), default=-1)
-            text = text[:cut] if cut >= 0 else text
-        return Rollout(
-            prompt_ids=g.seq[r, :p].tolist(),
-            token_ids=ids,
-            authorship_mask=[1] * n if g.solo else g.mask[r, :n].long().tolist(),
-            senior_logprobs=g.logprobs[SENIOR, r, :n].tolist(),
-            junior_logprobs=None if g.solo else g.logprobs[JUNIOR, r, :n].tolist(),
-            finish_reason=g.finish[r] or "length",
-            text=text,
-            request_key=int(g.keys[r]),
-        )
 
     def check_prompts(self, prompts, sampling: SamplingConfig) -> None:
         """Raise a `TandemError` for prompts the engine cannot serve (empty, out of vocab, too long)."""
@@ -156,8 +118,8 @@ class TandemEngine:
                 raise TandemError(f"prompt {i} is empty; every prompt needs at least one token")
             if min(p) < 0 or max(p) >= self.vocab_size:
                 raise TandemError(f"prompt {i} has token ids outside the model's vocabulary [0, {self.vocab_size})")
-            if len(p) + sampling.max_new_tokens > self.context:
+            if len(p) + sampling.max_new_tokens > self.context_length:
                 raise TandemError(
                     f"prompt {i} has {len(p)} tokens; with max_new_tokens={sampling.max_new_tokens} that exceeds "
-                    f"the model's context of {self.context}; shorten the prompt or lower max_new_tokens"
+                    f"the model's context of {self.context_length}; shorten the prompt or lower max_new_tokens"
                 )

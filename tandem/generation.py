@@ -14,17 +14,38 @@ Two loops share that bookkeeping:
 The sampling uniforms of every token are drawn up front in one call (they are
 counter-based, so this is the same as drawing them per step), and a step makes one
 host sync (has any row finished?) besides the decoder's own.
+
+The engine hands a generation what it needs once, as a `GenerationContext`, and takes
+back finished `Rollout`s; neither reads the other's internals.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import torch
 
 from tandem.coins import sample_uniform
+from tandem.config import TandemConfig
 from tandem.process import advance, start_state
+from tandem.rollout import Rollout
 from tandem.sampling import SamplingConfig, sample_tokens, token_logprobs
 
 SENIOR, JUNIOR = 0, 1
+
+
+@dataclass(frozen=True)
+class GenerationContext:
+    """What one generation takes from the engine that runs it."""
+
+    tandem: TandemConfig  # who writes each token
+    is_boundary: torch.Tensor | None  # the boundary lookup the strategy reads (None when unused)
+    eos_ids: list[int]  # a row stops after emitting one of these
+    vocab_size: int
+    device: torch.device
+    tokenizer: Any  # decodes stop-string tails and the rollout text
+    max_lag: int | None = None  # lazy mode: a model this far behind on a row catches up
 
 
 class Generation:
@@ -33,9 +54,9 @@ class Generation:
     `decoders`: [senior] (solo), [paired senior+junior] or [senior, junior].
     """
 
-    def __init__(self, engine, prompts, sampling: SamplingConfig, keys, decoders):
-        self.e, self.s, self.decoders = engine, sampling, decoders
-        dev, B, T = engine.device, len(prompts), sampling.max_new_tokens
+    def __init__(self, context: GenerationContext, prompts, sampling: SamplingConfig, keys, decoders):
+        self.context, self.sampling, self.decoders = context, sampling, decoders
+        dev, B, T = context.device, len(prompts), sampling.max_new_tokens
         self.n_models = sum(dec.M for dec in decoders)
         self.solo = self.n_models == 1
         self.prompt_len = torch.tensor([len(p) for p in prompts], device=dev)
@@ -50,8 +71,8 @@ class Generation:
         self.n_emitted = torch.zeros(B, dtype=torch.int64, device=dev)
         self.row_ids = torch.arange(B, device=dev)
         self.finish = [None] * B
-        self.eos = torch.tensor(engine.eos_ids(sampling), dtype=torch.int64, device=dev)
-        self.state = None if self.solo else start_state(engine.tandem, self.keys, n_tokens=T)
+        self.eos = torch.tensor(context.eos_ids, dtype=torch.int64, device=dev)
+        self.state = None if self.solo else start_state(context.tandem, self.keys, n_tokens=T)
         self.caches = [dec.begin(B, self.capacity) for dec in decoders]
         self.forward_calls = 0
 
@@ -59,10 +80,32 @@ class Generation:
         for dec in self.decoders:
             dec.end()
 
+    def rollouts(self) -> list[Rollout]:
+        """The finished responses, one per prompt, in order."""
+        return [self._rollout(r) for r in range(self.seq.shape[0])]
+
+    def _rollout(self, r: int) -> Rollout:
+        n, p = int(self.n_emitted[r]), int(self.prompt_len[r])
+        ids = self.seq[r, p : p + n].tolist()
+        text = self.context.tokenizer.decode(ids, skip_special_tokens=True)
+        if self.finish[r] == "stop" and self.sampling.stop_strings:
+            cut = min((text.find(s) for s in self.sampling.stop_strings if s in text), default=-1)
+            text = text[:cut] if cut >= 0 else text
+        return Rollout(
+            prompt_ids=self.seq[r, :p].tolist(),
+            token_ids=ids,
+            authorship_mask=[1] * n if self.solo else self.mask[r, :n].long().tolist(),
+            text=text,
+            finish_reason=self.finish[r] or "length",
+            request_key=int(self.keys[r]),
+            senior_logprobs=self.logprobs[SENIOR, r, :n].tolist(),
+            junior_logprobs=None if self.solo else self.logprobs[JUNIOR, r, :n].tolist(),
+        )
+
     def _sample(self, logits: torch.Tensor, author: torch.Tensor | None, uniforms: torch.Tensor) -> torch.Tensor:
         """One token per row from its author's logits; `logits` [n_models, b, V], author [b] (True = senior)."""
         own = logits[SENIOR] if author is None else torch.where(author[:, None], logits[SENIOR], logits[JUNIOR])
-        return sample_tokens(own, self.s, uniforms)
+        return sample_tokens(own, self.sampling, uniforms)
 
     def _record(self, rows: torch.Tensor, at, tokens: torch.Tensor, t: int) -> None:
         """Store the step's tokens; `rows` are their rows, `at` the same as an index (a slice when all)."""
@@ -74,10 +117,10 @@ class Generation:
 
         `rows` are the tokens' rows (None: rows 0..b-1).
         """
-        last = t + 1 >= self.s.max_new_tokens
+        last = t + 1 >= self.sampling.max_new_tokens
         stop = torch.isin(tokens, self.eos)
         ids = range(tokens.numel()) if rows is None else rows.tolist()
-        if self.s.stop_strings:
+        if self.sampling.stop_strings:
             stop |= torch.tensor([self._hit_stop_string(r) for r in ids], device=stop.device)
         if not last and not bool(stop.any()):
             return None
@@ -89,11 +132,11 @@ class Generation:
         return torch.ones_like(stop) if last else stop
 
     def _hit_stop_string(self, r: int) -> bool:
-        longest = max(len(s.encode()) for s in self.s.stop_strings)
+        longest = max(len(s.encode()) for s in self.sampling.stop_strings)
         n, start = int(self.n_emitted[r]), int(self.prompt_len[r])
         tail = self.seq[r, start + max(0, n - longest - 2) : start + n].tolist()
-        text = self.e.tokenizer.decode(tail, skip_special_tokens=False)
-        return any(s in text for s in self.s.stop_strings)
+        text = self.context.tokenizer.decode(tail, skip_special_tokens=False)
+        return any(s in text for s in self.sampling.stop_strings)
 
 
 class LockstepGeneration(Generation):
@@ -109,20 +152,20 @@ class LockstepGeneration(Generation):
         return out[0] if len(out) == 1 else torch.cat(out)
 
     def run(self, progress: bool = False) -> None:
-        bar = _bar(self.s.max_new_tokens, progress)
+        bar = _bar(self.sampling.max_new_tokens, progress)
         live = self.row_ids  # original row of each cache row
         uniforms, state, every = self.uniforms, self.state, True
         logits = self._forward(self.seq[:, : int(self.prompt_len.max())], self.prompt_len)
-        for t in range(self.s.max_new_tokens):
+        for t in range(self.sampling.max_new_tokens):
             at = slice(None) if every else live
             author = None if self.solo else state.author
             tokens = self._sample(logits, author, uniforms[:, t])
-            lp = token_logprobs(logits, tokens.expand(self.n_models, -1), self.s.logprob_temperature)
+            lp = token_logprobs(logits, tokens.expand(self.n_models, -1), self.sampling.logprob_temperature)
             self.logprobs[:, at, t] = lp.to(torch.float64)
             self._record(live, at, tokens, t)
             if author is not None:
                 self.mask[at, t] = author
-                state = advance(self.e.tandem, self.e.is_boundary, state, tokens)
+                state = advance(self.context.tandem, self.context.is_boundary, state, tokens)
             done = self._finished(None if every else live, tokens, t)
             bar.update(1)
             if done is not None:
@@ -144,19 +187,19 @@ class LazyGeneration(Generation):
     A model whose lag on a row reaches `max_lag` catches up even if it is not the author.
     """
 
-    def __init__(self, engine, prompts, sampling, keys, decoders):
-        super().__init__(engine, prompts, sampling, keys, decoders)
+    def __init__(self, context: GenerationContext, prompts, sampling, keys, decoders):
+        super().__init__(context, prompts, sampling, keys, decoders)
         B = len(prompts)
         self.total_len = self.prompt_len.clone()
-        self.last_logits = torch.zeros(2, B, engine.vocab_size, dtype=decoders[0].dtype, device=self.seq.device)
+        self.last_logits = torch.zeros(2, B, context.vocab_size, dtype=decoders[0].dtype, device=self.seq.device)
         self.offsets = torch.arange(self.capacity, device=self.seq.device)
         self.max_prompt = int(self.prompt_len.max())
 
     def run(self, progress: bool = False) -> None:
-        bar = _bar(self.s.max_new_tokens, progress)
+        bar = _bar(self.sampling.max_new_tokens, progress)
         active = torch.ones_like(self.row_ids, dtype=torch.bool)
         rows = self.row_ids
-        for t in range(self.s.max_new_tokens):
+        for t in range(self.sampling.max_new_tokens):
             done = self._step(t, rows)
             bar.update(1)
             if done is not None:
@@ -176,10 +219,10 @@ class LazyGeneration(Generation):
         author = self.state.author[at]
         fresh = torch.stack([author, ~author])  # [2, b]: which model has logits for this token
         # A lag is at most the prompt plus the tokens so far: check the bound once it can bind.
-        lag_binds = self.e.max_lag is not None and self.max_prompt + t >= self.e.max_lag
+        lag_binds = self.context.max_lag is not None and self.max_prompt + t >= self.context.max_lag
         if lag_binds:
             lengths = torch.stack([cache.lengths[at] for cache in self.caches])
-            fresh |= self.total_len[at] - lengths >= self.e.max_lag
+            fresh |= self.total_len[at] - lengths >= self.context.max_lag
             counts = fresh.sum(1).tolist()
         else:
             n_senior = int(author.sum())
@@ -189,11 +232,11 @@ class LazyGeneration(Generation):
                 self._ingest(m, rows if n == rows.numel() else rows[fresh[m]])
         logits = self.last_logits[:, at]
         own = torch.where(author[:, None], logits[SENIOR], logits[JUNIOR])
-        tokens = sample_tokens(own, self.s, self.uniforms[at, t])
+        tokens = sample_tokens(own, self.sampling, self.uniforms[at, t])
         if lag_binds:  # a model forced to catch up by the lag bound has this token's log-prob too
-            lp = token_logprobs(logits, tokens.expand(2, -1), self.s.logprob_temperature)
+            lp = token_logprobs(logits, tokens.expand(2, -1), self.sampling.logprob_temperature)
         else:
-            lp = token_logprobs(own, tokens, self.s.logprob_temperature).expand(2, -1)
+            lp = token_logprobs(own, tokens, self.sampling.logprob_temperature).expand(2, -1)
         self.logprobs[:, at, t] = torch.where(fresh, lp.to(torch.float64), float("nan"))  # stale: filled later
         self._record(rows, at, tokens, t)
         self.mask[at, t] = author
@@ -201,7 +244,7 @@ class LazyGeneration(Generation):
         done = self._finished(None if every else rows, tokens, t)
         if not every:
             tokens = torch.zeros_like(self.keys).index_put_((rows,), tokens)
-        self.state = advance(self.e.tandem, self.e.is_boundary, self.state, tokens)
+        self.state = advance(self.context.tandem, self.context.is_boundary, self.state, tokens)
         return done
 
     def _ingest(self, m: int, rows: torch.Tensor) -> None:
@@ -231,7 +274,7 @@ class LazyGeneration(Generation):
         known = resp >= 0
         known[last] = False
         lp = token_logprobs(dec.logits(hidden[None, known])[0], self.seq[row_of[known], pos[known] + 1],
-                            self.s.logprob_temperature)
+                            self.sampling.logprob_temperature)
         self.logprobs[m, row_of[known], resp[known]] = lp.to(torch.float64)
 
 
