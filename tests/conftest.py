@@ -34,7 +34,9 @@ def shared_data() -> Path:
     """`../shared/data` next to the checkout (real benchmark files and tokenizers; never committed)."""
     path = SHARED / "data"
     if not path.is_dir():
-        pytest.skip(f"real test data not found at {path}; clone the project with ../shared beside it")
+        pytest.skip(f"real test data not found at {path}; run `python scripts/fetch_shared_data.py` (downloads the "
+                    "public benchmark and tokenizer files and checks their SHA-256) or clone the project with "
+                    "../shared beside it")
     return path
 
 
