@@ -10,7 +10,7 @@ The JSON has the shape of `bench_rollout.py`'s (a list `runs` plus ratios over s
 
 With `--handoff-base DIR` (a tiny base from `python -m tandem.train.tiny_base`, which
 writes reasoning steps) it also times the evaluation's two vLLM handoff routes
-(`tandem_eval/vllm_backend.py`): one tandem engine vs two engines taking turns.
+(`tandem_eval/backends.py`): one tandem engine vs two engines taking turns.
 
     .venv-scale/bin/python scripts/bench_vllm.py --out bench_vllm.json
     .venv-scale/bin/python scripts/bench_vllm.py --quick --out bench_vllm.json
@@ -105,13 +105,12 @@ def handoff_runs(base: Path, n_prompts: int, repeats: int) -> list[dict]:
     import json
 
     from tandem.coins import request_key
-    from tandem_eval.backends import EvalSampling
-    from tandem_eval.vllm_backend import VLLMBackend
+    from tandem_eval.backends import EvalSampling, make_backend
 
     rows = [json.loads(line) for line in (base / "task_test.jsonl").read_text().splitlines()[:n_prompts]]
     sampling = EvalSampling(temperature=0.7, top_p=0.8, top_k=20, max_new_tokens=96)
-    backends = {route: VLLMBackend(base / "model", base / "model", sampling, dtype="float32", handoff_route=route)
-                for route in ("tandem", "two-engine")}
+    backends = {route: make_backend("vllm", base / "model", base / "model", sampling, dtype="float32",
+                                    handoff_route=route) for route in ("tandem", "two-engine")}
     from tandem_eval.prompts import chat_prompt_ids
 
     tok = backends["tandem"].tokenizer

@@ -71,7 +71,7 @@ class Generation:
         self.n_emitted = torch.zeros(B, dtype=torch.int64, device=dev)
         self.row_ids = torch.arange(B, device=dev)
         self.finish = [None] * B
-        self.eos = torch.tensor(context.eos_ids, dtype=torch.int64, device=dev)
+        self.eos = torch.tensor(list(context.eos_ids) + list(sampling.stop_token_ids), dtype=torch.int64, device=dev)
         self.state = None if self.solo else start_state(context.tandem, self.keys, n_tokens=T)
         self.caches = [dec.begin(B, self.capacity) for dec in decoders]
         self.forward_calls = 0

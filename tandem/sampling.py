@@ -40,13 +40,15 @@ class SamplingConfig:
     top_p: float = 1.0
     top_k: int = 0  # 0 = off
     max_new_tokens: int = 256
-    stop_strings: tuple[str, ...] = field(default_factory=tuple)
+    stop_strings: tuple[str, ...] = field(default_factory=tuple)  # the text is cut before the first match
+    stop_token_ids: tuple[int, ...] = field(default_factory=tuple)  # like EOS: the token is kept, finish "stop"
     seed: int = 0  # keys the sampling uniforms
     eos_token_ids: tuple[int, ...] | None = None  # None = the tokenizer's and the model's EOS ids
 
     def __post_init__(self):
         check_sampling_values(self)
         self.stop_strings = tuple(self.stop_strings)
+        self.stop_token_ids = tuple(int(i) for i in self.stop_token_ids)
 
     @property
     def logprob_temperature(self) -> float:

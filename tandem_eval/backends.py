@@ -1,15 +1,19 @@
-"""Generation backends for the evaluations: the reference engine and vLLM.
+"""What the evaluations generate with: rollout backends (`tandem.rollout`) for solo and handoff.
 
-Both expose `solo(prompts, keys)` and `handoff(prompts, keys)` returning one
-`tandem_eval.handoff.Sample` per prompt, under one `EvalSampling`.
+`make_backend(kind, senior, junior, sampling, ...)` returns an `EvalBackend` whose
+`solo(prompts, keys)` and `handoff(prompts, keys, texts)` return one `Rollout` per prompt
+under one `EvalSampling`. Underneath, every generation is a call of the rollout protocol
+on a backend built on first use:
 
-- `engine` (CPU or one GPU): `tandem.engine.TandemEngine`. Solo is `solo=True`; the handoff
-  is the engine's own `step` strategy with the senior first, so the tandem process is
-  never re-implemented here. Pairs with different vocabularies (only with
-  `allow_vocab_mismatch`) use the turn loop of `tandem_eval.handoff` with re-tokenisation.
-- `vllm` (a GPU, or vLLM's CPU build): `tandem_eval.vllm_backend`. Solo is the senior's
-  own engine; the same-vocabulary handoff is two engines taking turns that stop at the
-  step tokens the engine switches on (or, by choice, one tandem vLLM engine).
+- `engine` (CPU or one GPU): `tandem.engine.TandemEngine`. Solo is the senior's engine;
+  the handoff is one engine holding both models with the `step` strategy, senior first
+  (`handoff_config`), so the tandem process is never re-implemented here.
+- `vllm` (a GPU, or vLLM's CPU build): `vllm_source.engine.VLLMEngine`. Solo is the
+  senior's engine; the handoff is two engines taking turns that stop at the step tokens
+  the `step` strategy switches on (`--vllm-handoff two-engine`, default), or one tandem
+  vLLM engine (`--vllm-handoff tandem`). `tandem_eval/README.md` has the measurements.
+- Pairs with different vocabularies (only with `allow_vocab_mismatch`) take turns on the
+  text, re-tokenising the history for each model (`tandem_eval.handoff`).
 """
 
 from __future__ import annotations
@@ -19,9 +23,10 @@ from dataclasses import asdict, dataclass
 from tqdm.auto import tqdm
 
 from tandem.errors import TandemError
-from tandem_eval.handoff import STEP_BREAK, Sample, Step, run_step_handoff
+from tandem_eval.handoff import run_step_handoff
 
 BACKENDS = ("engine", "vllm")
+HANDOFF_ROUTES = ("two-engine", "tandem")
 
 
 @dataclass
@@ -42,118 +47,152 @@ class EvalSampling:
     def record(self) -> dict:
         return asdict(self)
 
-
-def _load_pair(senior_path, junior_path, device, dtype, allow_vocab_mismatch):
-    from tandem.models import check_same_vocab, load_model, load_tokenizer
-
-    tokenizer = load_tokenizer(senior_path)
-    senior = load_model(senior_path, dtype=dtype, device=device)
-    if junior_path is None:
-        return tokenizer, senior, None, None, True
-    junior_tokenizer = load_tokenizer(junior_path)
-    try:
-        check_same_vocab(tokenizer, junior_tokenizer)
-        same = True
-    except TandemError as e:
-        if not allow_vocab_mismatch:
-            raise TandemError(f"{e}; or pass --allow-vocab-mismatch to re-tokenise every handoff") from None
-        same = False
-    return tokenizer, senior, load_model(junior_path, dtype=dtype, device=device), junior_tokenizer, same
-
-
-class _EngineStepWriter:
-    """One model writing one step per call through the engine in solo mode (mismatch path)."""
-
-    def __init__(self, model, tokenizer, sampling: EvalSampling):
-        from tandem.engine import TandemEngine
-
-        self.engine, self.tokenizer, self.sampling = TandemEngine(model, None, tokenizer), tokenizer, sampling
-
-    def write_steps(self, contexts, max_tokens, keys) -> list[Step]:
+    def config(self):
+        """The `tandem.sampling.SamplingConfig` every backend takes (the one conversion)."""
         from tandem.sampling import SamplingConfig
 
-        out: list[Step | None] = [None] * len(contexts)
-        groups: dict[int, list[int]] = {}
-        for i, cap in enumerate(max_tokens):  # the engine takes one cap per call
-            groups.setdefault(cap, []).append(i)
-        for cap, rows in groups.items():
-            s = self.sampling
-            cfg = SamplingConfig(temperature=s.temperature, top_p=s.top_p, top_k=s.top_k, max_new_tokens=cap,
-                                 stop_strings=(STEP_BREAK,), seed=s.seed)
-            rollouts = self.engine.generate([contexts[i] for i in rows], cfg, [keys[i] for i in rows], solo=True)
-            for i, r in zip(rows, rollouts):
-                text = self.tokenizer.decode(r.token_ids, skip_special_tokens=True)
-                ended = "length" if r.finish_reason == "length" else ("step" if STEP_BREAK in text else "eos")
-                out[i] = Step(r.token_ids, text, ended)
-        return out
+        return SamplingConfig(**asdict(self))
 
 
-class EngineBackend:
-    """The reference engine (`tandem.engine`), on CPU or one GPU."""
+def handoff_config(junior_path=None):
+    """The handoff, exactly: the author changes after every step token, the senior first."""
+    from tandem.config import TandemConfig
 
-    name = "engine"
+    return TandemConfig(selection_strategy="step", first_author="senior",
+                        junior_model=None if junior_path is None else str(junior_path))
 
-    def __init__(self, senior_path, junior_path=None, sampling: EvalSampling | None = None, device="cpu",
-                 dtype="float32", batch_size: int = 64, allow_vocab_mismatch: bool = False):
-        if batch_size < 1:
-            raise TandemError(f"--batch-size must be >= 1, got {batch_size}")
-        self.sampling, self.batch_size = sampling or EvalSampling(), batch_size
-        (self.tokenizer, self.senior, self.junior, self.junior_tokenizer,
-         self.same_vocab) = _load_pair(senior_path, junior_path, device, dtype, allow_vocab_mismatch)
 
-    def _config(self):
-        from tandem.sampling import SamplingConfig
+@dataclass
+class _Spec:
+    """How to build the backends of one evaluation (they are built on first use)."""
 
-        s = self.sampling
-        return SamplingConfig(temperature=s.temperature, top_p=s.top_p, top_k=s.top_k,
-                              max_new_tokens=s.max_new_tokens, seed=s.seed)
+    kind: str
+    senior_path: str
+    junior_path: str | None
+    device: str = "cpu"
+    dtype: str = "auto"
+    gpu_memory_utilization: float | None = None
+    handoff_route: str = "two-engine"
 
-    def _batched(self, engine, prompts, keys, solo: bool, desc: str) -> list[Sample]:
-        out = []
-        bar = tqdm(total=len(prompts), desc=desc, unit="sample")
-        for i in range(0, len(prompts), self.batch_size):
-            chunk, chunk_keys = prompts[i : i + self.batch_size], keys[i : i + self.batch_size]
-            for r in engine.generate(chunk, self._config(), chunk_keys, solo=solo):
-                out.append(Sample(r.token_ids, r.authorship_mask, r.text, r.finish_reason))
-            bar.update(len(chunk))
+
+class EvalBackend:
+    """Solo and handoff generation for one evaluation; see the module docstring."""
+
+    def __init__(self, spec: _Spec, sampling: EvalSampling, batch_size: int | None, allow_vocab_mismatch: bool):
+        from tandem.models import check_same_vocab, load_tokenizer
+
+        self.spec, self.sampling, self.batch_size = spec, sampling, batch_size
+        self.name = spec.kind
+        self.tokenizer = load_tokenizer(spec.senior_path)
+        self.junior_tokenizer, self.same_vocab = None, True
+        if spec.junior_path is not None:
+            self.junior_tokenizer = load_tokenizer(spec.junior_path)
+            try:
+                check_same_vocab(self.tokenizer, self.junior_tokenizer)
+            except TandemError as e:
+                if not allow_vocab_mismatch:
+                    raise TandemError(f"{e}; or pass --allow-vocab-mismatch to re-tokenise every handoff") from None
+                self.same_vocab = False
+        self._models: dict[str, object] = {}
+        self._backends: dict[str, object] = {}
+
+    # --- the two evaluations ----------------------------------------------------------------
+
+    def solo(self, prompts: list[list[int]], keys: list[int]):
+        return self._batched(self.backend("senior"), prompts, keys, solo=True, desc="solo")
+
+    def handoff(self, prompts: list[list[int]], keys: list[int], prompt_texts: list[str] | None = None):
+        if self.spec.junior_path is None:
+            raise TandemError("the handoff needs a junior model; pass --junior")
+        if self.same_vocab and (self.spec.kind == "engine" or self.spec.handoff_route == "tandem"):
+            return self._batched(self.backend("team"), prompts, keys, solo=False, desc="handoff")
+        from tandem.boundaries import boundary_ids
+
+        texts = prompt_texts or [self.tokenizer.decode(p) for p in prompts]
+        junior_ids = None
+        if not self.same_vocab:
+            junior_ids = [list(self.junior_tokenizer(t, add_special_tokens=False)["input_ids"]) for t in texts]
+        step_ids = boundary_ids(self.tokenizer, "step") if self.same_vocab else None
+        return run_step_handoff(self.backend("senior"), self.backend("junior"), prompts, texts, keys,
+                                self.sampling.config(), step_ids, junior_prompt_ids=junior_ids)
+
+    def _batched(self, backend, prompts, keys, solo: bool, desc: str):
+        size = self.batch_size or len(prompts)
+        out, bar = [], tqdm(total=len(prompts), desc=desc, unit="sample")
+        for i in range(0, len(prompts), size):
+            out += backend.generate(prompts[i : i + size], self.sampling.config(), keys[i : i + size], solo=solo)
+            bar.update(min(size, len(prompts) - i))
         bar.close()
         return out
 
-    def solo(self, prompts: list[list[int]], keys: list[int]) -> list[Sample]:
+    # --- backends, built on first use -------------------------------------------------------
+
+    def backend(self, role: str):
+        """'senior' or 'junior' (one model, solo) or 'team' (both models, the handoff strategy)."""
+        if role not in self._backends:
+            build = self._engine_backend if self.spec.kind == "engine" else self._vllm_backend
+            self._backends[role] = build(role)
+        return self._backends[role]
+
+    def model(self, role: str):
+        """The reference engine's HF model for 'senior' or 'junior' (loaded once, shared by its backends)."""
+        from tandem.models import load_model
+
+        if role not in self._models:
+            path = self.spec.senior_path if role == "senior" else self.spec.junior_path
+            self._models[role] = load_model(path, dtype=self._engine_dtype(), device=self.spec.device)
+        return self._models[role]
+
+    def _engine_dtype(self) -> str:
+        if self.spec.dtype != "auto":
+            return self.spec.dtype
+        return "float32" if str(self.spec.device) == "cpu" else "bfloat16"
+
+    def _engine_backend(self, role: str):
         from tandem.engine import TandemEngine
 
-        return self._batched(TandemEngine(self.senior, None, self.tokenizer), prompts, keys, True, "solo")
+        if role == "team":
+            return TandemEngine(self.model("senior"), self.model("junior"), self.tokenizer, handoff_config())
+        tokenizer = self.tokenizer if role == "senior" else self.junior_tokenizer
+        return TandemEngine(self.model(role), None, tokenizer)
 
-    def handoff(self, prompts: list[list[int]], keys: list[int], prompt_texts: list[str] | None = None) -> list[Sample]:
-        from tandem.config import TandemConfig
-        from tandem.engine import TandemEngine
+    def _vllm_backend(self, role: str):
+        from vllm_source.engine import VLLMEngine
+        from vllm_source.runtime import vllm_platform
 
-        if self.junior is None:
-            raise TandemError("the handoff needs a junior model; pass --junior")
-        if self.same_vocab:
-            tandem = TandemConfig(selection_strategy="step", first_author="senior")
-            engine = TandemEngine(self.senior, self.junior, self.tokenizer, tandem=tandem)
-            return self._batched(engine, prompts, keys, False, "handoff")
-        if prompt_texts is None:
-            raise TandemError("re-tokenising handoff needs the prompt texts")
-        senior = _EngineStepWriter(self.senior, self.tokenizer, self.sampling)
-        junior = _EngineStepWriter(self.junior, self.junior_tokenizer, self.sampling)
-        junior_ids = [list(self.junior_tokenizer(t, add_special_tokens=False)["input_ids"]) for t in prompt_texts]
-        return run_step_handoff(senior, junior, prompts, prompt_texts, keys, self.sampling.max_new_tokens,
-                                retokenize=True, junior_prompt_ids=junior_ids)
+        kwargs = dict(dtype=self.spec.dtype, seed=self.sampling.seed)
+        if vllm_platform() == "cpu":
+            kwargs["enforce_eager"] = True  # on CPU, torch.compile costs more start-up than it saves here
+        else:
+            default = 0.85 if self.spec.junior_path is None or role == "team" else 0.42
+            kwargs["gpu_memory_utilization"] = self.spec.gpu_memory_utilization or default
+        if role == "team":
+            return VLLMEngine(self.spec.senior_path, handoff_config(self.spec.junior_path), **kwargs)
+        path = self.spec.senior_path if role == "senior" else self.spec.junior_path
+        return VLLMEngine(path, enable_prefix_caching=True, **kwargs)
 
 
 def make_backend(kind: str, senior_path, junior_path=None, sampling: EvalSampling | None = None, device: str = "cpu",
                  dtype: str = "auto", batch_size: int = 64, allow_vocab_mismatch: bool = False,
-                 gpu_memory_utilization: float | None = None, handoff_route: str = "two-engine"):
+                 gpu_memory_utilization: float | None = None, handoff_route: str = "two-engine") -> EvalBackend:
     """`dtype="auto"`: float32 on CPU and bfloat16 on GPU for the engine; the checkpoint's for vLLM."""
-    if kind == "engine":
-        if dtype == "auto":
-            dtype = "float32" if str(device) == "cpu" else "bfloat16"
-        return EngineBackend(senior_path, junior_path, sampling, device, dtype, batch_size, allow_vocab_mismatch)
+    if kind not in BACKENDS:
+        raise TandemError(f"unknown backend {kind!r}; choose one of {', '.join(BACKENDS)}")
+    if handoff_route not in HANDOFF_ROUTES:
+        raise TandemError(f"unknown handoff route {handoff_route!r}; choose one of {', '.join(HANDOFF_ROUTES)}")
+    if batch_size < 1:
+        raise TandemError(f"--batch-size must be >= 1, got {batch_size}")
     if kind == "vllm":
-        from tandem_eval.vllm_backend import VLLMBackend
+        from vllm_source.runtime import require_vllm
 
-        return VLLMBackend(senior_path, junior_path, sampling, gpu_memory_utilization,
-                           allow_vocab_mismatch=allow_vocab_mismatch, dtype=dtype, handoff_route=handoff_route)
-    raise TandemError(f"unknown backend {kind!r}; choose one of {', '.join(BACKENDS)}")
+        require_vllm(device=True)  # fail before any model is loaded
+    spec = _Spec(kind, str(senior_path), None if junior_path is None else str(junior_path), device, dtype,
+                 gpu_memory_utilization, handoff_route)
+    return EvalBackend(spec, sampling or EvalSampling(), batch_size if kind == "engine" else None,
+                       allow_vocab_mismatch)
+
+
+def EngineBackend(senior_path, junior_path=None, sampling: EvalSampling | None = None, device="cpu",  # noqa: N802
+                  dtype="float32", batch_size: int = 64, allow_vocab_mismatch: bool = False) -> EvalBackend:
+    """The reference-engine evaluation backend (kept for `tandem.train.evaluate`; prefer `make_backend`)."""
+    return make_backend("engine", senior_path, junior_path, sampling, device, dtype, batch_size, allow_vocab_mismatch)

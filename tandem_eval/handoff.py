@@ -1,63 +1,35 @@
-"""The step handoff as a turn loop, for backends that cannot run the tandem engine.
+"""The step handoff as a turn loop between two solo rollout backends.
 
-With the reference engine the handoff is just `TandemConfig(selection_strategy="step",
-first_author="senior")`: the engine owns the tandem process and this loop is not used.
-vLLM (one `LLM` per model) and pairs with different vocabularies instead alternate whole
-generate calls, each of which writes one reasoning step:
+The reference definition of the handoff is `TandemConfig(selection_strategy="step",
+first_author="senior")`: one backend holding both models runs it directly. This loop
+runs the same thing on two backends that each hold one model (two vLLM engines), and on
+pairs with different vocabularies:
 
-- the senior writes first; a step ends when the text gains a blank line (`\\n\\n`, kept
-  in the output); the other model then continues the same history;
+- the senior writes first; a turn ends after the first token of the step set (ids whose
+  text contains a blank line, `step_ids`), exactly where the `step` strategy switches
+  author; the other model then continues the same token history;
 - both models share one response budget of `max_new_tokens`; a chain ends when the
   budget is spent or its author emits an end-of-sequence token;
 - a call may also stop at its own token cap before its step is finished; the same author
   then goes on with the step in the next round (no handoff).
 
-History is handed over as token ids. With `retokenize=True` (only for
-`--allow-vocab-mismatch`), each model is instead given its own tokenizer's encoding of
-the prompt text plus the response text so far; the budget then counts each step in its
-writer's tokens, and the returned token ids and authorship mask are in the senior's
-vocabulary, each junior step re-encoded by the senior's tokenizer on its own.
+With `step_ids=None` (only for `--allow-vocab-mismatch`) a turn ends at the string
+`\\n\\n` instead, and each model is given its own tokenizer's encoding of the prompt text
+plus the response text so far; the budget then counts each step in its writer's tokens,
+and the returned token ids and authorship mask are in the senior's vocabulary, each
+junior step re-encoded by the senior's tokenizer on its own.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Protocol
+from dataclasses import dataclass, field, replace
 
 from tqdm.auto import tqdm
 
+from tandem.rollout import Rollout, RolloutBackend
+from tandem.sampling import SamplingConfig
+
 STEP_BREAK = "\n\n"
-
-
-@dataclass
-class Step:
-    """One generate call's output for one chain."""
-
-    token_ids: list[int]
-    text: str
-    ended: str  # "step" (wrote a blank line) | "eos" | "length" (hit the call's token cap)
-
-
-@dataclass
-class Sample:
-    """One finished response (solo or handoff)."""
-
-    token_ids: list[int]
-    authorship_mask: list[int]  # 1 = the senior wrote the token
-    text: str
-    finish_reason: str  # "stop" | "length"
-
-    @property
-    def num_handoffs(self) -> int:
-        m = self.authorship_mask
-        return sum(a != b for a, b in zip(m, m[1:]))
-
-
-class StepWriter(Protocol):
-    tokenizer: object
-
-    def write_steps(self, contexts: list[list[int]], max_tokens: list[int], keys: list[int]) -> list[Step]:
-        """Continue each context by one step, at most max_tokens[i] tokens; keys seed the sampling."""
 
 
 @dataclass
@@ -78,18 +50,27 @@ def _context(chain: _Chain, writer: int, tokenizers, retokenize: bool) -> list[i
     return list(tokenizers[writer](text, add_special_tokens=False)["input_ids"])
 
 
-def _advance(chain: _Chain, step: Step, budget: int) -> None:
-    chain.segments.append((chain.author, list(step.token_ids), step.text))
-    chain.used += len(step.token_ids)
-    if step.ended == "eos":
+def turn_end(rollout: Rollout, tokenizer, step_ids: set[int] | None) -> str:
+    """How a turn ended: "step" (wrote a step break), "eos" or "length" (hit its token cap)."""
+    if rollout.finish_reason == "length":
+        return "length"
+    if step_ids is not None:
+        return "step" if rollout.token_ids and rollout.token_ids[-1] in step_ids else "eos"
+    return "step" if STEP_BREAK in tokenizer.decode(rollout.token_ids, skip_special_tokens=True) else "eos"
+
+
+def _advance(chain: _Chain, ids: list[int], text: str, ended: str, budget: int) -> None:
+    chain.segments.append((chain.author, list(ids), text))
+    chain.used += len(ids)
+    if ended == "eos":
         chain.finish = "stop"
     elif chain.used >= budget:
         chain.finish = "length"
-    elif step.ended == "step":
+    elif ended == "step":
         chain.author = 1 - chain.author
 
 
-def _to_sample(chain: _Chain, senior_tokenizer, retokenize: bool) -> Sample:
+def _to_rollout(chain: _Chain, senior_tokenizer, retokenize: bool) -> Rollout:
     ids, mask = [], []
     for author, seg_ids, seg_text in chain.segments:
         if retokenize and author == 1:
@@ -98,32 +79,47 @@ def _to_sample(chain: _Chain, senior_tokenizer, retokenize: bool) -> Sample:
         mask += [1 - author] * len(seg_ids)
     text = senior_tokenizer.decode(ids, skip_special_tokens=True) if not retokenize else "".join(
         t for _, _, t in chain.segments)
-    return Sample(ids, mask, text, chain.finish or "length")
+    return Rollout(chain.prompt_ids[0], ids, mask, text, chain.finish or "length", chain.key)
 
 
-def run_step_handoff(senior: StepWriter, junior: StepWriter, prompt_ids: list[list[int]], prompt_texts: list[str],
-                     keys: list[int], max_new_tokens: int, retokenize: bool = False,
-                     junior_prompt_ids: list[list[int]] | None = None, progress: bool = True) -> list[Sample]:
-    """Senior-first step alternation for every prompt (one chain per prompt)."""
-    writers = (senior, junior)
-    tokenizers = (senior.tokenizer, junior.tokenizer)
+def _write_turns(writer: RolloutBackend, chains: list[_Chain], contexts, sampling: SamplingConfig,
+                 step_ids: set[int] | None) -> list[tuple[list[int], str, str]]:
+    """One turn for each chain: (token ids, text, how it ended); one backend call per token cap."""
+    stops = {"stop_token_ids": tuple(sorted(step_ids))} if step_ids is not None else {"stop_strings": (STEP_BREAK,)}
+    groups: dict[int, list[int]] = {}
+    for i, chain in enumerate(chains):
+        groups.setdefault(sampling.max_new_tokens - chain.used, []).append(i)
+    out: list = [None] * len(chains)
+    for cap, rows in groups.items():
+        turn = replace(sampling, max_new_tokens=cap, **stops)
+        # A fresh sampling stream per call: the key mixes in the tokens already used.
+        keys = [(chains[i].key + 1_000_003 * chains[i].used) & ((1 << 63) - 1) for i in rows]
+        for i, r in zip(rows, writer.generate([contexts[i] for i in rows], turn, keys, solo=True)):
+            text = writer.tokenizer.decode(r.token_ids, skip_special_tokens=True)
+            out[i] = (r.token_ids, text, turn_end(r, writer.tokenizer, step_ids))
+    return out
+
+
+def run_step_handoff(senior: RolloutBackend, junior: RolloutBackend, prompt_ids: list[list[int]],
+                     prompt_texts: list[str], keys: list[int], sampling: SamplingConfig,
+                     step_ids: list[int] | None, junior_prompt_ids: list[list[int]] | None = None,
+                     progress: bool = True) -> list[Rollout]:
+    """Senior-first step alternation for every prompt (one chain per prompt); see the module docstring."""
+    retokenize = step_ids is None
+    stop_ids = None if retokenize else set(step_ids)
+    writers, tokenizers = (senior, junior), (senior.tokenizer, junior.tokenizer)
     jp = junior_prompt_ids if junior_prompt_ids is not None else prompt_ids
     chains = [_Chain([p, q], t, k) for p, q, t, k in zip(prompt_ids, jp, prompt_texts, keys)]
     bar = tqdm(total=len(chains), desc="handoff", unit="chain", disable=not progress)
-    while True:
-        active = [c for c in chains if c.finish is None]
-        if not active:
-            break
+    while any(c.finish is None for c in chains):
         for author in (0, 1):
-            turn = [c for c in active if c.author == author and c.finish is None]
+            turn = [c for c in chains if c.author == author and c.finish is None]
             if not turn:
                 continue
             contexts = [_context(c, author, tokenizers, retokenize) for c in turn]
-            caps = [max_new_tokens - c.used for c in turn]
-            # A fresh sampling stream per call: the key mixes in the tokens already used.
-            call_keys = [(c.key + 1_000_003 * c.used) & ((1 << 63) - 1) for c in turn]
-            for chain, step in zip(turn, writers[author].write_steps(contexts, caps, call_keys)):
-                _advance(chain, step, max_new_tokens)
+            for chain, (ids, text, ended) in zip(turn, _write_turns(writers[author], turn, contexts, sampling,
+                                                                     stop_ids)):
+                _advance(chain, ids, text, ended, sampling.max_new_tokens)
                 bar.update(chain.finish is not None)
     bar.close()
-    return [_to_sample(c, senior.tokenizer, retokenize) for c in chains]
+    return [_to_rollout(c, senior.tokenizer, retokenize) for c in chains]

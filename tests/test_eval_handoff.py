@@ -9,8 +9,10 @@ import pytest
 import torch
 
 from tandem.errors import TandemError
+from tandem.rollout import Rollout
+from tandem.sampling import SamplingConfig
 from tandem_eval.backends import EvalSampling, make_backend
-from tandem_eval.handoff import Step, run_step_handoff
+from tandem_eval.handoff import run_step_handoff
 from tandem_eval.prompts import chat_prompt_ids, chat_prompt_text
 from vllm_source.runtime import VLLM_MISSING
 
@@ -34,8 +36,8 @@ def handoff_run(tiny_dir, tiny_dir_seed1):
     backend = make_backend("engine", tiny_dir, tiny_dir_seed1, sampling)
     tok = backend.tokenizer
     step_ids = [i for i in range(len(tok)) if "\n\n" in tok.decode([i])]
-    for model in (backend.senior, backend.junior):
-        _nudge(model, step_ids, tok.eos_token_id)
+    for role in ("senior", "junior"):
+        _nudge(backend.model(role), step_ids, tok.eos_token_id)
     prompt = chat_prompt_ids(tok, "Mia has 4 apples and buys 3 more. How many apples does she have?")
     samples = backend.handoff([prompt] * 24, list(range(24)))
     return samples, set(step_ids), tok.eos_token_id
@@ -79,17 +81,19 @@ def test_a_response_ends_at_its_first_eos(handoff_run):
 
 
 class _ScriptedWriter:
-    """A fake model: each call writes the next scripted step for its chain."""
+    """A fake one-model backend: each call writes the next scripted turn (ids, how it ended) for its chain."""
 
-    def __init__(self, name, steps, tokenizer=None):
-        self.name, self.steps, self.tokenizer, self.calls = name, steps, tokenizer or _FakeTok(), []
+    def __init__(self, name, turns, tokenizer=None):
+        self.name, self.turns, self.tokenizer, self.calls = name, turns, tokenizer or _FakeTok(), []
 
-    def write_steps(self, contexts, max_tokens, keys):
+    def generate(self, prompts, sampling, request_keys, solo=False):
         out = []
-        for ctx, cap in zip(contexts, max_tokens):
+        for ctx in prompts:
+            cap = sampling.max_new_tokens
             self.calls.append((list(ctx), cap))
-            ids, ended = self.steps.pop(0)
-            out.append(Step(ids[:cap], "", "length" if len(ids) > cap else ended))
+            ids, ended = self.turns.pop(0)
+            finish = "length" if len(ids) > cap or ended == "length" else "stop"
+            out.append(Rollout(list(ctx), ids[:cap], [1] * len(ids[:cap]), "", finish))
         return out
 
 
@@ -101,10 +105,14 @@ class _FakeTok:
         return {"input_ids": [int(t) for t in text.split()]}
 
 
+STEP_TOKENS = [2, 3, 4]  # the fake vocabulary's step-break tokens: a turn ending on one hands over
+
+
 def test_turn_loop_alternates_senior_first_on_shared_history_and_budget():
     senior = _ScriptedWriter("senior", [([1, 2], "step"), ([5], "length"), ([6, 7], "eos")])
     junior = _ScriptedWriter("junior", [([3, 4], "step")])
-    [sample] = run_step_handoff(senior, junior, [[100]], ["100"], [0], max_new_tokens=10, progress=False)
+    [sample] = run_step_handoff(senior, junior, [[100]], ["100"], [0], SamplingConfig(max_new_tokens=10),
+                                STEP_TOKENS, progress=False)
     assert sample.token_ids == [1, 2, 3, 4, 5, 6, 7]
     assert sample.authorship_mask == [1, 1, 0, 0, 1, 1, 1]  # a call cut by its cap keeps the same author
     assert sample.finish_reason == "stop"
@@ -115,7 +123,8 @@ def test_turn_loop_alternates_senior_first_on_shared_history_and_budget():
 def test_turn_loop_ends_when_the_budget_is_spent():
     senior = _ScriptedWriter("senior", [([1, 2, 3], "step")])
     junior = _ScriptedWriter("junior", [([4, 5, 6, 7, 8], "step")])
-    [sample] = run_step_handoff(senior, junior, [[100]], ["100"], [0], max_new_tokens=5, progress=False)
+    [sample] = run_step_handoff(senior, junior, [[100]], ["100"], [0], SamplingConfig(max_new_tokens=5),
+                                STEP_TOKENS, progress=False)
     assert sample.token_ids == [1, 2, 3, 4, 5]
     assert sample.finish_reason == "length"
 

@@ -37,7 +37,7 @@ from tandem.task import generate_problems  # noqa: E402
 from tandem.train.data import prompt_ids_batch  # noqa: E402
 from tandem.train.tiny_base import SMOKE_TASK  # noqa: E402
 from vllm_source.compat import validation_error_type  # noqa: E402
-from vllm_source.engine import generate, make_llm  # noqa: E402
+from vllm_source.engine import VLLMEngine  # noqa: E402
 from vllm_source.runtime import vllm_platform  # noqa: E402
 
 MAX_NEW = 40
@@ -82,24 +82,27 @@ def prompts(tokenizer) -> list[list[int]]:
     return ids
 
 
+GREEDY = SamplingConfig(temperature=0.0, max_new_tokens=MAX_NEW)
+KEYS = [request_key(pid, s) for pid in PROMPT_IDS for s in range(SAMPLES)]  # each sample its own key
+
+
+def rows(prompts) -> list[list[int]]:
+    return [p for p in prompts for _ in range(SAMPLES)]
+
+
 def reference(senior_dir, junior_dir, cfg, tokenizer, prompts, solo=False):
-    """The reference engine's rows, ordered as `vllm_source.engine.generate` returns them."""
+    """The reference engine's rollouts of every sample."""
     senior = load_model(senior_dir, "float32", DEVICE)
     junior = None if solo else load_model(junior_dir, "float32", DEVICE)
-    engine = TandemEngine(senior, junior, tokenizer, cfg)
-    sampling = SamplingConfig(temperature=0.0, max_new_tokens=MAX_NEW)
-    rows = [p for p in prompts for _ in range(SAMPLES)]
-    keys = [request_key(pid, s) for pid in PROMPT_IDS for s in range(SAMPLES)]
-    return engine.generate(rows, sampling, request_keys=keys, solo=solo)
+    return TandemEngine(senior, junior, tokenizer, cfg).generate(rows(prompts), GREEDY, KEYS, solo=solo)
 
 
 def vllm_rows(cfg, senior_dir, prompts, solo=False):
-    llm = make_llm(cfg, str(senior_dir), **LLM_KWARGS)
+    engine = VLLMEngine(str(senior_dir), cfg, **LLM_KWARGS)
     try:
-        out = generate(llm, cfg, prompts, PROMPT_IDS, n=SAMPLES, solo=solo, temperature=0.0, max_tokens=MAX_NEW)
-        return [c for row in out for c in row]
+        return engine.generate(rows(prompts), GREEDY, KEYS, solo=solo)
     finally:
-        del llm
+        del engine
         gc.collect()
 
 
@@ -121,7 +124,7 @@ def test_vllm_samples_of_one_prompt_get_their_own_keys_and_coins(scale_senior, s
     got = vllm_rows(cfg, scale_senior, prompts)
     for i in range(0, len(got), SAMPLES):
         first, second = got[i], got[i + 1]
-        assert first.prompt_id == second.prompt_id and first.sample != second.sample
+        assert first.prompt_ids == second.prompt_ids and first.request_key != second.request_key
         assert first.authorship_mask != second.authorship_mask
 
 
@@ -135,10 +138,9 @@ def test_vllm_solo_requests_equal_the_senior_alone(scale_senior, scale_junior, t
 
 @pytest.fixture(scope="module")
 def word_llm(scale_senior, scale_junior):
-    cfg = TandemConfig(junior_model=str(scale_junior))
-    llm = make_llm(cfg, str(scale_senior), **LLM_KWARGS)
-    yield llm
-    del llm
+    engine = VLLMEngine(str(scale_senior), TandemConfig(junior_model=str(scale_junior)), **LLM_KWARGS)
+    yield engine.llm
+    del engine
     gc.collect()
 
 
@@ -164,20 +166,21 @@ def test_vllm_refuses_a_junior_with_another_vocabulary(scale_senior, tmp_path):
     other = build_tiny(tmp_path / "other-vocab", seed=2, cfg=TinyModelConfig(vocab_size=384))
     cfg = TandemConfig(junior_model=str(other))
     with pytest.raises(TandemError, match="vocab"):
-        make_llm(cfg, str(scale_senior), **LLM_KWARGS)
+        VLLMEngine(str(scale_senior), cfg, **LLM_KWARGS)
 
 
 MULTIPROCESS_SCRIPT = """
 import json, sys
 from tandem.config import TandemConfig
-from vllm_source.engine import generate, make_llm
+from tandem.sampling import SamplingConfig
+from vllm_source.engine import VLLMEngine
 
 if __name__ == "__main__":
-    senior, junior, prompts = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+    senior, junior, prompts, keys = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4])
     cfg = TandemConfig(prob_senior=0.5, max_gap_tokens=4, junior_model=junior)
-    llm = make_llm(cfg, senior, dtype="float32", max_model_len=512, seed=0)
-    out = generate(llm, cfg, prompts, {ids}, n={n}, temperature=0.0, max_tokens={max_new})
-    print("RESULT " + json.dumps([[c.token_ids, c.authorship_mask] for row in out for c in row]))
+    engine = VLLMEngine(senior, cfg, dtype="float32", max_model_len=512, seed=0)
+    out = engine.generate(prompts, SamplingConfig(temperature=0.0, max_new_tokens={max_new}), keys)
+    print("RESULT " + json.dumps([[r.token_ids, r.authorship_mask] for r in out]))
 """
 
 
@@ -185,13 +188,30 @@ def test_vllm_multiprocess_engine_registers_the_model_through_the_plugin_entry_p
     scale_senior, scale_junior, tokenizer, prompts, tmp_path
 ):
     script = tmp_path / "mp.py"
-    script.write_text(MULTIPROCESS_SCRIPT.format(ids=PROMPT_IDS, n=SAMPLES, max_new=MAX_NEW))
+    script.write_text(MULTIPROCESS_SCRIPT.format(max_new=MAX_NEW))
     env = {k: v for k, v in os.environ.items() if k != "VLLM_ENABLE_V1_MULTIPROCESSING"}
-    proc = subprocess.run([sys.executable, str(script), str(scale_senior), str(scale_junior), json.dumps(prompts)],
-                          env=env, capture_output=True, text=True, timeout=420)
+    argv = [sys.executable, str(script), str(scale_senior), str(scale_junior), json.dumps(rows(prompts)),
+            json.dumps(KEYS)]
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=420)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
     assert proc.returncode == 0 and lines, proc.stderr[-3000:]
     got = json.loads(lines[-1][len("RESULT "):])
     cfg = TandemConfig(prob_senior=0.5, max_gap_tokens=4, junior_model=str(scale_junior))
     want = reference(scale_senior, scale_junior, cfg, tokenizer, prompts)
     assert got == [[w.token_ids, w.authorship_mask] for w in want]
+
+
+def test_a_senior_only_engine_is_a_rollout_backend_that_generates_solo_only(scale_senior, tokenizer, prompts):
+    from tandem.rollout import Rollout, RolloutBackend
+
+    engine = VLLMEngine(str(scale_senior), None, **LLM_KWARGS)
+    try:
+        assert isinstance(engine, RolloutBackend)
+        out = engine.generate(prompts, GREEDY, KEYS[: len(prompts)], solo=True)
+        assert all(isinstance(r, Rollout) and r.authorship_mask == [1] * len(r.token_ids) for r in out)
+        assert [r.text for r in out] == [tokenizer.decode(r.token_ids, skip_special_tokens=True) for r in out]
+        with pytest.raises(TandemError, match="senior only"):
+            engine.generate(prompts, GREEDY, KEYS[: len(prompts)])
+    finally:
+        del engine
+        gc.collect()

@@ -1,46 +1,37 @@
-"""Offline tandem generation with `vllm.LLM`: build the engine, submit keyed requests,
-and return each response with its authorship mask.
+"""`VLLMEngine`: a `vllm.LLM` behind the project's rollout protocol (`tandem.rollout`).
 
-The mask is replayed from the response tokens, the config and the request key
-(`tandem.process.response_authorship_mask`); the engine's logits processor made the same
-decisions token by token with the same functions, so no per-token side channel out of
-vLLM is needed. Log-probabilities: with `logprobs_mode="raw_logprobs"` (the default
-here) vLLM reports, for every emitted token, the senior's log-probability at
-temperature 1 (computed before the junior's rows are swapped in), junior-written tokens
-included; `"processed_logprobs"` reports the author's (behaviour policy's) instead.
+Built with a `TandemConfig` it is the tandem engine (senior + junior in one vLLM model,
+`TandemLogitsProcessor` choosing each token's author); built without one it is the
+senior's own engine and generates solo only. `generate(prompts, sampling, request_keys,
+solo)` takes the same `SamplingConfig` as the reference engine and returns the same
+`Rollout`s:
+
+- the authorship mask is replayed from the response tokens, the config and the request
+  key (`tandem.process.response_authorship_mask`); the logits processor made the same
+  decisions token by token with the same functions, so no side channel out of vLLM is
+  needed;
+- the text is decoded from the token ids with the senior's tokenizer, as the reference
+  engine does, and cut before a matched stop string;
+- each request's sampling seed comes from `(sampling.seed, request key)`, so a request
+  samples the same way in any batch;
+- `senior_logprobs`: with `logprobs_mode="raw_logprobs"` (the default here) vLLM reports,
+  for every emitted token, the senior's log-probability at temperature 1 (computed before
+  the junior's rows are swapped in), junior-written tokens included. The junior's are
+  not reported.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from tandem.boundaries import config_boundary_lookup
 from tandem.config import TandemConfig
 from tandem.errors import TandemError
-from tandem.coins import request_key
 from tandem.process import response_authorship_mask
+from tandem.rollout import Rollout
+from tandem.sampling import SamplingConfig
 from vllm_source.compat import engine_defaults
 from vllm_source.engine_config import tandem_engine_kwargs
 from vllm_source.requests import tandem_extra_args
 from vllm_source.runtime import require_vllm
-
-
-@dataclass
-class TandemCompletion:
-    """One response: its tokens, text, authorship mask (1 = senior) and per-token log-probs."""
-
-    prompt_id: str
-    sample: int
-    token_ids: list[int]
-    text: str
-    authorship_mask: list[int]
-    logprobs: list[float] | None
-    finish_reason: str | None = None  # vLLM's: "stop" | "length" | "abort"
-    request_key: int | None = None
-
-    @property
-    def senior_fraction(self) -> float:
-        return sum(self.authorship_mask) / max(1, len(self.authorship_mask))
 
 
 def make_llm(cfg: TandemConfig, senior_model: str, **llm_kwargs):
@@ -50,42 +41,67 @@ def make_llm(cfg: TandemConfig, senior_model: str, **llm_kwargs):
 
     register()  # this process; worker processes register through the entry point
     llm_kwargs.setdefault("logprobs_mode", "raw_logprobs")
-    llm_kwargs = {**engine_defaults(), **llm_kwargs}
-    return vllm.LLM(**tandem_engine_kwargs(cfg, senior_model, **llm_kwargs))
+    return vllm.LLM(**tandem_engine_kwargs(cfg, senior_model, **{**engine_defaults(), **llm_kwargs}))
 
 
-def generate(
-    llm, cfg: TandemConfig, prompts: list[list[int]], prompt_ids: list[str], n: int = 1, solo: bool = False, **sampling
-) -> list[list[TandemCompletion]]:
-    """Sample `n` responses per prompt (token-id prompts); one request, one key, per sample."""
-    keys = [request_key(pid, s) for pid in prompt_ids for s in range(n)]
-    rows = [p for p in prompts for _ in range(n)]
-    flat = generate_keyed(llm, cfg, rows, keys, solo=solo, **sampling)
-    for i, c in enumerate(flat):
-        c.prompt_id, c.sample = str(prompt_ids[i // n]), i % n
-    return [flat[i : i + n] for i in range(0, len(flat), n)]
+def request_seed(seed: int, key: int) -> int:
+    """A request's vLLM sampling seed: a pure function of the run's seed and the request key."""
+    return (seed * 1_000_003 + key) % (1 << 31)
 
 
-def generate_keyed(llm, cfg: TandemConfig, prompts: list[list[int]], keys: list[int], solo: bool = False,
-                   seeds: list[int] | None = None, use_tqdm: bool = False, **sampling) -> list[TandemCompletion]:
-    """One response per (prompt, request key): the key draws its coins; `seeds` (optional) its sampling."""
-    vllm = require_vllm(device=True)
-    if len(keys) != len(prompts) or (seeds is not None and len(seeds) != len(prompts)):
-        raise TandemError(f"{len(prompts)} prompts need as many request keys (got {len(keys)}) and seeds")
-    requests, params = [], []
-    for i, (prompt, key) in enumerate(zip(prompts, keys)):
-        extra = tandem_extra_args(key, solo=solo)
-        seed = {"seed": seeds[i]} if seeds is not None else {}
-        requests.append({"prompt_token_ids": list(prompt)})
-        params.append(vllm.SamplingParams(n=1, extra_args=extra, **seed, **sampling))
-    outputs = llm.generate(requests, params, use_tqdm=use_tqdm)
-    tokenizer = llm.get_tokenizer()
-    is_boundary = None if solo else config_boundary_lookup(cfg, tokenizer, llm.llm_engine.model_config.get_vocab_size())
-    results = []
-    for key, output in zip(keys, outputs):
-        out = output.outputs[0]
+def sampling_params(vllm, sampling: SamplingConfig, key: int, extra_args: dict | None):
+    """vLLM's `SamplingParams` for one request under the project's `SamplingConfig`."""
+    stop_ids = list(sampling.stop_token_ids)
+    eos = {}
+    if sampling.eos_token_ids is not None:  # exactly these ids end a response, not the model's own EOS
+        eos = {"ignore_eos": True}
+        stop_ids += list(sampling.eos_token_ids)
+    return vllm.SamplingParams(
+        n=1, temperature=sampling.temperature, top_p=sampling.top_p,
+        top_k=sampling.top_k if sampling.top_k > 0 else -1, max_tokens=sampling.max_new_tokens,
+        seed=request_seed(sampling.seed, key), stop=list(sampling.stop_strings) or None,
+        stop_token_ids=stop_ids or None, logprobs=0, skip_special_tokens=True, extra_args=extra_args, **eos,
+    )
+
+
+class VLLMEngine:
+    """The rollout protocol on vLLM; see the module docstring."""
+
+    def __init__(self, senior_model: str, tandem: TandemConfig | None = None, **llm_kwargs):
+        self.vllm = require_vllm(device=True)
+        self.tandem = tandem
+        if tandem is None:
+            self.llm = self.vllm.LLM(model=str(senior_model), **{**engine_defaults(), **llm_kwargs})
+        else:
+            self.llm = make_llm(tandem, str(senior_model), **llm_kwargs)
+        self.tokenizer = self.llm.get_tokenizer()
+        self.is_boundary = None
+        if tandem is not None:
+            vocab = self.llm.llm_engine.model_config.get_vocab_size()
+            self.is_boundary = config_boundary_lookup(tandem, self.tokenizer, vocab)
+
+    def generate(self, prompts: list[list[int]], sampling: SamplingConfig, request_keys: list[int],
+                 solo: bool = False) -> list[Rollout]:
+        if not solo and self.tandem is None:
+            raise TandemError("this vLLM engine holds the senior only; build it with a TandemConfig, or generate solo")
+        if len(request_keys) != len(prompts):
+            raise TandemError(f"{len(request_keys)} request keys for {len(prompts)} prompts; pass one key per prompt")
+        params = [sampling_params(self.vllm, sampling, key, self._extra_args(key, solo)) for key in request_keys]
+        outputs = self.llm.generate([{"prompt_token_ids": list(p)} for p in prompts], params, use_tqdm=False)
+        return [self._rollout(prompt, key, out.outputs[0], sampling, solo)
+                for prompt, key, out in zip(prompts, request_keys, outputs)]
+
+    def _extra_args(self, key: int, solo: bool) -> dict | None:
+        return None if self.tandem is None else tandem_extra_args(key, solo=solo)
+
+    def _rollout(self, prompt, key: int, out, sampling: SamplingConfig, solo: bool) -> Rollout:
         tokens = list(out.token_ids)
-        mask = response_authorship_mask(cfg, is_boundary, tokens, key, solo)
-        lps = [lp[t].logprob for lp, t in zip(out.logprobs, tokens, strict=True)] if out.logprobs else None
-        results.append(TandemCompletion("", 0, tokens, out.text, mask, lps, out.finish_reason, key))
-    return results
+        solo = solo or self.tandem is None
+        mask = response_authorship_mask(self.tandem, self.is_boundary, tokens, key, solo)
+        text = self.tokenizer.decode(tokens, skip_special_tokens=True)
+        hits = [text.find(s) for s in sampling.stop_strings if s in text]
+        if hits and out.finish_reason == "stop":
+            text = text[: min(hits)]
+        logprobs = [lp[t].logprob for lp, t in zip(out.logprobs, tokens, strict=True)] if out.logprobs else None
+        return Rollout(list(prompt), tokens, mask, text, "length" if out.finish_reason == "length" else "stop",
+                       key, senior_logprobs=logprobs)
