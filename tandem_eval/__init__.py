@@ -1,4 +1,4 @@
-"""tandem_eval: grading, pass@k, benchmark loading and the solo / handoff evaluations.
+"""tandem_eval: pass@k, benchmark loading, the solo / handoff evaluations, and the grader's names.
 
 Public names other code relies on: `grade(response_text, gold) -> bool` (the RL reward and
 the eval scorer), `pass_at_k(n, c, k) -> float`, and `extract_answer` / `is_equivalent`.

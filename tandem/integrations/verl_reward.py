@@ -5,7 +5,7 @@ Point verl at it with
     reward.custom_reward_function.name=compute_score
 verl's reward manager calls `compute_score(data_source, solution_str, ground_truth,
 extra_info)` once per response (solution_str = the decoded response). The score is the
-team's (senior + junior) final answer graded by `tandem_eval.grade`: 1.0 right, 0.0 wrong.
+team's (senior + junior) final answer graded by `tandem.grading.grade`: 1.0 right, 0.0 wrong.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from tandem.errors import TandemError
 def compute_score(data_source: str, solution_str: str, ground_truth, extra_info: dict | None = None, **_) -> dict:
     """{'score': 1.0 | 0.0, 'acc': same}; `acc` is what verl's validation metrics average."""
     try:
-        from tandem_eval import grade  # imported lazily: heavy (math-verify) and only needed here
+        from tandem.grading import grade  # imported lazily: heavy (math-verify) and only needed here
     except ImportError as e:
-        raise TandemError(f"the reward needs tandem_eval and its extras: `pip install tandem-rlvr[eval]` ({e})") from e
+        raise TandemError(f"the reward needs math-verify: `pip install tandem-rlvr[eval]` ({e})") from e
     if ground_truth is None or (isinstance(ground_truth, str) and not ground_truth.strip()):
         raise TandemError(f"{data_source}: empty ground truth; rebuild the parquet with scripts/prepare_deepscaler.py")
     score = 1.0 if grade(solution_str, ground_truth) else 0.0

@@ -7,7 +7,7 @@ work in the main thread, so they are switched off and replaced by:
 - main thread (and no interval timer of the caller running): our own `SIGALRM` timer
   (`setitimer`), raising a BaseException that math-verify's `except Exception` cannot
   swallow. No process, microseconds of overhead.
-- any other thread: a persistent worker subprocess (`python -m tandem_eval.grade_worker`)
+- any other thread: a persistent worker subprocess (`python -m tandem.grading.grade_worker`)
   fed JSON lines, killed and restarted on timeout. A plain subprocess, not multiprocessing:
   it never re-imports the caller's `__main__` and may be started from daemonic pool workers.
 - no subprocess possible (or not POSIX): a daemon thread, abandoned on timeout.
@@ -69,7 +69,7 @@ def _with_signal_bound(pred: str, gold: str, timeout_s: float) -> bool | None:
 
 
 class _WorkerProcess:
-    """One persistent `python -m tandem_eval.grade_worker` child, shared by all threads.
+    """One persistent `python -m tandem.grading.grade_worker` child, shared by all threads.
 
     A plain subprocess rather than multiprocessing: it never re-imports the caller's
     `__main__` and may be started from daemonic pool workers. Killed and restarted on timeout.
@@ -86,7 +86,7 @@ class _WorkerProcess:
         root = str(Path(__file__).resolve().parents[1])  # importable even from an uninstalled checkout
         env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tandem_eval.grade_worker"],
+            [sys.executable, "-m", "tandem.grading.grade_worker"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             env=env, text=True, bufsize=1,
         )

@@ -1,13 +1,13 @@
 """Child process of the grader: reads `[pred, gold]` JSON lines, writes one verdict per line.
 
-Started by `tandem_eval.timebound` when the caller is not the main thread (no SIGALRM there);
+Started by `tandem.grading.timebound` when the caller is not the main thread (no SIGALRM there);
 the parent enforces the time bound by killing this process. Not meant to be run by hand.
 """
 
 import json
 import sys
 
-from tandem_eval.timebound import math_verify_equal
+from tandem.grading.timebound import math_verify_equal
 
 
 def main() -> None:
