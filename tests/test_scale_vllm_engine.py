@@ -215,3 +215,20 @@ def test_a_senior_only_engine_is_a_rollout_backend_that_generates_solo_only(scal
     finally:
         del engine
         gc.collect()
+
+
+def test_cli_rollout_on_vllm_writes_what_the_reference_engine_writes(scale_senior, scale_junior, tmp_path):
+    from tandem.cli import main
+
+    prompts = tmp_path / "prompts.jsonl"
+    prompts.write_text('{"id": "a", "prompt": "Ava has 5 pens. She sells 2 pens. How many pens does Ava have now?"}\n'
+                       '{"id": "b", "prompt": "Leo has 3 coins."}\n')
+    out = {}
+    for backend in ("engine", "vllm"):
+        out[backend] = tmp_path / f"{backend}.jsonl"
+        assert main(["rollout", "--backend", backend, "--senior", str(scale_senior), "--junior", str(scale_junior),
+                     "--prompts", str(prompts), "--n", "2", "--temperature", "0", "--max-new-tokens", "24",
+                     "--max-gap-tokens", "4", "--out", str(out[backend])]) == 0
+    rows = {b: [json.loads(line) for line in p.read_text().splitlines()] for b, p in out.items()}
+    fields = ("prompt_id", "sample", "token_ids", "authorship_mask", "text", "finish_reason")
+    assert [{f: r[f] for f in fields} for r in rows["vllm"]] == [{f: r[f] for f in fields} for r in rows["engine"]]

@@ -10,11 +10,14 @@ from tandem.config import ENGINE_MODES, STRATEGIES
 def register(sub) -> None:
     p = sub.add_parser(
         "rollout",
-        help="generate tandem (or solo) responses with the reference engine",
+        help="generate tandem (or solo) responses with the reference engine or vLLM",
         description="Each prompt gets --n responses co-written by the senior and the junior: before every "
         "token the tandem process picks its author, who samples it. Writes one JSON object per sample "
         "with prompt_id, sample, token_ids, authorship_mask (1 = senior), logprobs, text, finish_reason.",
     )
+    p.add_argument("--backend", default="engine", choices=["engine", "vllm"],
+                   help="engine = the reference PyTorch engine (CPU or one GPU); vllm = the tandem vLLM engine "
+                        "(a GPU, or vLLM's CPU build); the same tokens under greedy decoding (default: engine)")
     p.add_argument("--senior", required=True, help="senior model directory (HF format)")
     p.add_argument("--junior", help="junior model directory; must share the senior's vocabulary (not needed with --solo)")
     p.add_argument("--prompts", required=True, type=Path,
@@ -34,10 +37,10 @@ def register(sub) -> None:
     p.add_argument("--seed", type=int, default=0, help="seeds both the authorship coins and token sampling (default 0)")
     p.add_argument("--batch-size", type=int, default=64, help="requests decoded together (default 64)")
     p.add_argument("--mode", default="auto", choices=list(ENGINE_MODES),
-                   help="engine decoding mode, all giving the same tokens: auto (default: lazy for one prompt, else "
+                   help="engine: decoding mode, all giving the same tokens: auto (default: lazy for one prompt, else "
                         "paired), paired (one stacked forward for both models; lockstep when their configs differ), "
                         "lockstep, or lazy (only the author runs per token; fastest at batch 1)")
-    p.add_argument("--device", default="cpu", help="torch device (default cpu)")
+    p.add_argument("--device", default="cpu", help="engine: torch device (default cpu)")
     p.add_argument("--dtype", default="float32", help="model dtype: float32, bfloat16, float16, float64 (default float32)")
     p.add_argument("--solo", action="store_true", help="the senior writes alone (no junior)")
     p.add_argument("--no-chat-template", action="store_true", help="feed the prompt text as is, without the chat template")
@@ -51,15 +54,34 @@ def encode_prompt(tokenizer, text: str, chat: bool) -> list[int]:
     return tokenizer(text)["input_ids"]
 
 
+def build_backend(args, tandem, tokenizer):
+    """The rollout backend the flags ask for (`tandem.rollout.RolloutBackend`)."""
+    if args.backend == "vllm":
+        from dataclasses import replace
+
+        from vllm_source.engine import VLLMEngine
+
+        cfg = None if args.solo else replace(tandem, junior_model=args.junior)
+        return VLLMEngine(args.senior, cfg, dtype=args.dtype, seed=args.seed)
+    from tandem.engine import TandemEngine
+    from tandem.models import load_model, load_tokenizer
+
+    senior = load_model(args.senior, args.dtype, args.device)
+    junior, junior_tok = None, None
+    if not args.solo:
+        junior_tok = load_tokenizer(args.junior)
+        junior = load_model(args.junior, args.dtype, args.device)
+    return TandemEngine(senior, junior, tokenizer, tandem, junior_tokenizer=junior_tok, mode=args.mode)
+
+
 def run(args) -> int:
     from tqdm.auto import tqdm
 
     from tandem.coins import request_key
     from tandem.config import TandemConfig
-    from tandem.engine import TandemEngine
     from tandem.errors import TandemError
     from tandem.jsonl import read_jsonl, write_jsonl
-    from tandem.models import load_model, load_tokenizer
+    from tandem.models import load_tokenizer
     from tandem.sampling import SamplingConfig
 
     if not args.solo and not args.junior:
@@ -75,21 +97,17 @@ def run(args) -> int:
     sampling = SamplingConfig(temperature=args.temperature, top_p=args.top_p, top_k=args.top_k,
                               max_new_tokens=args.max_new_tokens, seed=args.seed)
     tokenizer = load_tokenizer(args.senior)
-    senior = load_model(args.senior, args.dtype, args.device)
-    junior, junior_tok = None, None
-    if not args.solo:
-        junior_tok = load_tokenizer(args.junior)
-        junior = load_model(args.junior, args.dtype, args.device)
-    engine = TandemEngine(senior, junior, tokenizer, tandem, junior_tokenizer=junior_tok, mode=args.mode)
+    backend = build_backend(args, tandem, tokenizer)
     jobs = [(row, s) for row in rows for s in range(args.n)]
     encoded = {str(row["id"]): encode_prompt(tokenizer, str(row["prompt"]), not args.no_chat_template) for row in rows}
-    engine.check_prompts(list(encoded.values()), sampling)  # fail before any work is done
+    if hasattr(backend, "check_prompts"):
+        backend.check_prompts(list(encoded.values()), sampling)  # fail before any work is done
     results = []
     for i in tqdm(range(0, len(jobs), args.batch_size), desc="batches", unit="batch"):
         batch = jobs[i : i + args.batch_size]
         prompts = [encoded[str(row["id"])] for row, _ in batch]
         keys = [request_key(row["id"], s) for row, s in batch]
-        for (row, s), r in zip(batch, engine.generate(prompts, sampling, keys, solo=args.solo)):
+        for (row, s), r in zip(batch, backend.generate(prompts, sampling, keys, solo=args.solo)):
             results.append({
                 "prompt_id": row["id"], "sample": s, "token_ids": r.token_ids,
                 "authorship_mask": r.authorship_mask, "senior_logprobs": r.senior_logprobs,
