@@ -190,9 +190,3 @@ def make_backend(kind: str, senior_path, junior_path=None, sampling: EvalSamplin
                  gpu_memory_utilization, handoff_route)
     return EvalBackend(spec, sampling or EvalSampling(), batch_size if kind == "engine" else None,
                        allow_vocab_mismatch)
-
-
-def EngineBackend(senior_path, junior_path=None, sampling: EvalSampling | None = None, device="cpu",  # noqa: N802
-                  dtype="float32", batch_size: int = 64, allow_vocab_mismatch: bool = False) -> EvalBackend:
-    """The reference-engine evaluation backend (kept for `tandem.train.evaluate`; prefer `make_backend`)."""
-    return make_backend("engine", senior_path, junior_path, sampling, device, dtype, batch_size, allow_vocab_mismatch)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from tandem.config_files import config_diff
 from tandem.errors import TandemError, run_reporting_errors
 from tandem.jsonl import write_json, write_jsonl
 from tandem_eval import grader
@@ -96,17 +97,6 @@ def _file_stem(benchmark: str) -> str:
     return benchmark.replace("/", "__").replace(":", "_")
 
 
-def _config_diff(a: dict, b: dict, prefix: str = "") -> list[str]:
-    keys = sorted(set(a) | set(b))
-    out = []
-    for k in keys:
-        if isinstance(a.get(k), dict) and isinstance(b.get(k), dict):
-            out += _config_diff(a[k], b[k], f"{prefix}{k}.")
-        elif a.get(k) != b.get(k):
-            out.append(prefix + k)
-    return out
-
-
 def _existing_summary(summary_path: Path, samples_path: Path, config: dict, overwrite: bool) -> dict | None:
     """The stored summary if this benchmark is already done with the same config, else None."""
     if not (summary_path.is_file() and samples_path.is_file()):
@@ -119,7 +109,7 @@ def _existing_summary(summary_path: Path, samples_path: Path, config: dict, over
         return stored
     if overwrite:
         return None
-    differ = _config_diff(stored.get("config", {}), config) or ["(unreadable summary)"]
+    differ = config_diff(stored.get("config", {}), config) or ["(unreadable summary)"]
     raise TandemError(
         f"{summary_path} was written with a different config (differs in: {', '.join(differ)}); "
         "pass --overwrite to recompute it, or choose another --out-dir"

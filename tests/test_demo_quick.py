@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from tandem.cli import main
+from tandem.commands.cli import main
 
-PHASES = ("build_tiny", "sft", "train_trl", "train_grpo", "eval")
+PHASES = ("build_tiny", "sft", "train_tandem", "train_grpo", "eval")
 
 
 @pytest.fixture(scope="module")
@@ -25,16 +25,19 @@ def test_quick_demo_writes_report_figures_and_results(quick_demo):
         "## Results",
         "TRL senior",
         "GRPO senior",
+        "RL learns",
         "1. TRL matches GRPO solo",
-        "2. TRL beats GRPO",
+        "2. TRL hands off better than GRPO",
         "3. TRL drifts less",
+        "## Sample responses",
+        "GRPO senior** + junior",
     ):
         assert needle in report
     for fig in ("reward_curves.png", "accuracy_bars.png"):
         assert (quick_demo / fig).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     results = json.loads((quick_demo / "eval" / "results.json").read_text())
-    for name in ("base", "grpo", "trl"):
-        for key in ("solo_acc", "handoff_acc", "drift_js_vs_base"):
+    for name in ("base", "grpo", "tandem"):
+        for key in ("solo_acc", "handoff_acc", "drift_js_vs_base", "solo_terse_share"):
             assert 0.0 <= results[name][key] <= 1.0, (name, key)
         assert 0.0 < results[name]["handoff_senior_fraction"] < 1.0
     timings = json.loads((quick_demo / "timings.json").read_text())
@@ -42,13 +45,13 @@ def test_quick_demo_writes_report_figures_and_results(quick_demo):
 
 
 def test_quick_demo_trains_both_methods_on_the_same_problems(quick_demo):
-    trl = [json.loads(x) for x in (quick_demo / "trl" / "metrics.jsonl").read_text().splitlines()]
+    trl = [json.loads(x) for x in (quick_demo / "tandem" / "metrics.jsonl").read_text().splitlines()]
     grpo = [json.loads(x) for x in (quick_demo / "grpo" / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in trl] == [r["step"] for r in grpo]
     trl_train, grpo_train = [r for r in trl if "reward_mean" in r], [r for r in grpo if "reward_mean" in r]
     assert trl_train and all(0.0 < r["senior_frac"] < 1.0 and r["switches"] > 0 for r in trl_train)
     assert all(r["senior_frac"] == 1.0 and r["switches"] == 0 for r in grpo_train)
-    cfg_trl = json.loads((quick_demo / "trl" / "config.json").read_text())
+    cfg_trl = json.loads((quick_demo / "tandem" / "config.json").read_text())
     cfg_grpo = json.loads((quick_demo / "grpo" / "config.json").read_text())
     differ = {k for k in cfg_trl if cfg_trl[k] != cfg_grpo[k]}
     assert differ == {"method", "out"}
@@ -56,8 +59,17 @@ def test_quick_demo_trains_both_methods_on_the_same_problems(quick_demo):
 
 def test_demo_rerun_reuses_finished_phases(quick_demo):
     before = json.loads((quick_demo / "timings.json").read_text())
-    model = quick_demo / "trl" / "model" / "model.safetensors"
+    model = quick_demo / "tandem" / "model" / "model.safetensors"
     mtime = model.stat().st_mtime_ns
     assert main(["demo", "--quick", "--out", str(quick_demo), "--no-progress"]) == 0
     assert json.loads((quick_demo / "timings.json").read_text()) == before
     assert model.stat().st_mtime_ns == mtime
+
+
+def test_the_seed_table_reads_finished_runs(quick_demo, tmp_path):
+    from tandem.train.seeds import write_seed_table
+
+    (tmp_path / "seed-0").symlink_to(quick_demo, target_is_directory=True)
+    table = write_seed_table(tmp_path, [0]).read_text()
+    assert "| GRPO solo acc |" in table and "| 2. TRL hands off better than GRPO |" in table
+    assert json.loads((tmp_path / "seeds.json").read_text())["0"]["minutes"] > 0

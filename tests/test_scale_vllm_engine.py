@@ -218,7 +218,7 @@ def test_a_senior_only_engine_is_a_rollout_backend_that_generates_solo_only(scal
 
 
 def test_cli_rollout_on_vllm_writes_what_the_reference_engine_writes(scale_senior, scale_junior, tmp_path):
-    from tandem.cli import main
+    from tandem.commands.cli import main
 
     prompts = tmp_path / "prompts.jsonl"
     prompts.write_text('{"id": "a", "prompt": "Ava has 5 pens. She sells 2 pens. How many pens does Ava have now?"}\n'

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from tandem.cli import main
+from tandem.commands.cli import main
 from tandem.config import TandemConfig
 from tandem.errors import TandemError
-from tandem.train.config import load_config
+from tandem.config_files import load_config
 from tandem.train.grpo_trainer import GRPOTrainer, TrainConfig
 
 
 def test_yaml_file_and_overrides_build_a_typed_config(tmp_path):
     path = tmp_path / "run.yaml"
     path.write_text("method: grpo\nmodel: base\nout: run\nsteps: 7\nloss:\n  clip_ratio_high: 0.28\n")
-    cfg = load_config(TrainConfig, path, ["lr=3e-5", "tandem.prob_senior=1", "task.max_steps=3", "method=trl"])
-    assert cfg.method == "trl" and cfg.steps == 7
+    cfg = load_config(TrainConfig, path, ["lr=3e-5", "tandem.prob_senior=1", "task.max_steps=3", "method=tandem"])
+    assert cfg.method == "tandem" and cfg.steps == 7
     assert cfg.lr == 3e-5 and isinstance(cfg.lr, float)
     assert isinstance(cfg.tandem, TandemConfig) and cfg.tandem.prob_senior == 1.0
     assert cfg.tandem.selection_strategy == "word" and cfg.tandem.max_gap_tokens == 32
@@ -40,20 +40,25 @@ def test_override_of_the_wrong_type_is_an_error():
         load_config(TrainConfig, None, ["model=m", "out=o", "steps=many"])
 
 
+def test_trl_is_an_alias_of_the_tandem_method():
+    assert load_config(TrainConfig, None, ["model=m", "out=o", "method=trl"]).method == "tandem"
+    assert TrainConfig(method="trl", model="m", out="o").is_tandem
+
+
 def test_unknown_method_is_an_error():
-    with pytest.raises(TandemError, match="trl or grpo"):
+    with pytest.raises(TandemError, match=r"tandem \(alias trl\) or grpo"):
         load_config(TrainConfig, None, ["model=m", "out=o", "method=ppo"])
 
 
 def test_train_cli_reports_a_missing_base_in_one_line(tmp_path, capsys):
-    rc = main(["train", "--method", "trl", "--model", str(tmp_path / "nope"), "--out", str(tmp_path / "run")])
+    rc = main(["train", "--method", "tandem", "--model", str(tmp_path / "nope"), "--out", str(tmp_path / "run")])
     err = capsys.readouterr().err.strip()
     assert rc == 2 and err.startswith("error:") and len(err.splitlines()) == 1
 
 
 def test_trainer_refuses_a_tandem_batch_without_authorship_mask(tiny_dir, tmp_path):
     cfg = TrainConfig(
-        method="trl",
+        method="tandem",
         model=str(tiny_dir),
         out=str(tmp_path / "run"),
         prompts_per_step=1,
@@ -73,13 +78,13 @@ def test_trainer_refuses_a_tandem_batch_without_authorship_mask(tiny_dir, tmp_pa
 def test_shipped_yaml_configs_match_the_demo_recipe(tmp_path):
     from pathlib import Path
 
-    from tandem.train.config import config_to_dict
+    from tandem.config_files import config_to_dict
     from tandem.train.demo import demo_config, sft_config, train_config
     from tandem.train.sft import SFTConfig
 
     configs = Path(__file__).resolve().parents[1] / "configs"
     demo = demo_config()
-    for method in ("trl", "grpo"):
+    for method in ("tandem", "grpo"):
         ours = load_config(TrainConfig, configs / "train_tiny.yaml", [f"method={method}", "model=m", "out=o"])
         expected = train_config(demo, tmp_path, method)
         skip = {"model", "out"}
@@ -87,5 +92,5 @@ def test_shipped_yaml_configs_match_the_demo_recipe(tmp_path):
         assert {k: v for k, v in a.items() if k not in skip} == {k: v for k, v in b.items() if k not in skip}
     sft = load_config(SFTConfig, configs / "sft_tiny.yaml", ["model=m", "out=o"])
     expected = sft_config(demo, tmp_path)
-    for key in ("steps", "batch_size", "lr", "task", "max_new_tokens", "n_val_problems"):
+    for key in ("steps", "batch_size", "lr", "task", "demos", "max_new_tokens", "n_val_problems"):
         assert getattr(sft, key) == getattr(expected, key), key

@@ -13,11 +13,12 @@ from __future__ import annotations
 import pytest
 
 from tandem.coins import request_key
-from tandem.engine import SamplingConfig, TandemEngine
+from tandem.engine import TandemEngine
+from tandem.grading import reward
+from tandem.sampling import SamplingConfig
 from tandem.task import TaskConfig
 from tandem.train.data import prompt_ids_batch
 from tandem.train.grpo_trainer import GRPOTrainer, TrainConfig
-from tandem.train.reward import reward
 from tandem.train.sft import SFTConfig, run_sft
 
 EASY = TaskConfig(min_steps=1, max_steps=1, max_start=20, max_operand=9, max_factor=3)
@@ -58,7 +59,7 @@ def pool_reward(trainer: GRPOTrainer, n_samples: int = 8) -> float:
     return sum(reward(r.text, problems[i].answer) for r, (i, _) in zip(rollouts, rows)) / len(rows)
 
 
-@pytest.mark.parametrize("method", ["grpo", "trl"])
+@pytest.mark.parametrize("method", ["grpo", "tandem"])
 def test_training_raises_the_reward(method, easy_base, tmp_path):
     cfg = TrainConfig(
         method=method,

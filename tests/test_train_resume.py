@@ -36,7 +36,7 @@ def _crashing_reward(after_calls: int):
 
 def _cfg(tiny_dir, out, **kw) -> TrainConfig:
     base = dict(
-        method="trl",
+        method="tandem",
         model=str(tiny_dir),
         out=str(out),
         steps=STEPS,

@@ -13,17 +13,29 @@ HELP = (
 def register(subparsers) -> None:
     p = subparsers.add_parser("demo", help=HELP, description=HELP + ". Finished phases are reused when rerun.")
     p.add_argument(
-        "--quick", action="store_true", help="smoke-test budget (about a minute; numbers are not meaningful)"
+        "--quick", action="store_true", help="smoke-test budget (about three minutes; numbers are not meaningful)"
     )
-    p.add_argument("--out", help="output directory (default runs/demo, or runs/demo-quick with --quick)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the whole pipeline (default 0)")
+    p.add_argument(
+        "--out", help="output directory (default runs/demo, runs/demo-quick with --quick, runs/demo-seeds with --seeds)"
+    )
+    seeds = p.add_mutually_exclusive_group()
+    seeds.add_argument("--seed", type=int, default=0, help="seed of the whole pipeline (default 0)")
+    seeds.add_argument(
+        "--seeds", type=int, nargs="+", metavar="S",
+        help="run the demo once per seed into OUT/seed-S and write OUT/seeds.md: each number's mean and spread",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bars or per-step console lines")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from tandem.train.demo import demo_config, run_demo
+    from tandem.train.demo import demo_config, run_demo, run_seeds
 
+    if args.seeds:
+        out = args.out or ("runs/demo-seeds-quick" if args.quick else "runs/demo-seeds")
+        table = run_seeds(args.seeds, out, quick=args.quick, progress=not args.no_progress)
+        print(f"seed table written to {table}")
+        return 0
     out = args.out or ("runs/demo-quick" if args.quick else "runs/demo")
     report = run_demo(demo_config(quick=args.quick, seed=args.seed), out, progress=not args.no_progress)
     print(f"report written to {report}")

@@ -1,13 +1,12 @@
-"""`tandem-rlvr train --method trl|grpo`: GRPO of a senior with tandem (trl) or solo (grpo) rollouts."""
+"""`tandem-rlvr train --method tandem|grpo`: GRPO of a senior with tandem or solo rollouts (`trl` = tandem)."""
 
 from __future__ import annotations
 
 import argparse
 
-from tandem.commands.sft import flag_overrides
-from tandem.train.config import load_config
+from tandem.commands.config_args import add_config_arguments, add_run_arguments, config_from_args
 
-HELP = "GRPO training of a senior: tandem rollouts with the frozen base as junior (trl) or solo (grpo)"
+HELP = "GRPO training of a senior: tandem rollouts with the frozen base as junior (tandem) or solo (grpo)"
 
 
 def register(subparsers) -> None:
@@ -20,28 +19,28 @@ def register(subparsers) -> None:
         "--config or as key=value (e.g. steps=80 tandem.junior_token_loss_weight=0.1 "
         "loss.clip_ratio_high=0.28).",
     )
-    p.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="config overrides, applied after --config")
-    p.add_argument("--method", choices=("trl", "grpo"), help="trl: senior + frozen junior co-write; grpo: senior solo")
-    p.add_argument("--config", help="YAML or JSON file with TrainConfig fields")
-    p.add_argument("--model", help="the pre-RL base (senior initialisation and, for trl, the junior)")
+    add_config_arguments(p, "TrainConfig")
+    p.add_argument(
+        "--method", choices=("tandem", "trl", "grpo"),
+        help="tandem: senior + frozen junior co-write (trl is an alias: the paper's Tandem RL); grpo: senior solo",
+    )
+    p.add_argument("--model", help="the pre-RL base (senior initialisation and, for tandem, the junior)")
     p.add_argument("--out", help="run directory (checkpoint.pt, metrics.jsonl, the senior in OUT/model)")
-    p.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar or per-step console lines")
+    add_run_arguments(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from tandem.train.grpo_trainer import GRPOTrainer, TrainConfig
 
-    overrides = list(args.overrides) + flag_overrides(args, ("method", "model", "out"))
-    cfg = load_config(TrainConfig, args.config, overrides)
+    cfg = config_from_args(TrainConfig, args, ("method", "model", "out"))
     summary = GRPOTrainer(cfg, progress=not args.no_progress).train(resume=args.resume)
     print(f"{cfg.method}: senior written to {summary['model']}")
     return 0
 
 
 def _epilog() -> str:
-    from tandem.train.config import describe_config
+    from tandem.config_files import describe_config
     from tandem.train.grpo_trainer import TrainConfig
 
     return describe_config(TrainConfig)

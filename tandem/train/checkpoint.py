@@ -19,7 +19,7 @@ import torch
 
 from tandem.errors import TandemError
 from tandem.jsonl import write_json
-from tandem.train.config import config_diff
+from tandem.config_files import config_diff
 
 CHECKPOINT_NAME = "checkpoint.pt"
 

@@ -3,12 +3,34 @@
 Phases (each writes its own directory under OUT and is skipped when already finished,
 continued from its checkpoint when interrupted):
 1. `tiny/`  — a tiny Qwen3-config model and tokenizer (`tandem.zoo.build_tiny`).
-2. `sft/`   — SFT on worked solutions: the pre-RL base (`sft/model`).
-3. `trl/`, `grpo/` — GRPO from the base with tandem rollouts (junior = the frozen base)
+2. `sft/`   — SFT on a demonstrator's worked solutions: the pre-RL base (`sft/model`).
+3. `tandem/`, `grpo/` — GRPO from the base with tandem rollouts (junior = the frozen base)
    and with solo rollouts; same seed, problems, budget and hyper-parameters.
-4. `eval/`  — solo and handoff accuracy (pass@k) of the base, TRL and GRPO seniors on
-   the held-out test split, and the drift of each senior's token usage from the base.
+4. `eval/`  — solo and handoff accuracy of the base, TRL and GRPO seniors on the
+   held-out test split, drift of each senior's token usage from the base, and the
+   drift of a second sample set of the base (the noise floor).
 5. `report.md` and figures (`reward_curves.png`, `accuracy_bars.png`).
+
+Why this task and base (measured numbers and what else was tried:
+`model_spec/DEMO_DESIGN.md`). Every problem is four additions or subtractions of
+small numbers. The demonstrator writes a solution in one of two notations: the common
+verbose one keeps the running total ("She buys 5 more: 12 + 5 = 17."), the terse one
+keeps only the net change since the start ("0 + 5 = 5.") and adds the start back at
+the end. After each terse step the demonstrator drops back to the verbose notation
+with probability 0.3, and then usually misreads the net change as the total; that is
+the only error it makes. So the base is right whenever it stays in one notation and
+wrong when it drops out of the terse one: a random, fixable error (pass@4 near 1 where
+pass@1 is about 0.7), which RL removes by making the senior keep to one notation.
+
+RL runs under a response budget of 82 tokens up to the answer, which a terse solution
+always fits and a verbose one fits on about two problems in three: alone, the terse
+notation wins, so GRPO moves to it. A TRL senior writes only half the words; the junior
+(the base) drops out of the terse notation where it writes, so for the team the terse
+notation loses and TRL keeps the verbose one. In the handoff evaluation the junior
+writes every other step: after a GRPO senior's terse steps it drops out and misreads,
+after a TRL senior's verbose steps it simply carries on. Evaluation gives every model
+room (`eval.max_new_tokens`, 128 tokens), so solo accuracy measures reasoning, not the
+training budget.
 """
 
 from __future__ import annotations
@@ -21,21 +43,21 @@ from pathlib import Path
 
 from tandem.jsonl import write_json
 from tandem.models import load_model, load_tokenizer
-from tandem.task import TaskConfig, generate_problems
-from tandem.train.config import config_to_dict
+from tandem.task import Demonstrations, TaskConfig, generate_problems
+from tandem.config_files import config_to_dict
 from tandem.train.data import prompt_ids_batch
 from tandem.train.evaluate import EvalConfig, drift_js, evaluate_senior, junior_legibility
 from tandem.train.grpo_trainer import GRPOTrainer, TrainConfig
 from tandem.train.report import write_report
 from tandem.train.sft import SFTConfig, run_sft
 
-METHODS = ("trl", "grpo")
-MODELS = ("base", "grpo", "trl")
+METHODS = ("tandem", "grpo")  # the directories and result keys; reports say TRL, the paper's name
+MODELS = ("base", "grpo", "tandem")
 
-
-# The demo's task: small numbers and 2-3 operations, so that a ~1M-parameter base is right
-# about half the time greedily and less often at temperature 1 — room for RL to show.
-DEMO_TASK = TaskConfig(min_steps=2, max_steps=3, max_start=20, max_operand=9, max_factor=3)
+DEMO_TASK = TaskConfig(
+    min_steps=4, max_steps=4, max_start=12, max_operand=5, operations=("add", "sub"), stay_above_start=True
+)
+DEMO_DEMONSTRATIONS = Demonstrations(terse_prob=0.6, terse_keep_prob=0.7, misread_prob=0.8)
 
 
 @dataclass
@@ -46,17 +68,18 @@ class DemoConfig:
     quick: bool = False
     threads: int = 0  # torch CPU threads; 0 = torch's default (all cores)
     task: TaskConfig = field(default_factory=lambda: DEMO_TASK)
-    sft_steps: int = 400
+    demos: Demonstrations = field(default_factory=lambda: DEMO_DEMONSTRATIONS)
+    sft_steps: int = 700
     sft_batch_size: int = 32
     sft_lr: float = 3e-3
-    rl_steps: int = 80
-    prompts_per_step: int = 32
-    group_size: int = 4
+    rl_steps: int = 100
+    prompts_per_step: int = 12
+    group_size: int = 8
     ppo_mini_batches: int = 2
-    rl_lr: float = 5e-5
-    max_new_tokens: int = 96
-    val_every: int = 10
-    n_val_problems: int = 128
+    rl_lr: float = 1e-4
+    max_new_tokens: int = 82  # the RL response budget
+    val_every: int = 20
+    n_val_problems: int = 64
     eval: EvalConfig = field(default_factory=EvalConfig)
 
 
@@ -88,9 +111,10 @@ def sft_config(cfg: DemoConfig, out: Path) -> SFTConfig:
         batch_size=cfg.sft_batch_size,
         lr=cfg.sft_lr,
         n_val_problems=cfg.n_val_problems,
-        max_new_tokens=cfg.max_new_tokens,
+        max_new_tokens=cfg.eval.max_new_tokens,
         threads=cfg.threads,
         task=cfg.task,
+        demos=cfg.demos,
         save_every=max(1, cfg.sft_steps // 4),
         log_every=max(1, cfg.sft_steps // 12),
     )
@@ -152,7 +176,7 @@ def run_demo(cfg: DemoConfig, out: str | Path, progress: bool = True) -> Path:
 
 
 def evaluate_all(cfg: DemoConfig, out: Path) -> dict:
-    """Evaluate base, GRPO and TRL seniors (junior = the base): accuracy, drift and legibility."""
+    """Evaluate base, GRPO and TRL seniors (junior = the base): accuracy, notation, drift and legibility."""
     import torch
 
     if cfg.threads:
@@ -161,29 +185,42 @@ def evaluate_all(cfg: DemoConfig, out: Path) -> dict:
     tokenizer, junior = load_tokenizer(base_dir), load_model(base_dir)
     problems = generate_problems("test", cfg.eval.n_problems, cfg.seed, cfg.task)
     prompts = prompt_ids_batch(tokenizer, problems)
-    ev = replace(cfg.eval, max_new_tokens=cfg.max_new_tokens)
+    tag = f"test/{cfg.seed}"
     results, tokens = {}, {}
     for name in MODELS:
         path = out / "eval" / f"{name}.json"
         if not path.is_file():
             senior_dir = base_dir if name == "base" else out / name / "model"
-            r = evaluate_senior(senior_dir, base_dir, problems, ev, tag=f"test/{cfg.seed}")
+            r = evaluate_senior(senior_dir, base_dir, problems, cfg.eval, tag=tag)
             flat_prompts = [p for p, g in zip(prompts, r["solo_tokens"]) for _ in g]
             flat_tokens = [t for g in r["solo_tokens"] for t in g]
             r["junior_ce_on_solo"] = junior_legibility(junior, flat_prompts, flat_tokens)
             write_json(path, r)
         results[name] = _load_json(path)
-        tokens[name] = results[name].pop("solo_tokens")
-    flat = {name: [t for g in tokens[name] for t in g] for name in MODELS}
-    for name in ("grpo", "trl"):
-        results[name]["drift_js_vs_base"] = drift_js(flat[name], flat["base"], tokenizer)
-    # Sampling-noise floor: the base against itself, even vs odd samples of each problem.
-    even = [t for g in tokens["base"] for t in g[0::2]]
-    odd = [t for g in tokens["base"] for t in g[1::2]]
-    results["base"]["drift_js_vs_base"] = drift_js(even, odd, tokenizer) if even and odd else float("nan")
-    results["_meta"] = {"n_problems": len(problems), "eval": config_to_dict(ev)}
+        tokens[name] = [t for g in results[name].pop("solo_tokens") for t in g]
+    # The noise floor: a second sample set of the base (other sampling seed, same problems
+    # and sample count) against the first, measured exactly as each senior's drift.
+    again = out / "eval" / "base_again.json"
+    if not again.is_file():
+        r = evaluate_senior(base_dir, base_dir, problems, replace(cfg.eval, seed=cfg.eval.seed + 1), tag, handoff=False)
+        write_json(again, {"solo_tokens": r["solo_tokens"]})
+    base_again = [t for g in _load_json(again)["solo_tokens"] for t in g]
+    for name in ("grpo", "tandem"):
+        results[name]["drift_js_vs_base"] = drift_js(tokens[name], tokens["base"], tokenizer)
+    results["base"]["drift_js_vs_base"] = drift_js(base_again, tokens["base"], tokenizer)
+    results["_meta"] = {"n_problems": len(problems), "eval": config_to_dict(cfg.eval)}
     write_json(out / "eval" / "results.json", results)
     return results
+
+
+def run_seeds(seeds: list[int], out: str | Path, quick: bool = False, progress: bool = True) -> Path:
+    """The demo once per seed (OUT/seed-S), then OUT/seeds.md: each number's mean and spread."""
+    from tandem.train.seeds import write_seed_table
+
+    out = Path(out)
+    for seed in seeds:
+        run_demo(demo_config(quick=quick, seed=seed), out / f"seed-{seed}", progress=progress)
+    return write_seed_table(out, seeds)
 
 
 def _load_json(path: Path) -> dict:

@@ -8,6 +8,7 @@
 - drift: `tandem_eval.legibility.js_divergence` (bits) between the unigram token
   distributions of the senior's and the base's solo responses (special tokens excluded).
 - legibility: the junior's mean cross-entropy (nats/token) on the senior's solo responses.
+- notation: the share of solo steps written in the task's terse notation (`task.terse_share`).
 
 `greedy_solo_accuracy` is the in-memory validation the trainer runs every few steps.
 """
@@ -19,10 +20,11 @@ from dataclasses import dataclass
 import torch
 
 from tandem.coins import request_key
-from tandem.engine import SamplingConfig, TandemEngine
-from tandem.task import Problem
+from tandem.engine import TandemEngine
+from tandem.grading import reward
+from tandem.sampling import SamplingConfig
+from tandem.task import Problem, terse_share
 from tandem.train.data import prompt_ids_batch
-from tandem.train.reward import reward
 
 
 @dataclass
@@ -37,6 +39,7 @@ class EvalConfig:
     max_new_tokens: int = 128
     batch_size: int = 256  # rows per engine call
     seed: int = 12345
+    n_examples: int = 3  # problems whose first responses are kept for the report
 
 
 def _grouped(samples: list, n: int) -> list[list]:
@@ -58,19 +61,22 @@ def _summary(prefix: str, groups: list[list], problems: list[Problem], n: int) -
     return out
 
 
-def evaluate_senior(senior_path, junior_path, problems: list[Problem], cfg: EvalConfig, tag: str = "eval") -> dict:
-    """Solo and handoff accuracy of the senior at `senior_path`, the junior at `junior_path` as partner.
+def evaluate_senior(
+    senior_path, junior_path, problems: list[Problem], cfg: EvalConfig, tag: str = "eval", handoff: bool = True
+) -> dict:
+    """Solo and (unless `handoff=False`) handoff accuracy of a senior, with the junior as partner.
 
     Per-problem correct counts are kept (`solo_counts`, `handoff_counts`) for paired
-    comparisons; the solo samples' token ids (`solo_tokens`) and prompts feed drift and
-    legibility.
+    comparisons; the solo samples' token ids (`solo_tokens`) feed drift and legibility;
+    `examples` holds the first `cfg.n_examples` problems' first solo and handoff responses,
+    the handoff one as (author, text) runs.
     """
-    from tandem_eval.backends import EngineBackend, EvalSampling
+    from tandem_eval.backends import EvalSampling, make_backend
 
     sampling = EvalSampling(
         temperature=cfg.temperature, top_p=cfg.top_p, top_k=cfg.top_k, max_new_tokens=cfg.max_new_tokens, seed=cfg.seed
     )
-    backend = EngineBackend(str(senior_path), str(junior_path), sampling=sampling, batch_size=cfg.batch_size)
+    backend = make_backend("engine", senior_path, junior_path, sampling, dtype="float32", batch_size=cfg.batch_size)
     prompts = prompt_ids_batch(backend.tokenizer, problems)
     n = cfg.n_samples
     rows = [(i, j) for i in range(len(problems)) for j in range(n)]
@@ -78,14 +84,34 @@ def evaluate_senior(senior_path, junior_path, problems: list[Problem], cfg: Eval
     keys = [request_key(f"{tag}/{problems[i].id}", j) for i, j in rows]
     with torch.no_grad():
         solo = _grouped(backend.solo(row_prompts, keys), n)
-        handoff = _grouped(backend.handoff(row_prompts, keys), n)
-    masks = [m for g in handoff for s in g for m in s.authorship_mask]
-    return {
+        together = _grouped(backend.handoff(row_prompts, keys), n) if handoff else None
+    out = {
         **_summary("solo", solo, problems, n),
-        **_summary("handoff", handoff, problems, n),
-        "handoff_senior_fraction": sum(masks) / max(1, len(masks)),
+        "solo_terse_share": terse_share([s.text for g in solo for s in g]),
         "solo_tokens": [[s.token_ids for s in g] for g in solo],
     }
+    examples = [{"problem": p.prompt, "answer": p.answer, "solo": g[0].text} for p, g in zip(problems, solo)]
+    if together is not None:
+        masks = [m for g in together for s in g for m in s.authorship_mask]
+        out.update(_summary("handoff", together, problems, n))
+        out["handoff_senior_fraction"] = sum(masks) / max(1, len(masks))
+        for ex, g in zip(examples, together):
+            ex["handoff"] = authored_runs(backend.tokenizer, g[0].token_ids, g[0].authorship_mask)
+    out["examples"] = examples[: cfg.n_examples]
+    return out
+
+
+def authored_runs(tokenizer, token_ids: list[int], mask: list[int]) -> list[list]:
+    """A co-written response as [author, text] runs (author `senior` or `junior`), special tokens dropped."""
+    runs: list[list] = []
+    for token, senior in zip(token_ids, mask):
+        author = "senior" if senior else "junior"
+        if runs and runs[-1][0] == author:
+            runs[-1][1].append(token)
+        else:
+            runs.append([author, [token]])
+    decoded = [[a, tokenizer.decode(ids, skip_special_tokens=True)] for a, ids in runs]
+    return [r for r in decoded if r[1]]
 
 
 def drift_js(senior_tokens: list[list[int]], base_tokens: list[list[int]], tokenizer) -> float:

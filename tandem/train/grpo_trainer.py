@@ -1,8 +1,8 @@
-"""GRPO on the synthetic task, with solo (`grpo`) or tandem (`trl`) rollouts.
+"""GRPO on the synthetic task, with solo (`grpo`) or tandem (`tandem`, alias `trl`) rollouts.
 
 One step, as verl computes it for the paper's configuration:
 1. Pick `prompts_per_step` problems (a pure function of seed and step) and sample
-   `group_size` responses each. `trl`: the senior and the frozen junior (the pre-RL
+   `group_size` responses each. `tandem`: the senior and the frozen junior (the pre-RL
    base) co-write every response, authorship redrawn at word boundaries
    (`selection_strategy=word, prob_senior=0.5, max_gap_tokens=32`); `grpo`: the senior
    alone. Both methods see the same problems and the same sampling uniforms.
@@ -22,6 +22,7 @@ old log-probs; their largest gap is logged as `logprob_engine_diff_max`.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,14 +32,16 @@ import torch
 from tqdm.auto import tqdm
 
 from tandem.coins import request_key
-from tandem.config import TandemConfig
-from tandem.config import ENGINE_MODES
-from tandem.engine import SamplingConfig, TandemEngine
+from tandem.config import ENGINE_MODES, TandemConfig
+from tandem.config_files import config_to_dict
+from tandem.engine import TandemEngine
 from tandem.errors import TandemError
+from tandem.grading import reward
 from tandem.grpo import PolicyLossConfig, actor_loss, get_adv_estimator_fn, require_authorship_mask, token_weights
 from tandem.jsonl import write_json
 from tandem.models import check_same_vocab, load_model, load_tokenizer
-from tandem.task import TaskConfig, generate_problems
+from tandem.sampling import SamplingConfig
+from tandem.task import TaskConfig, generate_problems, terse_share
 from tandem.train.checkpoint import (
     check_run_dir,
     has_checkpoint,
@@ -46,19 +49,19 @@ from tandem.train.checkpoint import (
     save_checkpoint,
     save_pretrained_atomic,
 )
-from tandem.train.config import config_to_dict
 from tandem.train.data import batch_indices, join_prompt_response, pad_right, prompt_ids_batch
 from tandem.train.evaluate import greedy_solo_accuracy
 from tandem.train.logprobs import response_logprobs
 from tandem.train.metrics import MetricsLogger, wandb_settings
-from tandem.train.reward import grader_name, reward
 from tandem.train.sft import lr_at
 
-METHODS = ("trl", "grpo")
+METHODS = ("tandem", "grpo")
+METHOD_ALIASES = {"trl": "tandem"}  # the paper's abbreviation, accepted wherever a method is named
 SUMMARY = "summary.json"
 CONSOLE_KEYS = (
     "reward_mean",
     "val_acc",
+    "terse_frac",
     "senior_frac",
     "switches",
     "resp_len",
@@ -73,7 +76,7 @@ CONSOLE_KEYS = (
 class TrainConfig:
     """GRPO / TRL training of a senior initialised from the pre-RL base."""
 
-    method: str = "trl"  # trl (tandem rollouts with the frozen base as junior) | grpo (solo rollouts)
+    method: str = "tandem"  # tandem (alias trl: rollouts co-written with the frozen base) | grpo (solo rollouts)
     model: str = ""  # the pre-RL base: senior initialisation and, for trl, the junior (see tandem.junior_model)
     out: str = ""  # run directory
     seed: int = 0
@@ -106,8 +109,9 @@ class TrainConfig:
     task: TaskConfig = field(default_factory=TaskConfig)
 
     def __post_init__(self):
+        self.method = METHOD_ALIASES.get(self.method, self.method)
         if self.method not in METHODS:
-            raise TandemError(f"unknown method {self.method!r}; choose trl or grpo")
+            raise TandemError(f"unknown method {self.method!r}; choose tandem (alias trl) or grpo")
         if not self.model:
             raise TandemError("train needs model=DIR: the pre-RL base (e.g. OUT/model of `tandem-rlvr sft`)")
         if not self.out:
@@ -122,7 +126,7 @@ class TrainConfig:
 
     @property
     def is_tandem(self) -> bool:
-        return self.method == "trl"
+        return self.method == "tandem"
 
 
 class GRPOTrainer:
@@ -182,6 +186,7 @@ class GRPOTrainer:
             "index": [p.id for p in problems],
             "finish_stop": [r.finish_reason == "stop" for r in rollouts],
             "response_token_lists": responses,
+            "texts": [r.text for r in rollouts],
         }
         if cfg.is_tandem:
             batch["authorship_mask"] = pad_right([r.authorship_mask for r in rollouts], 0, length=T)
@@ -299,7 +304,7 @@ class GRPOTrainer:
             "method": cfg.method,
             "steps": cfg.steps,
             "model": str(out / "model"),
-            "grader": grader_name(),
+            "grader": "tandem.grading.grade",
             "train_seconds": time.time() - t0,
         }
         write_json(out / SUMMARY, summary)
@@ -316,7 +321,9 @@ def rollout_metrics(batch: dict, group_size: int) -> dict:
         change = (authorship[:, 1:] != authorship[:, :-1]).float() * mask[:, 1:]
         switches = change.sum().item() / mask.shape[0]
     groups = scores.view(-1, group_size)
+    terse = terse_share(batch.get("texts", []))
     return {
+        **({} if math.isnan(terse) else {"terse_frac": terse}),  # the demo task's notation (tandem.task)
         "reward_mean": scores.mean().item(),
         "accuracy": (scores > 0.5).float().mean().item(),
         "senior_frac": (senior.sum() / mask.sum()).item(),

@@ -16,7 +16,7 @@ from tqdm.auto import tqdm
 
 from tandem.errors import TandemError
 from tandem.jsonl import read_jsonl, write_jsonl
-from tandem.train.config import config_to_dict
+from tandem.config_files import config_to_dict
 
 
 def _fmt(v) -> str:

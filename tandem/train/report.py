@@ -1,85 +1,23 @@
-"""The demo's report: `report.md` with the numbers, verdicts on the three findings, and figures.
+"""The demo's report: `report.md` with the numbers, the verdict on each target, sample responses, figures.
 
-Verdicts are mechanical, never tuned to the claim. Accuracy comparisons are paired over
-the same test problems: the standard error (SE) of the mean per-problem difference;
-a difference counts as significant beyond 2 SE. Drift has no SE; it is compared with the
-base's sampling-noise floor (the base's even vs odd samples).
+Verdicts come from `findings` (paired comparisons over the same test problems, drift
+against the base's sampling-noise floor), never from the claim.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 from tandem.jsonl import read_jsonl
+from tandem.train.findings import findings
+from tandem.train.stats import accuracy
 
-NAMES = {"base": "base (SFT, pre-RL)", "grpo": "GRPO senior", "trl": "TRL senior"}
-
-
-def paired(a: dict, b: dict, mode: str) -> tuple[float, float]:
-    """Mean and SE of per-problem accuracy differences a - b for `mode` (solo|handoff)."""
-    n_a, n_b = a[f"{mode}_n"], b[f"{mode}_n"]
-    diffs = [ca / n_a - cb / n_b for ca, cb in zip(a[f"{mode}_counts"], b[f"{mode}_counts"])]
-    mean = sum(diffs) / len(diffs)
-    var = sum((d - mean) ** 2 for d in diffs) / max(1, len(diffs) - 1)
-    return mean, math.sqrt(var / len(diffs))
+NAMES = {"base": "base (SFT, pre-RL)", "grpo": "GRPO senior", "tandem": "TRL senior"}
 
 
 def per_problem_se(r: dict, mode: str) -> float:
-    accs = [c / r[f"{mode}_n"] for c in r[f"{mode}_counts"]]
-    m = sum(accs) / len(accs)
-    return math.sqrt(sum((x - m) ** 2 for x in accs) / max(1, len(accs) - 1) / len(accs))
-
-
-def verdicts(res: dict) -> list[tuple[str, str]]:
-    trl, grpo, base = res["trl"], res["grpo"], res["base"]
-    d_solo, se_solo = paired(trl, grpo, "solo")
-    d_hand, se_hand = paired(trl, grpo, "handoff")
-    out = []
-    moved = []
-    for name, r in (("GRPO", grpo), ("TRL", trl)):
-        d, se = paired(r, base, "solo")
-        moved.append(f"{name} - base = {d:+.3f} ± {se:.3f}" + (" (significant)" if abs(d) > 2 * se else ""))
-    note = (
-        ""
-        if any("significant" in m for m in moved)
-        else (
-            " — neither senior moved significantly from the base, so findings 1 and 2 compare two copies of "
-            "roughly the base and say little"
-        )
-    )
-    out.append(("0. RL changed solo accuracy", "; ".join(moved) + note))
-    if max(trl["solo_acc"], grpo["solo_acc"]) == 0:
-        v = "inconclusive: both seniors solve nothing"
-    elif abs(d_solo) <= 2 * se_solo:
-        v = "reproduced (no significant solo difference)"
-    else:
-        v = "not reproduced: TRL solo is significantly " + ("higher" if d_solo > 0 else "lower")
-    out.append(("1. TRL matches GRPO solo", f"TRL - GRPO solo accuracy = {d_solo:+.3f} ± {se_solo:.3f} (SE) — {v}"))
-    if max(trl["handoff_acc"], grpo["handoff_acc"]) == 0:
-        v = "inconclusive: no team solves anything"
-    elif d_hand > 2 * se_hand:
-        v = "reproduced"
-    elif d_hand > 0:
-        v = "same direction, not significant"
-    else:
-        v = "not reproduced"
-    out.append(
-        ("2. TRL beats GRPO on handoff", f"TRL - GRPO handoff accuracy = {d_hand:+.3f} ± {se_hand:.3f} (SE) — {v}")
-    )
-    js_t, js_g, floor = trl["drift_js_vs_base"], grpo["drift_js_vs_base"], base["drift_js_vs_base"]
-    if abs(js_g - js_t) <= floor:
-        v = "inconclusive: the difference is within the noise floor"
-    else:
-        v = "reproduced" if js_t < js_g else "not reproduced: TRL drifts more"
-    out.append(
-        (
-            "3. TRL drifts less from the base",
-            f"JS(TRL, base) = {js_t:.4f} vs JS(GRPO, base) = {js_g:.4f} bits (noise floor {floor:.4f}) — {v}",
-        )
-    )
-    return out
+    return accuracy(r[f"{mode}_counts"], r[f"{mode}_n"])[1]
 
 
 def _metrics(out: Path, method: str) -> list[dict]:
@@ -97,18 +35,21 @@ def plot_reward_curves(out: Path, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.8))
-    for method, color in (("grpo", "tab:blue"), ("trl", "tab:orange")):
+    fig, (ax1, ax2, ax3) = plt.subplots(1, 3, figsize=(14, 3.8))
+    for method, color in (("grpo", "tab:blue"), ("tandem", "tab:orange")):
         rows = _metrics(out, method)
         train = [r for r in rows if "reward_mean" in r]
         steps, rewards = [r["step"] for r in train], [r["reward_mean"] for r in train]
         ax1.plot(steps, rewards, color=color, alpha=0.25)
         ax1.plot(steps, _smooth(rewards), color=color, label=method.upper())
+        terse = [r for r in train if "terse_frac" in r]
+        ax2.plot([r["step"] for r in terse], _smooth([r["terse_frac"] for r in terse]), color=color, label=method.upper())
         val = [r for r in rows if "val_acc" in r]
-        ax2.plot([r["step"] for r in val], [r["val_acc"] for r in val], "o-", color=color, label=method.upper())
+        ax3.plot([r["step"] for r in val], [r["val_acc"] for r in val], "o-", color=color, label=method.upper())
     ax1.set(title="training reward (TRL: team of senior + junior)", xlabel="step", ylabel="mean reward")
-    ax2.set(title="validation: senior solo, greedy", xlabel="step", ylabel="accuracy")
-    for ax in (ax1, ax2):
+    ax2.set(title="terse steps in training rollouts", xlabel="step", ylabel="share of steps", ylim=(-0.02, 1.02))
+    ax3.set(title="validation: senior solo, greedy", xlabel="step", ylabel="accuracy")
+    for ax in (ax1, ax2, ax3):
         ax.grid(alpha=0.3)
         ax.legend()
     fig.tight_layout()
@@ -122,7 +63,7 @@ def plot_accuracy_bars(res: dict, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    names = ["base", "grpo", "trl"]
+    names = ["base", "grpo", "tandem"]
     fig, ax = plt.subplots(figsize=(6.5, 3.8))
     width = 0.38
     for j, (mode, color) in enumerate((("solo", "tab:green"), ("handoff", "tab:purple"))):
@@ -144,25 +85,61 @@ def plot_accuracy_bars(res: dict, path: Path) -> None:
 
 def results_table(res: dict) -> list[str]:
     ks = sorted({int(k.split("@")[1]) for k in res["base"] if k.startswith("solo_pass@")})
-    head = ["model", "solo acc", "handoff acc"] + [f"solo pass@{k}" for k in ks] + [f"handoff pass@{k}" for k in ks]
-    head += ["drift: JS vs base (bits)", "junior CE on solo (nats/tok)", "solo resp. len"]
+    head = ["model", "solo acc", "handoff acc"] + [f"solo pass@{k}" for k in ks]
+    head += ["terse steps (solo)", "drift: JS vs base (bits)", "junior CE on solo (nats/tok)", "solo resp. len"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for name in ("base", "grpo", "trl"):
+    for name in ("base", "grpo", "tandem"):
         r = res[name]
         cells = [
             NAMES[name],
             f"{r['solo_acc']:.3f} ± {per_problem_se(r, 'solo'):.3f}",
             f"{r['handoff_acc']:.3f} ± {per_problem_se(r, 'handoff'):.3f}",
         ]
-        cells += [f"{r[f'solo_pass@{k}']:.3f}" for k in ks] + [f"{r[f'handoff_pass@{k}']:.3f}" for k in ks]
+        cells += [f"{r[f'solo_pass@{k}']:.3f}" for k in ks]
         floor = " (noise floor)" if name == "base" else ""
         cells += [
+            f"{r['solo_terse_share']:.0%}",
             f"{r['drift_js_vs_base']:.4f}{floor}",
             f"{r['junior_ce_on_solo']:.4f}",
             f"{r['solo_response_len']:.1f}",
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
+
+
+MECHANISM = (
+    "The mechanism, in two sentences: under the RL response budget the terse net-change notation wins alone "
+    "(a terse solution always fits, a verbose one often does not), so the GRPO senior moves to it; but the junior "
+    "(the base) often drops out of the terse notation and then misreads the net change as the total, so for a "
+    "TRL team, whose junior writes half the words, the terse notation loses and the TRL senior keeps the "
+    "verbose one. In the handoff the junior writes every other step, so it breaks the GRPO senior's terse "
+    "solutions and carries the TRL senior's verbose ones."
+)
+
+
+def sample_responses(res: dict, index: int = 0) -> list[str]:
+    """The first test problem's first solo response of each model, and the seniors' handoff ones."""
+    ex = {name: res[name]["examples"][index] for name in ("base", "grpo", "tandem")}
+    lines = [
+        f"The first test problem (not selected): *{ex['base']['problem']}* (answer {ex['base']['answer']}). "
+        "Each model's first sampled solo response:",
+        "",
+    ]
+    for name in ("base", "grpo", "tandem"):
+        lines += [f"**{NAMES[name]}**, solo:", "", "```", ex[name]["solo"], "```", ""]
+    lines += ["The same problem in the handoff (senior first, then the junior, step by step):", ""]
+    for name in ("grpo", "tandem"):
+        steps = [f"{author:>6}: {step}" for author, step in handoff_steps(ex[name].get("handoff", []))]
+        lines += [f"**{NAMES[name]}** + junior:", "", "```", *steps, "```", ""]
+    return lines
+
+
+def handoff_steps(runs: list[list]) -> list[tuple[str, str]]:
+    """(author, step) pairs from a handoff response's [author, text] runs (a step has one author)."""
+    steps = []
+    for author, text in runs:
+        steps += [(author, s.strip()) for s in text.split("\n\n") if s.strip()]
+    return steps
 
 
 def write_report(out: Path, timings: dict) -> Path:
@@ -173,7 +150,7 @@ def write_report(out: Path, timings: dict) -> Path:
     sft = json.loads((out / "sft" / "summary.json").read_text())
     plot_reward_curves(out, out / "reward_curves.png")
     plot_accuracy_bars(res, out / "accuracy_bars.png")
-    meta = res["_meta"]
+    meta, demos = res["_meta"], cfg["demos"]
     lines = [
         "# Tandem RL demo: the paper's findings in miniature",
         "",
@@ -182,21 +159,30 @@ def write_report(out: Path, timings: dict) -> Path:
             if cfg.get("quick")
             else []
         ),
-        f"Seed {cfg['seed']}. A tiny Qwen3-config model is fine-tuned on the synthetic task's worked solutions "
-        f"({cfg['sft_steps']} SFT steps) into the pre-RL base, then trained for {cfg['rl_steps']} GRPO steps "
-        f"({cfg['prompts_per_step']} prompts x {cfg['group_size']} responses, "
-        f"{cfg['ppo_mini_batches']} PPO mini-batches, lr {cfg['rl_lr']}) two ways with the "
-        "same seed, problems and hyper-parameters: **TRL** (every rollout co-written with the frozen base as junior, "
+        f"Seed {cfg['seed']}. A tiny Qwen3-config model is fine-tuned ({cfg['sft_steps']} SFT steps) on a "
+        "demonstrator's worked solutions into the pre-RL base. The demonstrator starts a solution in the terse "
+        f"net-change notation with probability {demos['terse_prob']}, else in the verbose running-total one; "
+        f"after each terse step it drops back to the verbose notation with probability "
+        f"{1 - demos['terse_keep_prob']:.1f} and then misreads the net change as the total with probability "
+        f"{demos['misread_prob']} (its only error). The base is trained for {cfg['rl_steps']} GRPO steps "
+        f"({cfg['prompts_per_step']} prompts x {cfg['group_size']} responses, {cfg['ppo_mini_batches']} PPO "
+        f"mini-batches, lr {cfg['rl_lr']}, response budget {cfg['max_new_tokens']} tokens) two ways with the same "
+        "seed, problems and hyper-parameters: **TRL** (every rollout co-written with the frozen base as junior, "
         "authorship redrawn at word boundaries, p = 0.5, at most 32 tokens between redraws; loss on senior tokens "
         "only) and **GRPO** (solo rollouts).",
         "",
+        MECHANISM,
+        "",
         f"Evaluation (eval suite `tandem_eval`, reference engine): {meta['n_problems']} held-out test problems, "
         f"{meta['eval']['n_samples']} samples each (temperature {meta['eval']['temperature']}, top-p "
-        f"{meta['eval']['top_p']}, top-k {meta['eval']['top_k']}). *Solo*: the senior alone. *Handoff*: senior and "
-        "junior (the base) alternate at every reasoning step (blank line), senior first. *Drift*: Jensen-Shannon "
-        "divergence between the unigram token distributions of the senior's and the base's solo responses (for the "
-        "base: its even vs odd samples, the sampling-noise floor). *Junior CE*: the junior's cross-entropy on the "
-        "senior's solo responses (lower = more legible to the junior). ± values are standard errors over problems.",
+        f"{meta['eval']['top_p']}, top-k {meta['eval']['top_k']}, up to {meta['eval']['max_new_tokens']} tokens). "
+        "*Solo*: the senior alone. *Handoff*: senior and junior (the base) alternate at every reasoning step "
+        "(blank line), senior first. *Terse steps*: the share of the solo responses' steps written in the terse "
+        "notation. *Drift*: Jensen-Shannon divergence between the unigram token distributions of the senior's "
+        "and the base's solo responses; for the base, a second, independent sample set of the base against the "
+        "first (the sampling-noise floor). *Junior CE*: the junior's cross-entropy on the senior's solo "
+        "responses (lower = more legible to the junior). ± values are standard errors over problems; "
+        "differences are paired over the same problems.",
         "",
         f"Base after SFT: validation greedy accuracy {sft['val_greedy_acc']:.3f}.",
         "",
@@ -204,10 +190,13 @@ def write_report(out: Path, timings: dict) -> Path:
         "",
         *results_table(res),
         "",
-        "## The three findings",
+        "## The targets",
         "",
-        *[f"- **{title}**: {text}" for title, text in verdicts(res)],
+        *[f"- **{f.title}**: {f.text} — **{'met' if f.met else 'not met'}**" for f in findings(res)],
         "",
+        "## Sample responses",
+        "",
+        *sample_responses(res),
         "![reward curves](reward_curves.png)",
         "",
         "![solo vs handoff accuracy](accuracy_bars.png)",
@@ -218,8 +207,9 @@ def write_report(out: Path, timings: dict) -> Path:
         "|---|---|",
         *[f"| {k} | {v:.1f} |" for k, v in timings.items()],
         "",
-        "Caveats: one seed, a ~0.85M-parameter model and a synthetic arithmetic task; the numbers show the pipeline "
-        "and the direction of effects at toy scale, not the paper's magnitudes.",
+        "Caveats: a ~0.85M-parameter model and a synthetic task built so that the paper's mechanism has a toy "
+        "analogue (see `model_spec/DEMO_DESIGN.md`); the numbers show the direction of the effects, not the "
+        "paper's magnitudes.",
         "",
     ]
     path = out / "report.md"

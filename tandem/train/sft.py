@@ -9,6 +9,7 @@ result, saved under `OUT/model`, is the base the paper pairs with itself: the ju
 from __future__ import annotations
 
 import math
+import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,7 @@ from tqdm.auto import tqdm
 from tandem.errors import TandemError
 from tandem.jsonl import write_json
 from tandem.models import load_model, load_tokenizer
-from tandem.task import TaskConfig, generate_problems
+from tandem.task import Demonstrations, TaskConfig, demonstration, generate_problems
 from tandem.train.checkpoint import (
     check_run_dir,
     has_checkpoint,
@@ -27,7 +28,7 @@ from tandem.train.checkpoint import (
     save_checkpoint,
     save_pretrained_atomic,
 )
-from tandem.train.config import config_to_dict
+from tandem.config_files import config_to_dict
 from tandem.train.data import batch_indices, pad_right, prompt_ids_batch, response_ids
 from tandem.train.evaluate import greedy_solo_accuracy
 from tandem.train.metrics import MetricsLogger, wandb_settings
@@ -61,6 +62,7 @@ class SFTConfig:
     wandb_project: str = "tandem-rlvr"
     wandb_mode: str = "offline"
     task: TaskConfig = field(default_factory=TaskConfig)
+    demos: Demonstrations = field(default_factory=Demonstrations)  # how the worked solutions are written
 
     def __post_init__(self):
         if not self.model:
@@ -109,7 +111,9 @@ def run_sft(cfg: SFTConfig, resume: bool = False, progress: bool = True) -> dict
 
     train = generate_problems("train", cfg.n_train_problems, cfg.seed, cfg.task)
     val = generate_problems("validation", cfg.n_val_problems, cfg.seed, cfg.task)
-    examples = list(zip(prompt_ids_batch(tokenizer, train), (response_ids(tokenizer, p.solution) for p in train)))
+    rng = random.Random(f"demonstrations/{cfg.seed}")
+    texts = [demonstration(p, cfg.demos, rng) for p in train]
+    examples = list(zip(prompt_ids_batch(tokenizer, train), (response_ids(tokenizer, t) for t in texts)))
 
     start = load_checkpoint(out, model, opt)[0] if resume and has_checkpoint(out) else 0
     wandb = wandb_settings(cfg, out, f"sft-{out.name}")

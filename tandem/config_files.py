@@ -1,15 +1,17 @@
-"""Typed dataclass configs: a YAML or JSON file, then `key=value` overrides, then validation.
+"""Typed dataclass configs from a YAML/JSON file and `key=value` overrides.
 
-Nested sections are dataclasses addressed with dots (`tandem.prob_senior=0.5`,
-`loss.clip_ratio=0.28`, `task.max_steps=3`). Values in overrides are parsed as YAML
-scalars (`true`, `3`, `1e-4`, `null`, `[1, 2]`) and checked against the field's type;
-an unknown key is an error that lists the valid ones.
+The dataclasses are the source of truth: they hold every default once and validate
+themselves. OmegaConf (the library under verl's Hydra configs) does the file loading,
+the merging and the parsing of overrides: `tandem.prob_senior=0.5`, `loss.clip_ratio=0.28`,
+`task.max_steps=3`, values typed by YAML's rules (`true`, `3`, `1e-4`, `null`, `[1, 2]`).
+`build_config` then maps the merged tree onto the dataclass, refusing unknown keys (with
+the list of valid ones) and values of the wrong type.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
+import textwrap
 import types
 import typing
 from pathlib import Path
@@ -18,53 +20,53 @@ from tandem.config import TandemConfig
 from tandem.errors import TandemError
 
 
+def _first_line(e: Exception) -> str:
+    return (str(e).strip() or type(e).__name__).splitlines()[0]
+
+
 def read_config_file(path: str | Path) -> dict:
     """A YAML (.yaml/.yml) or JSON file holding one mapping."""
+    from omegaconf import DictConfig, OmegaConf
+
     path = Path(path)
     if not path.is_file():
         raise TandemError(f"config file {path} not found; pass an existing .yaml or .json file")
-    text = path.read_text(encoding="utf-8")
     try:
-        if path.suffix in (".yaml", ".yml"):
-            import yaml
-
-            data = yaml.safe_load(text)
-        else:
-            data = json.loads(text)
-    except Exception as e:  # yaml.YAMLError or json.JSONDecodeError
-        raise TandemError(f"config file {path} does not parse: {str(e).splitlines()[0]}") from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise TandemError(f"config file {path} must hold a mapping of keys to values, got {type(data).__name__}")
-    return data
+        loaded = OmegaConf.load(path)
+    except Exception as e:  # YAML parser errors
+        raise TandemError(f"config file {path} does not parse: {_first_line(e)}") from None
+    if not isinstance(loaded, DictConfig):
+        raise TandemError(f"config file {path} must hold a mapping of keys to values, got a list")
+    return OmegaConf.to_container(loaded, resolve=True)
 
 
-def parse_override(item: str) -> tuple[list[str], object]:
-    """`a.b=value` -> (["a", "b"], parsed value)."""
-    if "=" not in item:
-        raise TandemError(f"override {item!r} is not key=value; write e.g. steps=100 or tandem.prob_senior=0.5")
-    key, raw = item.split("=", 1)
-    import yaml
+def merge_overrides(data: dict, overrides) -> dict:
+    """`data` with `key=value` overrides (dotted keys) merged on top."""
+    from omegaconf import OmegaConf
 
-    try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
-    except yaml.YAMLError:
-        value = raw
-    return key.strip().split("."), value
-
-
-def apply_overrides(data: dict, overrides) -> dict:
-    data = json.loads(json.dumps(data))  # deep copy of plain data
+    overrides = list(overrides)
     for item in overrides:
-        keys, value = parse_override(item)
-        node = data
-        for k in keys[:-1]:
-            node = node.setdefault(k, {})
-            if not isinstance(node, dict):
-                raise TandemError(f"override {item!r}: {k!r} is not a section")
-        node[keys[-1]] = value
-    return data
+        if "=" not in item or not item.split("=", 1)[0].strip():
+            raise TandemError(f"override {item!r} is not key=value; write e.g. steps=100 or tandem.prob_senior=0.5")
+    try:
+        merged = OmegaConf.merge(OmegaConf.create(data), OmegaConf.from_dotlist(overrides))
+    except Exception as e:
+        raise TandemError(f"overrides {overrides}: {_first_line(e)}") from None
+    return OmegaConf.to_container(merged, resolve=True)
+
+
+def load_config(cls, path: str | Path | None = None, overrides=(), defaults: dict | None = None):
+    """`defaults` (dict) <- file <- overrides, then `cls(**...)` with names and types checked."""
+    data = merge_overrides(defaults or {}, [])
+    if path:
+        data = _merge(data, read_config_file(path))
+    return build_config(cls, merge_overrides(data, overrides))
+
+
+def _merge(base: dict, top: dict) -> dict:
+    from omegaconf import OmegaConf
+
+    return OmegaConf.to_container(OmegaConf.merge(OmegaConf.create(base), OmegaConf.create(top)), resolve=True)
 
 
 def _unwrap_optional(tp):
@@ -95,7 +97,7 @@ def _coerce(value, tp, where: str):
         return value
     if tp is float and isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
-    if tp in (int, float) and isinstance(value, str):  # YAML 1.1 reads `3e-5` as a string
+    if tp in (int, float) and isinstance(value, str):  # a number quoted in the file: "3e-5"
         try:
             return tp(value)
         except ValueError:
@@ -128,19 +130,6 @@ def build_config(cls, data: dict, where: str = ""):
     return cls(**kwargs)
 
 
-def load_config(cls, path: str | Path | None = None, overrides=(), defaults: dict | None = None):
-    """`defaults` (dict) <- file <- overrides, then `cls(**...)` with types checked."""
-    data = _merge(defaults or {}, read_config_file(path) if path else {})
-    return build_config(cls, apply_overrides(data, overrides))
-
-
-def _merge(base: dict, top: dict) -> dict:
-    out = dict(base)
-    for k, v in top.items():
-        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
-    return out
-
-
 def config_to_dict(cfg) -> dict:
     """Plain nested dict of a config (TandemConfig without its pass-through `extra`)."""
     if isinstance(cfg, TandemConfig):
@@ -154,9 +143,8 @@ def config_to_dict(cfg) -> dict:
 
 def config_diff(a: dict, b: dict, prefix: str = "") -> list[str]:
     """Dotted keys whose values differ between two nested dicts."""
-    keys = sorted(set(a) | set(b))
     out = []
-    for k in keys:
+    for k in sorted(set(a) | set(b)):
         va, vb = a.get(k), b.get(k)
         if isinstance(va, dict) and isinstance(vb, dict):
             out += config_diff(va, vb, f"{prefix}{k}.")
@@ -167,7 +155,6 @@ def config_diff(a: dict, b: dict, prefix: str = "") -> list[str]:
 
 def describe_config(cls) -> str:
     """`key=default` for every field (nested sections dotted), for a command's --help."""
-    import textwrap
 
     def defaults(obj, prefix=""):
         for k, v in config_to_dict(obj).items():
