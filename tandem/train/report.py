@@ -108,12 +108,11 @@ def results_table(res: dict) -> list[str]:
 
 
 MECHANISM = (
-    "The mechanism, in two sentences: under the RL response budget the terse net-change notation wins alone "
-    "(a terse solution always fits, a verbose one often does not), so the GRPO senior moves to it; but the junior "
+    "**The mechanism, in two sentences.** Under the RL response budget the terse net-change notation wins alone "
+    "(a terse solution always fits, a verbose one often does not), so the GRPO senior moves to it. The junior "
     "(the base) often drops out of the terse notation and then misreads the net change as the total, so for a "
     "TRL team, whose junior writes half the words, the terse notation loses and the TRL senior keeps the "
-    "verbose one. In the handoff the junior writes every other step, so it breaks the GRPO senior's terse "
-    "solutions and carries the TRL senior's verbose ones."
+    "verbose one, which the junior continues correctly when it takes over in the handoff."
 )
 
 
