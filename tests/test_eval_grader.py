@@ -128,6 +128,27 @@ def test_pathological_input_is_bounded_and_counted_in_the_main_thread():
     assert grader.stats()["timeouts"] == before + 1
 
 
+def test_a_timeout_swallowed_inside_the_grader_fires_again(monkeypatch):
+    import signal
+
+    from tandem.grading import timebound
+
+    def swallows_the_first_alarm(pred, gold):
+        try:
+            while True:
+                pass
+        except BaseException:  # what a bare `except:` deep in sympy or mpmath does
+            pass
+        while True:
+            pass
+
+    monkeypatch.setattr(timebound, "math_verify_equal", swallows_the_first_alarm)
+    start = time.monotonic()
+    assert timebound.bounded_math_verify("1", "1", timeout_s=0.2) is None
+    assert time.monotonic() - start < 2.0
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # no alarm left behind
+
+
 def test_pathological_input_is_bounded_off_the_main_thread():
     results = {}
 

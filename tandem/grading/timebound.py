@@ -23,6 +23,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 from tandem.errors import TandemError
@@ -44,10 +45,6 @@ class GraderTimeout(BaseException):
     """Raised by the alarm. A BaseException, so math-verify's `except Exception` cannot swallow it."""
 
 
-def _on_alarm(signum, frame):
-    raise GraderTimeout()
-
-
 def _signal_bound_available() -> bool:
     return (
         os.name == "posix"
@@ -56,14 +53,32 @@ def _signal_bound_available() -> bool:
     )
 
 
+REARM_S = 0.05  # the alarm repeats at this interval until the call returns
+
+
 def _with_signal_bound(pred: str, gold: str, timeout_s: float) -> bool | None:
-    previous = signal.signal(signal.SIGALRM, _on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, timeout_s)
+    """math-verify under a SIGALRM deadline, in the main thread.
+
+    The alarm repeats: a bare `except:` deep in sympy or mpmath can swallow one timeout
+    (seen under pytest-xdist: the grader then ran for minutes), so it fires again until
+    the exception gets through. Once the call is over the handler stands down, and it
+    also cancels the timer itself if the cleanup below was ever cut short.
+    """
+    active, hard_stop = [True], time.monotonic() + timeout_s + 60.0
+
+    def on_alarm(signum, frame):
+        if active[0] and time.monotonic() < hard_stop:
+            raise GraderTimeout()
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
     try:
+        signal.setitimer(signal.ITIMER_REAL, timeout_s, REARM_S)
         return math_verify_equal(pred, gold)
     except GraderTimeout:
         return None
     finally:
+        active[0] = False
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
 
@@ -156,6 +171,8 @@ def bounded_math_verify(pred: str, gold: str, timeout_s: float) -> bool | str | 
     if _signal_bound_available():
         try:
             return _with_signal_bound(pred, gold, timeout_s)
+        except GraderTimeout:  # a repeat alarm that landed in the cleanup
+            return None
         except Exception as e:  # noqa: BLE001 - any failure grades as incorrect
             return f"error: {type(e).__name__}"
     if os.name == "posix":
