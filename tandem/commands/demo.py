@@ -13,7 +13,7 @@ HELP = (
 def register(subparsers) -> None:
     p = subparsers.add_parser("demo", help=HELP, description=HELP + ". Finished phases are reused when rerun.")
     p.add_argument(
-        "--quick", action="store_true", help="smoke-test budget (about three minutes; numbers are not meaningful)"
+        "--quick", action="store_true", help="smoke-test budget (about 30 s on 2 CPU cores; numbers are not meaningful)"
     )
     p.add_argument(
         "--out", help="output directory (default runs/demo, runs/demo-quick with --quick, runs/demo-seeds with --seeds)"
