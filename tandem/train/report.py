@@ -14,6 +14,7 @@ from tandem.train.findings import findings
 from tandem.train.stats import accuracy
 
 NAMES = {"base": "base (SFT, pre-RL)", "grpo": "GRPO senior", "tandem": "TRL senior"}
+LABELS = {"grpo": "GRPO", "tandem": "TRL"}  # the paper's names
 
 
 def per_problem_se(r: dict, mode: str) -> float:
@@ -37,18 +38,19 @@ def plot_reward_curves(out: Path, path: Path) -> None:
 
     fig, (ax1, ax2, ax3) = plt.subplots(1, 3, figsize=(14, 3.8))
     for method, color in (("grpo", "tab:blue"), ("tandem", "tab:orange")):
+        label = LABELS[method]
         rows = _metrics(out, method)
         train = [r for r in rows if "reward_mean" in r]
         steps, rewards = [r["step"] for r in train], [r["reward_mean"] for r in train]
         ax1.plot(steps, rewards, color=color, alpha=0.25)
-        ax1.plot(steps, _smooth(rewards), color=color, label=method.upper())
+        ax1.plot(steps, _smooth(rewards), color=color, label=label)
         terse = [r for r in train if "terse_frac" in r]
-        ax2.plot([r["step"] for r in terse], _smooth([r["terse_frac"] for r in terse]), color=color, label=method.upper())
+        ax2.plot([r["step"] for r in terse], _smooth([r["terse_frac"] for r in terse]), color=color, label=label)
         val = [r for r in rows if "val_acc" in r]
-        ax3.plot([r["step"] for r in val], [r["val_acc"] for r in val], "o-", color=color, label=method.upper())
+        ax3.plot([r["step"] for r in val], [r["val_acc"] for r in val], "o-", color=color, label=label)
     ax1.set(title="training reward (TRL: team of senior + junior)", xlabel="step", ylabel="mean reward")
     ax2.set(title="terse steps in training rollouts", xlabel="step", ylabel="share of steps", ylim=(-0.02, 1.02))
-    ax3.set(title="validation: senior solo, greedy", xlabel="step", ylabel="accuracy")
+    ax3.set(title="validation: senior solo, greedy, RL budget", xlabel="step", ylabel="accuracy")
     for ax in (ax1, ax2, ax3):
         ax.grid(alpha=0.3)
         ax.legend()
