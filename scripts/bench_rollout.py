@@ -26,8 +26,7 @@ from pathlib import Path
 
 import torch
 
-from tandem.config import TandemConfig
-from tandem.config import ENGINE_MODES
+from tandem.config import ENGINE_MODES, TandemConfig
 from tandem.engine import TandemEngine
 from tandem.jsonl import write_json
 from tandem.models import load_model, load_tokenizer

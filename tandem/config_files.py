@@ -57,9 +57,7 @@ def merge_overrides(data: dict, overrides) -> dict:
 
 def load_config(cls, path: str | Path | None = None, overrides=(), defaults: dict | None = None):
     """`defaults` (dict) <- file <- overrides, then `cls(**...)` with names and types checked."""
-    data = merge_overrides(defaults or {}, [])
-    if path:
-        data = _merge(data, read_config_file(path))
+    data = _merge(defaults or {}, read_config_file(path)) if path else (defaults or {})
     return build_config(cls, merge_overrides(data, overrides))
 
 

@@ -2,8 +2,8 @@
 
 A backend is anything with a `tokenizer` and `generate(prompts, sampling, request_keys,
 solo)` returning one `Rollout` per prompt: the reference engine (`tandem.engine`), the
-vLLM engine (`vllm_source.engine.VLLMEngine`). The eval, the trainer and the CLI take
-any of them. Who writes each token is decided by the backend's `TandemConfig` (fixed
+vLLM engine (`vllm_source.engine.VLLMEngine`). The eval and the CLI take either; the
+embedded trainer calls `generate` on a reference engine over the senior it trains. Who writes each token is decided by the backend's `TandemConfig` (fixed
 when the backend is built); `solo=True` lets the senior write every token.
 """
 

@@ -237,12 +237,3 @@ def generate_problems(split: str, n: int, seed: int = 0, cfg: TaskConfig | None 
     if len(out) < n:
         raise TandemError(f"could only generate {len(out)} distinct {split} problems; raise the difficulty knobs")
     return out
-
-
-def boxed_answer(text: str) -> str | None:
-    """The content of the last `\\boxed{...}` (no nesting in this task), else None."""
-    start = text.rfind("\\boxed{")
-    if start < 0:
-        return None
-    end = text.find("}", start)
-    return text[start + 7 : end].strip() if end > 0 else None

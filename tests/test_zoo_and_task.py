@@ -5,7 +5,8 @@ import re
 import pytest
 
 from tandem.errors import TandemError
-from tandem.task import TaskConfig, boxed_answer, generate_problems
+from tandem.grading.grader import last_boxed
+from tandem.task import TaskConfig, generate_problems
 from tandem.zoo import build_tiny
 
 
@@ -62,7 +63,7 @@ def test_task_splits_are_disjoint():
 def test_worked_solutions_are_blank_line_steps_ending_in_the_boxed_answer():
     for p in generate_problems("validation", 50, cfg=TaskConfig(min_steps=3, max_steps=3)):
         steps = p.solution.split("\n\n")
-        assert len(steps) == 5 and boxed_answer(steps[-1]) == p.answer
+        assert len(steps) == 5 and last_boxed(steps[-1]) == p.answer
 
 
 def test_worked_solutions_are_arithmetically_correct():
