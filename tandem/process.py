@@ -60,6 +60,11 @@ def start_state(cfg: TandemConfig, keys, n_tokens: int = 0) -> TandemState:
     return TandemState(first < cfg.prob_senior, zeros.clone(), zeros + 1, keys, coins, n_tokens)
 
 
+def boundary_hit(is_boundary: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+    """BoolTensor like `tokens`: is each token a boundary? Ids outside the lookup are not."""
+    return is_boundary[tokens.clamp(0, is_boundary.numel() - 1)] & (tokens < is_boundary.numel())
+
+
 def redraw_due(cfg: TandemConfig, is_boundary: torch.Tensor | None, since: torch.Tensor, tokens: torch.Tensor):
     """BoolTensor[B]: does the strategy redraw the author after these tokens?"""
     s = cfg.selection_strategy
@@ -67,7 +72,7 @@ def redraw_due(cfg: TandemConfig, is_boundary: torch.Tensor | None, since: torch
         return torch.ones_like(tokens, dtype=torch.bool)
     if s == "chunk":
         return since >= cfg.chunk_size
-    hit = is_boundary[tokens.clamp(0, is_boundary.numel() - 1)] & (tokens < is_boundary.numel())
+    hit = boundary_hit(is_boundary, tokens)
     if s == "word":
         return hit | (since >= cfg.max_gap_tokens)
     return hit  # sentence, step
@@ -95,24 +100,67 @@ def advance(cfg: TandemConfig, is_boundary: torch.Tensor | None, state: TandemSt
     return TandemState(author, since, coin_index, state.keys, coins, covered)
 
 
+def redraws_after(cfg: TandemConfig, is_boundary, tokens: torch.Tensor) -> torch.Tensor:
+    """BoolTensor[B, T]: is the author redrawn right after each token? `advance`'s rule in closed form.
+
+    `advance` counts tokens since the last redraw. A boundary resets that count, and
+    between boundaries the `word` gap rule fires every `max_gap_tokens` tokens, so the
+    count after token p is its distance to the last boundary before p (mod the gap).
+    """
+    B, T = tokens.shape
+    pos = torch.arange(T, device=tokens.device)
+    s = cfg.selection_strategy
+    if s in ("bernoulli", "alternating"):
+        return torch.ones_like(tokens, dtype=torch.bool)
+    if s == "chunk":
+        return ((pos + 1) % cfg.chunk_size == 0).expand(B, T)
+    hit = boundary_hit(is_boundary, tokens)
+    if s != "word":
+        return hit  # sentence, step
+    last_hit = torch.where(hit, pos, -1).cummax(dim=1).values
+    before = torch.cat([torch.full((B, 1), -1, device=tokens.device), last_hit[:, :-1]], dim=1)
+    return hit | ((pos - before) % cfg.max_gap_tokens == 0)
+
+
 def replay_mask(cfg: TandemConfig, is_boundary, response_tokens, keys, lengths=None) -> torch.Tensor:
     """Recompute the authorship mask (LongTensor[B, T], 1 = senior) of finished responses.
 
-    Positions at or beyond a row's length are 0.
+    Vectorised over the coin table: token t's author comes from coin number "redraws
+    before t" (coin 0 is the first author), so no per-token loop runs. It equals stepping
+    `advance` token by token (tests/test_process.py pins that). Positions at or beyond a
+    row's length are 0.
     """
     tokens = torch.as_tensor(response_tokens, dtype=torch.int64)
     if tokens.dim() == 1:
         tokens = tokens[None]
     B, T = tokens.shape
-    state = start_state(cfg, torch.as_tensor(keys, dtype=torch.int64).reshape(B), n_tokens=T)
-    mask = torch.zeros(B, T, dtype=torch.int64)
-    for t in range(T):
-        mask[:, t] = state.author.long()
-        state = advance(cfg, is_boundary, state, tokens[:, t])
+    keys = torch.as_tensor(keys, dtype=torch.int64).reshape(B, 1)
+    due = redraws_after(cfg, is_boundary, tokens).long()
+    redraws_before = torch.cumsum(due, dim=1) - due
+    if cfg.uses_coins:
+        mask = (coin_uniform(cfg.seed, keys, redraws_before) < cfg.prob_senior).long()
+    else:
+        first = int(cfg.first_author == "senior")
+        mask = first ^ (redraws_before % 2)
     if lengths is not None:
         lengths = torch.as_tensor(lengths, dtype=torch.int64).reshape(B, 1)
         mask = mask * (torch.arange(T)[None, :] < lengths)
     return mask
+
+
+def stepped_mask(cfg: TandemConfig, is_boundary, tokens: torch.Tensor, keys) -> torch.Tensor:
+    """The authorship mask by stepping `advance` token by token, as an engine decides it.
+
+    The definition `replay_mask` must equal (tests/test_process.py); `scripts/bench_replay.py`
+    times both.
+    """
+    B, T = tokens.shape
+    state = start_state(cfg, torch.as_tensor(keys, dtype=torch.int64).reshape(B), n_tokens=T)
+    columns = []
+    for t in range(T):
+        columns.append(state.author.long())
+        state = advance(cfg, is_boundary, state, tokens[:, t])
+    return torch.stack(columns, dim=1) if columns else torch.zeros(B, 0, dtype=torch.int64)
 
 
 def response_authorship_mask(cfg: TandemConfig, is_boundary, token_ids: list[int], key: int,

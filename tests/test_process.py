@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from tandem.config import TandemConfig
-from tandem.process import advance, replay_mask, response_authorship_mask, start_state
+from tandem.process import advance, replay_mask, response_authorship_mask, start_state, stepped_mask
 
 V = 100
 
@@ -184,3 +184,15 @@ def test_a_coin_table_gives_the_same_states_as_drawing_each_coin(strategy, n_tok
             plain, tabled = plain.select(torch.tensor([1, 5, 9])), tabled.select(torch.tensor([1, 5, 9]))
             tokens = tokens[[1, 5, 9]]
     assert torch.equal(plain.author, tabled.author) and torch.equal(plain.since_redraw, tabled.since_redraw)
+
+
+@pytest.mark.parametrize("strategy", ["word", "bernoulli", "sentence", "alternating", "chunk", "step"])
+@pytest.mark.parametrize("gap", [1, 3, 32])
+def test_the_vectorised_replay_equals_stepping_advance_token_by_token(strategy, gap):
+    cfg = TandemConfig(selection_strategy=strategy, max_gap_tokens=gap, chunk_size=gap + 1, prob_senior=0.4)
+    for seed, boundaries in enumerate([[], [7], range(0, 100, 9), range(40)]):
+        tokens = random_tokens(6, 150, seed=seed)
+        tokens[0, :5] = torch.tensor([7, 7, 120, -1, 7])  # repeats, ids outside the lookup
+        is_b = lookup(boundaries)
+        keys = torch.arange(6) * 1000 + seed
+        assert torch.equal(replay_mask(cfg, is_b, tokens, keys), stepped_mask(cfg, is_b, tokens, keys))

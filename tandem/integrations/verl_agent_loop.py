@@ -18,6 +18,7 @@ see, from outside verl, that training rollouts were co-written and validation wa
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from typing import Any
@@ -39,6 +40,7 @@ from vllm_source.requests import tandem_extra_args
 VALIDATE_KEY = "tandem_validate"
 TRACE_ENV = "TANDEM_ROLLOUT_TRACE"
 _LOOKUPS: dict[tuple, torch.Tensor | None] = {}  # per process: (strategy, tokenizer, size) -> lookup
+_PROCESS_CONFIGS: dict[int, tuple] = {}  # per process: id(verl config) -> (config, its TandemConfig)
 
 
 class TandemAgentLoopOutput(AgentLoopOutput):
@@ -63,10 +65,20 @@ class TandemAgentLoop(SingleTurnAgentLoop):
         params = dict(sampling_params)
         params["extra_args"] = {**(params.get("extra_args") or {}), **tandem_extra_args(key, solo=solo)}
         out = await super().run(params, **kwargs)
-        cfg = TandemVerlConfig.from_hydra(self.config).process
-        mask = response_authorship_mask(cfg, self._lookup(cfg), list(out.response_ids), key, solo)
+        cfg = self._tandem_process()
+        # Vectorised (about 0.5 ms for 3,000 tokens), and still kept off the event loop that
+        # serves every other request of this worker.
+        mask = await asyncio.to_thread(
+            response_authorship_mask, cfg, self._lookup(cfg), list(out.response_ids), key, solo)
         _trace(validate=solo, request_key=key, response_tokens=len(mask), senior_tokens=sum(mask))
         return TandemAgentLoopOutput(**out.model_dump(exclude_unset=True), authorship_mask=mask)
+
+    def _tandem_process(self):
+        """The tandem block, parsed once per process (every request of a run shares it)."""
+        ident = id(self.config)
+        if ident not in _PROCESS_CONFIGS:  # holding the config keeps its id from being reused
+            _PROCESS_CONFIGS[ident] = (self.config, TandemVerlConfig.from_hydra(self.config).process)
+        return _PROCESS_CONFIGS[ident][1]
 
     def _lookup(self, cfg):
         size = max(len(self.tokenizer), int(getattr(self.tokenizer, "vocab_size", 0)))
