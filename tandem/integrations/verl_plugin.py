@@ -16,8 +16,7 @@ from __future__ import annotations
 from verl.utils import device as verl_device
 
 from tandem.integrations import verl_cpu
-
-WORKER_KEY = "tandem"  # actor_rollout_ref.tandem: written by apply_tandem (verl_tandem.WORKER_KEY)
+from tandem.integrations.verl_tandem import WORKER_KEY
 
 
 def check_entry(config) -> None:
