@@ -102,8 +102,9 @@ def synthetic_rows(split: str, n: int, seed: int) -> list[dict]:
 
 def load_rows(name: str, split: str) -> list[dict]:
     """A `datasets` split as rows; refuses one without prompt and answer columns."""
-    from datasets import load_dataset
+    from datasets import disable_progress_bars, load_dataset
 
+    disable_progress_bars()  # one line per problem, not a bar per split
     suffix = Path(name).suffix
     try:
         if suffix in (".jsonl", ".json", ".parquet"):
@@ -240,6 +241,9 @@ def run(a) -> int:
     logger = MetricsLogger(out / "metrics.jsonl", console=True, console_keys=CONSOLE_KEYS, wandb=wandb)
     val_start = validate()
     print(f"step     0 | val_acc {val_start:.4g} (senior alone, greedy)", flush=True)
+    from transformers.trainer_callback import PrinterCallback
+
+    trainer.remove_callback(PrinterCallback)  # TRL's raw log dicts; the logger prints one line per step
     trainer.add_callback(metrics_callback(logger, rollout, validate, a.val_every, a.max_steps))
     t_train = time.time()
     trainer.train()
