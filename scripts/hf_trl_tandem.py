@@ -62,7 +62,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--lr", type=float, default=1e-4, help="learning rate (default: %(default)s)")
     p.add_argument("--loss-type", default="dapo", help="TRL loss_type; dapo and bnpo normalise by senior tokens "
                                                        "(model_spec/SPEC.md) (default: %(default)s)")
-    p.add_argument("--prob-senior", type=float, default=0.5, help="P(senior) at each coin redraw (default: %(default)s)")
+    p.add_argument("--prob-senior", type=float, default=0.5,
+                   help="P(senior) at each coin redraw (default: %(default)s)")
     p.add_argument("--selection-strategy", default="word", help="tandem selection strategy (default: %(default)s)")
     p.add_argument("--n-val", type=int, default=32, help="validation problems (default: %(default)s)")
     p.add_argument("--val-every", type=int, default=0, help="validate every N steps; 0 = start and end only")
@@ -135,7 +136,8 @@ def task_rows(a) -> tuple[list[dict], list[dict]]:
     if a.val_split:
         return train, load_rows(a.dataset, a.val_split)[: a.n_val]
     if len(train) <= a.n_val:
-        raise TandemError(f"dataset has {len(train)} rows, not more than --n-val {a.n_val}; lower --n-val or pass --val-split")
+        raise TandemError(f"dataset has {len(train)} rows, not more than --n-val {a.n_val}; "
+                          "lower --n-val or pass --val-split")
     return train[a.n_val:], train[: a.n_val]
 
 

@@ -71,8 +71,8 @@ def make_trainer(tiny_dir, tmp_path, rollout, loss_type="dapo", **overrides):
     args = GRPOConfig(output_dir=str(tmp_path / "trl"), per_device_train_batch_size=PROMPTS * G, num_generations=G,
                       max_completion_length=MAX_NEW, loss_type=loss_type, report_to=[], use_cpu=True,
                       save_strategy="no", seed=0, bf16=False, **overrides)
-    return GRPOTrainer(model=senior, reward_funcs=senior_share_reward, args=args, train_dataset=Dataset.from_list(rows()),
-                       processing_class=tokenizer, rollout_func=rollout)
+    return GRPOTrainer(model=senior, reward_funcs=senior_share_reward, args=args,
+                       train_dataset=Dataset.from_list(rows()), processing_class=tokenizer, rollout_func=rollout)
 
 
 def generation_batch(trainer):

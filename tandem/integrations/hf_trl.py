@@ -56,7 +56,9 @@ def check_trl() -> None:
         import trl
         from trl import GRPOTrainer
     except ImportError:
-        raise TandemError(f"Hugging Face TRL is not installed; pip install 'tandem-rlvr[hf-trl]' (trl=={TRL_TESTED})") from None
+        raise TandemError(
+            f"Hugging Face TRL is not installed; pip install 'tandem-rlvr[hf-trl]' (trl=={TRL_TESTED})"
+        ) from None
     version = getattr(trl, "__version__", "?")
     if "rollout_func" not in inspect.signature(GRPOTrainer.__init__).parameters:
         raise TandemError(f"trl {version}'s GRPOTrainer has no rollout_func; install trl=={TRL_TESTED}")
@@ -126,7 +128,9 @@ class TandemRolloutFunc:
         self.senior = reachable_senior(trainer)
         tokenizer = getattr(trainer, "processing_class", None)
         if tokenizer is None or not hasattr(tokenizer, "get_vocab") or hasattr(tokenizer, "image_processor"):
-            raise TandemError("the tandem rollout needs a text tokenizer as the trainer's processing_class, not a processor")
+            raise TandemError(
+                "the tandem rollout needs a text tokenizer as the trainer's processing_class, not a processor"
+            )
         self.sampling = trainer_sampling(args, self.sampling)
         junior, junior_tokenizer = (None, None) if self.solo else self._junior(trainer, tokenizer)
         # TandemEngine checks the pair (one vocabulary, a supported architecture) in one line each.
@@ -189,7 +193,8 @@ class TandemRolloutFunc:
             t = tuple(ids)
             sample = seen.get(t, 0)
             seen[t] = sample + 1
-            keys.append(request_key(f"trl/{mode}/{step}/" + ",".join(map(str, ids)), process * len(prompt_ids) + sample))
+            prompt = f"trl/{mode}/{step}/" + ",".join(map(str, ids))
+            keys.append(request_key(prompt, process * len(prompt_ids) + sample))
         return keys
 
     def _log(self, trainer, rollouts, mode: str, step: int) -> None:
