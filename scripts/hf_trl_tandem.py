@@ -59,7 +59,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--num-generations", type=int, default=4, help="responses per prompt (default: %(default)s)")
     p.add_argument("--max-new-tokens", type=int, default=64, help="max_completion_length (default: %(default)s)")
     p.add_argument("--temperature", type=float, default=1.0)
-    p.add_argument("--lr", type=float, default=1e-4, help="learning rate (default: %(default)s)")
+    p.add_argument("--lr", type=float, default=3e-5, help="learning rate (default: %(default)s)")
     p.add_argument("--loss-type", default="dapo", help="TRL loss_type; dapo and bnpo normalise by senior tokens "
                                                        "(model_spec/SPEC.md) (default: %(default)s)")
     p.add_argument("--prob-senior", type=float, default=0.5,
