@@ -1,5 +1,6 @@
-"""Adapters that plug the tandem process into external training stacks (verl 0.9.1 here).
+"""Adapters that plug the tandem process into external training stacks (verl 0.9.1, Hugging Face TRL 1.16).
 
+- `hf_trl`: a `rollout_func` for TRL's `GRPOTrainer` over the reference engine (CPU-tested).
 - `verl_tandem`: config, the senior gate on verl's loss masks, and the Hydra-config wiring
   (no GPU, no Ray: CPU-tested).
 - `verl_reward`: verl's `compute_score`, bridged to `tandem_eval.grade`.

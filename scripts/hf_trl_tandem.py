@@ -1,0 +1,271 @@
+"""Tandem RL with Hugging Face TRL's GRPOTrainer: the few lines a TRL user adds, as a runnable example.
+
+    python scripts/hf_trl_tandem.py --out DIR [--max-steps 20]
+    python scripts/hf_trl_tandem.py --model Qwen/Qwen3-0.6B --dataset data.jsonl --max-steps 100 --out DIR
+
+By default it runs offline on CPU: the zoo's tiny Qwen3 model, SFT'd for `--base-steps`
+steps on the one-operation synthetic task (`tandem.train.tiny_base`, reused from
+DIR/base), trained on that task. Otherwise `--model` is any Hugging Face causal LM the
+reference engine runs (Qwen3, Qwen2, Llama, Mistral) and `--dataset` a `datasets`
+dataset (a hub name or a local .jsonl/.json/.parquet file) with a `prompt` column (text
+or chat messages) and an `answer` column.
+
+The tandem part is three lines (see `main`): build the rollout function, pass it to
+`GRPOTrainer(rollout_func=...)`, and score with the project's grader. The junior is a
+frozen copy of the senior before training (the paper's self-paired junior) unless
+`--junior` names another model of the same vocabulary. Validation: the senior alone,
+greedy, graded by the same grader (at the start, every `--val-every` steps, at the end).
+
+Writes DIR/metrics.jsonl (one line per step: `step`, `reward`, `senior_fraction`, `loss`,
+`num_handoffs`, ...; `val_acc` on validation steps), DIR/summary.json, and with `--wandb`
+an offline wandb run under DIR.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:  # run as a file from a checkout
+    sys.path.insert(0, str(REPO))
+
+from tandem.config import TandemConfig  # noqa: E402
+from tandem.errors import TandemError, run_reporting_errors  # noqa: E402
+from tandem.jsonl import write_json  # noqa: E402
+
+METHODS = ("tandem", "grpo")
+CONSOLE_KEYS = ("reward", "senior_fraction", "num_handoffs", "loss", "val_acc", "step_time")
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", required=True, type=Path, help="run directory (metrics.jsonl, summary.json)")
+    p.add_argument("--model", help="HF causal LM (path or hub name); default: the zoo's tiny model, SFT'd")
+    p.add_argument("--dataset", help="datasets name or .jsonl/.json/.parquet file with prompt and answer columns; "
+                                     "default: the synthetic task")
+    p.add_argument("--split", default="train", help="dataset split to train on (default: %(default)s)")
+    p.add_argument("--val-split", help="dataset split for validation (default: the first --n-val rows of --split, "
+                                       "held out of training)")
+    p.add_argument("--junior", help="the frozen junior (default: a frozen copy of the senior before training)")
+    p.add_argument("--method", default="tandem", choices=METHODS,
+                   help="tandem: senior and junior co-write; grpo: the senior alone (default: %(default)s)")
+    p.add_argument("--max-steps", type=int, default=20, help="optimizer steps (default: %(default)s)")
+    p.add_argument("--prompts-per-step", type=int, default=8, help="prompts per step (default: %(default)s)")
+    p.add_argument("--num-generations", type=int, default=4, help="responses per prompt (default: %(default)s)")
+    p.add_argument("--max-new-tokens", type=int, default=64, help="max_completion_length (default: %(default)s)")
+    p.add_argument("--temperature", type=float, default=1.0)
+    p.add_argument("--lr", type=float, default=3e-5, help="learning rate (default: %(default)s)")
+    p.add_argument("--loss-type", default="dapo", help="TRL loss_type; dapo and bnpo normalise by senior tokens "
+                                                       "(model_spec/SPEC.md) (default: %(default)s)")
+    p.add_argument("--prob-senior", type=float, default=0.5,
+                   help="P(senior) at each coin redraw (default: %(default)s)")
+    p.add_argument("--selection-strategy", default="word", help="tandem selection strategy (default: %(default)s)")
+    p.add_argument("--n-val", type=int, default=32, help="validation problems (default: %(default)s)")
+    p.add_argument("--val-every", type=int, default=0, help="validate every N steps; 0 = start and end only")
+    p.add_argument("--base-steps", type=int, default=150,
+                   help="SFT steps of the default tiny base (0: the random zoo model, for smoke tests)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=0, help="torch CPU threads; 0 = torch's default")
+    p.add_argument("--wandb", action="store_true", help="log to wandb (offline unless --wandb-mode online)")
+    p.add_argument("--wandb-project", default="tandem-rlvr")
+    p.add_argument("--wandb-mode", default="offline")
+    p.add_argument("--save-model", action="store_true", help="save the trained senior to DIR/model")
+    return p.parse_args(argv)
+
+
+# --- model and data -----------------------------------------------------------------------
+
+
+def default_model(out: Path, base_steps: int, seed: int, threads: int) -> Path:
+    """The zoo's tiny model under OUT/base: SFT'd on the one-operation task, or random with 0 steps."""
+    if base_steps <= 0:
+        from tandem.zoo import build_tiny
+
+        init = out / "base" / "random"
+        return init if (init / "config.json").is_file() else build_tiny(init, seed=seed)
+    from tandem.train.tiny_base import TinyBaseConfig, build_tiny_base
+
+    return build_tiny_base(out / "base", TinyBaseConfig(seed=seed, steps=base_steps, threads=threads))
+
+
+def synthetic_rows(split: str, n: int, seed: int) -> list[dict]:
+    from tandem.task import generate_problems
+    from tandem.train.tiny_base import SMOKE_TASK
+
+    return [{"prompt": [{"role": "user", "content": p.prompt}], "answer": p.answer}
+            for p in generate_problems(split, n, seed, SMOKE_TASK)]
+
+
+def load_rows(name: str, split: str) -> list[dict]:
+    """A `datasets` split as rows; refuses one without prompt and answer columns."""
+    from datasets import disable_progress_bars, load_dataset
+
+    disable_progress_bars()  # one line per problem, not a bar per split
+    suffix = Path(name).suffix
+    try:
+        if suffix in (".jsonl", ".json", ".parquet"):
+            ds = load_dataset("parquet" if suffix == ".parquet" else "json", data_files=name, split="train")
+        else:
+            ds = load_dataset(name, split=split)
+    except Exception as e:  # datasets raises many types for a missing or unreadable dataset
+        raise TandemError(f"cannot load dataset {name!r} (split {split!r}): {str(e).splitlines()[0]}") from None
+    missing = {"prompt", "answer"} - set(ds.column_names)
+    if missing:
+        raise TandemError(f"dataset {name!r} lacks column(s) {', '.join(sorted(missing))}; it needs prompt and answer "
+                          f"(has {', '.join(ds.column_names)})")
+    return [{"prompt": r["prompt"], "answer": str(r["answer"])} for r in ds]
+
+
+def as_chat(rows: list[dict], tokenizer) -> list[dict]:
+    """Text prompts become one user turn when the tokenizer has a chat template (as TRL renders conversations)."""
+    if not getattr(tokenizer, "chat_template", None):
+        return rows
+    return [{**r, "prompt": [{"role": "user", "content": r["prompt"]}]} if isinstance(r["prompt"], str) else r
+            for r in rows]
+
+
+def task_rows(a) -> tuple[list[dict], list[dict]]:
+    if a.dataset is None:
+        return synthetic_rows("train", 4096, a.seed), synthetic_rows("validation", a.n_val, a.seed)
+    train = load_rows(a.dataset, a.split)
+    if a.val_split:
+        return train, load_rows(a.dataset, a.val_split)[: a.n_val]
+    if len(train) <= a.n_val:
+        raise TandemError(f"dataset has {len(train)} rows, not more than --n-val {a.n_val}; "
+                          "lower --n-val or pass --val-split")
+    return train[a.n_val:], train[: a.n_val]
+
+
+# --- validation and logging ---------------------------------------------------------------
+
+
+def solo_accuracy(trainer, rows: list[dict], max_new_tokens: int, batch: int = 64) -> float:
+    """Greedy accuracy of the senior alone (the reference engine), graded like the reward."""
+    import torch
+
+    from tandem.coins import request_key
+    from tandem.engine import TandemEngine
+    from tandem.grading import reward
+    from tandem.integrations.hf_trl import reachable_senior, tokenize_prompts
+    from tandem.sampling import SamplingConfig
+
+    engine = TandemEngine(reachable_senior(trainer), None, trainer.processing_class)
+    sampling = SamplingConfig(temperature=0.0, max_new_tokens=max_new_tokens)
+    correct = 0.0
+    for start in range(0, len(rows), batch):
+        chunk = rows[start: start + batch]
+        prompts = tokenize_prompts(trainer, [r["prompt"] for r in chunk])
+        keys = [request_key(f"val/{start + i}", 0) for i in range(len(chunk))]
+        with torch.no_grad():
+            rollouts = engine.generate(prompts, sampling, keys, solo=True)
+        correct += sum(reward(r.text, row["answer"]) for r, row in zip(rollouts, chunk))
+    return correct / max(1, len(rows))
+
+
+def metrics_callback(logger, rollout, validate, val_every: int, max_steps: int):
+    """A TrainerCallback writing one metrics row per logged step (TRL logs every step here)."""
+    from transformers import TrainerCallback
+
+    renames = {"tandem/senior_fraction": "senior_fraction", "tandem/num_handoffs": "num_handoffs"}
+
+    class TandemMetrics(TrainerCallback):
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            if not logs or "reward" not in logs:  # the end-of-training summary line
+                return
+            row = {renames.get(k, k): v for k, v in logs.items() if isinstance(v, (int, float))}
+            row.setdefault("senior_fraction", rollout.last_stats.senior_fraction)
+            step = state.global_step
+            if (val_every and step % val_every == 0) or step == max_steps:
+                row["val_acc"] = validate()
+            logger.log(step, row)
+
+    return TandemMetrics()
+
+
+# --- the run ------------------------------------------------------------------------------
+
+
+def run(a) -> int:
+    import torch
+
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is TRL-experimental; said in the README
+    if a.threads:
+        torch.set_num_threads(a.threads)
+    if a.max_steps < 1 or a.prompts_per_step < 1 or a.num_generations < 2:
+        raise TandemError("--max-steps and --prompts-per-step must be >= 1 and --num-generations >= 2")
+    from tandem.integrations.hf_trl import check_trl, grader_reward, tandem_rollout_func
+
+    check_trl()
+    from datasets import Dataset
+    from trl import GRPOConfig, GRPOTrainer
+
+    from tandem.models import load_model, load_tokenizer
+    from tandem.train.metrics import MetricsLogger
+
+    out = a.out
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.time()
+    train_rows, val_rows = task_rows(a)
+    model_path = a.model or str(default_model(out, a.base_steps, a.seed, a.threads))
+    tokenizer = load_tokenizer(model_path)
+    senior = load_model(model_path)
+    senior.requires_grad_(True)
+    train_rows, val_rows = as_chat(train_rows, tokenizer), as_chat(val_rows, tokenizer)
+    tandem = TandemConfig(selection_strategy=a.selection_strategy, prob_senior=a.prob_senior, seed=a.seed)
+
+    # --- the tandem lines: a rollout function and the grader as reward -------------------
+    rollout = tandem_rollout_func(junior=a.junior, tandem_config=tandem, solo=a.method == "grpo")
+    args = GRPOConfig(
+        output_dir=str(out / "trl"), per_device_train_batch_size=a.prompts_per_step * a.num_generations,
+        num_generations=a.num_generations, max_completion_length=a.max_new_tokens, temperature=a.temperature,
+        learning_rate=a.lr, loss_type=a.loss_type, max_steps=a.max_steps, logging_steps=1, save_strategy="no",
+        report_to=[], seed=a.seed, use_cpu=not torch.cuda.is_available(), bf16=torch.cuda.is_available(),
+        disable_tqdm=True,
+    )
+    trainer = GRPOTrainer(model=senior, reward_funcs=grader_reward, args=args,
+                          train_dataset=Dataset.from_list(train_rows), processing_class=tokenizer,
+                          rollout_func=rollout)
+    rollout.check(trainer)  # every tandem check now, before the first step
+    # ---------------------------------------------------------------------------------------
+
+    def validate() -> float:
+        return solo_accuracy(trainer, val_rows, a.max_new_tokens)
+
+    wandb = None
+    if a.wandb:
+        wandb = dict(project=a.wandb_project, run_dir=str(out), config=vars(a) | {"out": str(out)},
+                     mode=a.wandb_mode, name=f"hf-trl-{a.method}-{out.name}")
+    logger = MetricsLogger(out / "metrics.jsonl", console=True, console_keys=CONSOLE_KEYS, wandb=wandb)
+    val_start = validate()
+    print(f"step     0 | val_acc {val_start:.4g} (senior alone, greedy)", flush=True)
+    from transformers.trainer_callback import PrinterCallback
+
+    trainer.remove_callback(PrinterCallback)  # TRL's raw log dicts; the logger prints one line per step
+    trainer.add_callback(metrics_callback(logger, rollout, validate, a.val_every, a.max_steps))
+    t_train = time.time()
+    trainer.train()
+    logger.close()
+    if a.save_model:
+        trainer.save_model(str(out / "model"))
+    summary = {
+        "phase": "hf-trl", "method": a.method, "model": model_path, "steps": a.max_steps,
+        "val_acc_start": val_start, "grader": "tandem.grading.reward",
+        "train_seconds": time.time() - t_train, "wall_seconds": time.time() - t0,
+    }
+    write_json(out / "summary.json", summary)
+    print(f"wrote {out / 'metrics.jsonl'} ({summary['wall_seconds']:.1f} s in all, "
+          f"{summary['train_seconds']:.1f} s training)", flush=True)
+    return 0
+
+
+def main(argv=None) -> int:
+    return run_reporting_errors(run, parse_args(argv))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,291 @@
+"""Tandem RL inside Hugging Face TRL's `GRPOTrainer`: a `rollout_func` over the reference engine.
+
+TRL (>= 1.16, tested with 1.16.0) lets a rollout function replace its generation:
+`GRPOTrainer(rollout_func=f)` calls `f(prompts, trainer)` once per generation batch with
+this process's prompts, already repeated `num_generations` times each (the sampler does
+it, `trl/trainer/grpo_trainer.py` `_get_train_sampler`), and wants one completion per
+prompt row back: `prompt_ids`, `completion_ids`, `logprobs`, optionally `env_mask`
+(1 = a token the policy wrote; TRL turns it into the loss's `tool_mask`, so the loss and
+its `dapo`/`bnpo` denominators count masked tokens only) and any extra keys, which TRL
+hands to the reward functions as keyword arguments, one value per row.
+
+`tandem_rollout_func` builds such a function. Each call runs the project's reference
+engine (`tandem.engine.TandemEngine`) over the trainer's live senior (the model TRL
+trains, unwrapped as TRL unwraps it) and a frozen junior (by default a frozen copy of
+the senior taken before the first update: the paper's self-paired junior). Every row's
+request key is `tandem.coins.request_key` of (mode, step, prompt ids) and the row's
+sample number, so a rerun replays the same coins and tokens. It returns the authorship
+mask as `env_mask` and the response's `senior_fraction` as an extra key; the batch's
+senior token fraction is logged every step (`tandem/senior_fraction` in TRL's logs, and
+`last_stats` here). Evaluation batches (`trainer.model.training` False) are written by
+the senior alone unless `solo_eval=False`.
+
+What is refused, in one line each before the first generation (`check(trainer)` runs the
+checks right after the trainer is built): a TRL without `rollout_func` or `env_mask`;
+TRL's vLLM mode (it builds its own single-model vLLM `LLM`, which cannot run the tandem
+model: `trl/generation/vllm_generation.py`, `self.llm = LLM(model=model.name_or_path, ...)`
+with no logits processor and no second model); a junior of another vocabulary;
+`num_generations` not dividing the generation batch; a senior the rollout cannot read
+(PEFT adapters, DeepSpeed ZeRO-3 or FSDP shards, a processor instead of a tokenizer, an
+architecture the reference engine does not run).
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+from dataclasses import dataclass, field
+
+import torch
+
+from tandem.coins import request_key
+from tandem.config import ENGINE_MODES, TandemConfig
+from tandem.engine import TandemEngine
+from tandem.errors import TandemError
+from tandem.grading import reward as grade_reward
+from tandem.models import check_same_vocab, load_model, load_tokenizer
+from tandem.sampling import SamplingConfig
+
+TRL_TESTED = "1.16.0"
+SENIOR_FRACTION_METRIC = "tandem/senior_fraction"
+
+
+def check_trl() -> None:
+    """Raise unless the installed TRL has `GRPOTrainer(rollout_func=...)` and reads `env_mask` from it."""
+    try:
+        import trl
+        from trl import GRPOTrainer
+    except ImportError:
+        raise TandemError(
+            f"Hugging Face TRL is not installed; pip install 'tandem-rlvr[hf-trl]' (trl=={TRL_TESTED})"
+        ) from None
+    version = getattr(trl, "__version__", "?")
+    if "rollout_func" not in inspect.signature(GRPOTrainer.__init__).parameters:
+        raise TandemError(f"trl {version}'s GRPOTrainer has no rollout_func; install trl=={TRL_TESTED}")
+    try:
+        source = inspect.getsource(GRPOTrainer)
+    except (OSError, TypeError):
+        source = ""
+    if "env_mask" not in source:
+        raise TandemError(
+            f"trl {version}'s GRPOTrainer ignores a rollout's env_mask, so junior tokens would be trained; "
+            f"install trl=={TRL_TESTED}"
+        )
+
+
+@dataclass
+class RolloutStats:
+    """Authorship statistics of the last generation batch (all processes)."""
+
+    step: int = -1
+    mode: str = "train"
+    senior_fraction: float = float("nan")  # senior tokens / response tokens
+    num_handoffs: float = float("nan")  # mean authorship changes per response
+    responses: int = 0
+
+
+@dataclass
+class TandemRolloutFunc:
+    """The `rollout_func` of a tandem GRPOTrainer; build it with `tandem_rollout_func`."""
+
+    junior: object = None  # a model, a path, or None (a frozen copy of the senior, or tandem.junior_model)
+    tandem: TandemConfig = field(default_factory=TandemConfig)
+    sampling: SamplingConfig | None = None  # None: from the trainer's GRPOConfig
+    junior_tokenizer: object = None
+    engine_mode: str = "auto"
+    solo_eval: bool = True
+    solo: bool = False  # the senior writes alone (plain GRPO on the same engine, keys and sampling)
+
+    def __post_init__(self):
+        check_trl()
+        if self.engine_mode not in ENGINE_MODES:
+            raise TandemError(f"unknown engine_mode {self.engine_mode!r}; choose one of {', '.join(ENGINE_MODES)}")
+        self.engine, self.trainer, self.senior = None, None, None
+        self.last_stats, self.history = RolloutStats(), []
+
+    # --- binding to the trainer: every check, once, before the first generation ------------
+
+    def check(self, trainer) -> None:
+        """Bind to `trainer` and run every check now (else the first call does it)."""
+        if self.trainer is trainer:
+            return
+        if self.trainer is not None:
+            raise TandemError("this tandem rollout_func is bound to another trainer; build one per trainer")
+        args = trainer.args
+        if getattr(args, "use_vllm", False):
+            raise TandemError(
+                "TRL's vLLM mode builds its own single-model vLLM engine that cannot co-write with a junior "
+                "(trl/generation/vllm_generation.py: LLM(model=model.name_or_path, ...)); set use_vllm=False "
+                "(the tandem rollout generates with the reference engine)"
+            )
+        world = trainer.accelerator.num_processes
+        batch = args.per_device_train_batch_size * args.steps_per_generation * world
+        if batch % trainer.num_generations != 0:
+            raise TandemError(
+                f"num_generations={trainer.num_generations} does not divide the generation batch of {batch} "
+                "(per_device_train_batch_size * steps_per_generation * processes); make it a multiple"
+            )
+        self.senior = reachable_senior(trainer)
+        tokenizer = getattr(trainer, "processing_class", None)
+        if tokenizer is None or not hasattr(tokenizer, "get_vocab") or hasattr(tokenizer, "image_processor"):
+            raise TandemError(
+                "the tandem rollout needs a text tokenizer as the trainer's processing_class, not a processor"
+            )
+        self.sampling = trainer_sampling(args, self.sampling)
+        junior, junior_tokenizer = (None, None) if self.solo else self._junior(trainer, tokenizer)
+        # TandemEngine checks the pair (one vocabulary, a supported architecture) in one line each.
+        self.engine = TandemEngine(self.senior, junior, tokenizer, tandem=self.tandem,
+                                   junior_tokenizer=junior_tokenizer, mode=self.engine_mode)
+        self.trainer = trainer
+
+    def _junior(self, trainer, tokenizer):
+        junior, junior_tokenizer = self.junior, self.junior_tokenizer
+        if junior is None and self.tandem.junior_model:
+            junior = self.tandem.junior_model
+        if junior is None:
+            if trainer.state.global_step > 0:
+                raise TandemError(
+                    "the default junior is a copy of the senior before training, but this trainer is at step "
+                    f"{trainer.state.global_step}; pass junior= the pre-RL base when resuming"
+                )
+            junior = copy.deepcopy(self.senior)
+        elif isinstance(junior, str):
+            param = next(self.senior.parameters())
+            junior_tokenizer = junior_tokenizer or load_tokenizer(junior)
+            junior = load_model(junior, dtype=param.dtype, device=param.device)
+        if junior_tokenizer is not None:
+            check_same_vocab(tokenizer, junior_tokenizer)
+        junior.eval()
+        junior.requires_grad_(False)
+        return junior, junior_tokenizer
+
+    # --- one generation batch ------------------------------------------------------------
+
+    def __call__(self, prompts: list, trainer) -> dict:
+        self.check(trainer)
+        mode = "train" if trainer.model.training else "eval"
+        solo = self.solo or (mode == "eval" and self.solo_eval)
+        prompt_ids = tokenize_prompts(trainer, prompts)
+        step = trainer.state.global_step
+        keys = self.request_keys(prompt_ids, mode, step, trainer.accelerator.process_index)
+        with torch.no_grad():
+            rollouts = self.engine.generate(prompt_ids, self.sampling, keys, solo=solo)
+        self._log(trainer, rollouts, mode, step)
+        return {
+            "prompt_ids": [r.prompt_ids for r in rollouts],
+            "completion_ids": [r.token_ids for r in rollouts],
+            "logprobs": [r.senior_logprobs for r in rollouts],
+            "env_mask": [r.authorship_mask for r in rollouts],
+            "senior_fraction": [r.senior_fraction for r in rollouts],
+        }
+
+    @staticmethod
+    def request_keys(prompt_ids: list[list[int]], mode: str, step: int, process: int) -> list[int]:
+        """One key per row: (mode, step, prompt ids) and the row's sample number for that prompt.
+
+        The sample number counts earlier rows of the same prompt, offset by the process index
+        times the batch size, so the `num_generations` copies of a prompt get distinct keys
+        wherever TRL placed them.
+        """
+        seen: dict[tuple, int] = {}
+        keys = []
+        for ids in prompt_ids:
+            t = tuple(ids)
+            sample = seen.get(t, 0)
+            seen[t] = sample + 1
+            prompt = f"trl/{mode}/{step}/" + ",".join(map(str, ids))
+            keys.append(request_key(prompt, process * len(prompt_ids) + sample))
+        return keys
+
+    def _log(self, trainer, rollouts, mode: str, step: int) -> None:
+        device = trainer.accelerator.device
+        local = torch.tensor([[sum(r.authorship_mask), len(r.token_ids), r.num_handoffs] for r in rollouts],
+                             dtype=torch.float64, device=device).sum(0)
+        total = trainer.accelerator.reduce(local, reduction="sum") if trainer.accelerator.num_processes > 1 else local
+        responses = len(rollouts) * trainer.accelerator.num_processes
+        senior, tokens, handoffs = total.tolist()
+        self.last_stats = RolloutStats(step, mode, senior / max(tokens, 1.0), handoffs / responses, responses)
+        self.history.append(self.last_stats)
+        metrics = getattr(trainer, "_metrics", None)  # TRL averages these into its logs (wandb, console)
+        if metrics is not None:
+            metrics[mode][SENIOR_FRACTION_METRIC].append(self.last_stats.senior_fraction)
+            metrics[mode]["tandem/num_handoffs"].append(self.last_stats.num_handoffs)
+
+
+def tandem_rollout_func(junior=None, tandem_config: TandemConfig | None = None, sampling: SamplingConfig | None = None,
+                        junior_tokenizer=None, engine_mode: str = "auto", solo_eval: bool = True,
+                        solo: bool = False) -> TandemRolloutFunc:
+    """A `rollout_func` for `trl.GRPOTrainer` that co-writes every response with a frozen junior.
+
+    junior: a model, a model path (loaded on the senior's device and dtype), or None for a
+    frozen copy of the senior before its first update (or `tandem_config.junior_model`).
+    sampling: None takes temperature, top_p, top_k, max_completion_length and seed from
+    the trainer's `GRPOConfig`; a given one must use the trainer's temperature.
+    solo=True: the senior writes every response (the GRPO baseline with the same engine,
+    request keys and sampling uniforms); `env_mask` is then all ones.
+    """
+    return TandemRolloutFunc(junior=junior, tandem=tandem_config or TandemConfig(), sampling=sampling,
+                             junior_tokenizer=junior_tokenizer, engine_mode=engine_mode, solo_eval=solo_eval,
+                             solo=solo)
+
+
+# --- the pieces, each checked ------------------------------------------------------------
+
+
+def reachable_senior(trainer):
+    """The trainer's model as TRL unwraps it for generation, or a `TandemError` if its weights are out of reach."""
+    if getattr(trainer, "is_fsdp_enabled", False):
+        raise TandemError("the tandem rollout reads the senior's full weights, which FSDP shards; "
+                          "train without FSDP (DDP via accelerate works)")
+    if getattr(trainer, "is_deepspeed_enabled", False):
+        plugin = trainer.accelerator.state.deepspeed_plugin
+        if plugin is not None and getattr(plugin, "zero_stage", 0) == 3:
+            raise TandemError("the tandem rollout reads the senior's full weights, which DeepSpeed ZeRO-3 shards; "
+                              "use ZeRO stage 1 or 2, or DDP")
+    wrapped = getattr(trainer, "model_wrapped", None) or trainer.model
+    senior = trainer.accelerator.unwrap_model(wrapped)
+    if hasattr(senior, "peft_config"):
+        raise TandemError("the senior is a PEFT model; the reference engine reads the base weights and would ignore "
+                          "the adapters; merge them (merge_and_unload) or train the full model")
+    if not hasattr(senior, "model") or not hasattr(senior, "lm_head"):
+        raise TandemError(f"cannot reach the senior's decoder inside {type(senior).__name__}; pass GRPOTrainer an "
+                          "unwrapped Hugging Face causal LM (AutoModelForCausalLM)")
+    return senior
+
+
+def trainer_sampling(args, given: SamplingConfig | None) -> SamplingConfig:
+    """The rollout's `SamplingConfig`: the GRPOConfig's, or `given` if it samples as TRL scores."""
+    if args.repetition_penalty != 1.0 or args.min_p or args.generation_kwargs:
+        raise TandemError("repetition_penalty, min_p and generation_kwargs are not honoured by the tandem rollout; "
+                          "leave them at their defaults")
+    if given is None:
+        return SamplingConfig(temperature=args.temperature, top_p=args.top_p, top_k=args.top_k or 0,
+                              max_new_tokens=args.max_completion_length, seed=args.seed)
+    # TRL recomputes log-probs at args.temperature; sampling at another one would bias the gradient.
+    if given.logprob_temperature != (args.temperature or 1.0):
+        raise TandemError(f"sampling.temperature={given.temperature} but GRPOConfig.temperature={args.temperature}; "
+                          "set them equal (TRL scores tokens at its temperature)")
+    if given.max_new_tokens > args.max_completion_length:
+        raise TandemError(f"sampling.max_new_tokens={given.max_new_tokens} exceeds GRPOConfig.max_completion_length="
+                          f"{args.max_completion_length}; lower it or raise max_completion_length")
+    return given
+
+
+def tokenize_prompts(trainer, prompts: list) -> list[list[int]]:
+    """Prompt token ids exactly as TRL's own generation path makes them (chat template or plain text)."""
+    prompt_ids, images, _ = trainer._tokenize_prompts(prompts)
+    if images is not None:
+        raise TandemError("image prompts are not supported by the tandem rollout; use text prompts")
+    return [list(map(int, ids)) for ids in prompt_ids]
+
+
+def completion_text(completion) -> str:
+    """The text of a TRL completion: a string, or a conversation whose last message is the assistant's."""
+    if isinstance(completion, str):
+        return completion
+    return completion[-1]["content"]
+
+
+def grader_reward(completions, answer, **kwargs) -> list[float]:
+    """TRL reward function: the project's grader (`tandem.grading.reward`) against the dataset's `answer` column."""
+    return [grade_reward(completion_text(c), a) for c, a in zip(completions, answer)]

@@ -1,0 +1,72 @@
+"""`scripts/hf_trl_tandem.py`, the TRL example, run as a user runs it: 2 steps on CPU, offline.
+
+Public contract: DIR/metrics.jsonl, one line per step with at least `step`, `reward` and
+`senior_fraction`. `--base-steps 0` keeps the default model path (the zoo's tiny model)
+but skips its SFT, so the run takes seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("trl")
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPT = REPO / "scripts" / "hf_trl_tandem.py"
+SMALL = ["--max-steps", "2", "--prompts-per-step", "2", "--num-generations", "2", "--max-new-tokens", "24",
+         "--n-val", "4", "--threads", "1"]
+
+
+def rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def run_in_process(argv: list[str]) -> int:
+    main = runpy.run_path(str(SCRIPT))["main"]
+    return main(argv)
+
+
+def test_the_example_runs_two_tandem_steps_and_logs_the_senior_fraction(tmp_path):
+    out = tmp_path / "run"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "WANDB_MODE": "offline"}
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--base-steps", "0", *SMALL, "--out", str(out)],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    metrics = rows(out / "metrics.jsonl")
+    assert [m["step"] for m in metrics] == [1, 2]
+    for m in metrics:
+        assert 0.0 <= m["reward"] <= 1.0
+        assert 0.0 < m["senior_fraction"] < 1.0  # co-written: both authors wrote tokens
+        assert "loss" in m and "num_handoffs" in m
+    assert 0.0 <= metrics[-1]["val_acc"] <= 1.0  # solo validation at the end
+    assert "senior_fraction" in proc.stdout  # the console line of every step
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["method"] == "tandem" and summary["steps"] == 2 and 0.0 <= summary["val_acc_start"] <= 1.0
+
+
+def test_the_grpo_baseline_and_a_local_dataset(tmp_path, tiny_dir):
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps({"prompt": f"What is {i} + {i}?", "answer": str(2 * i)}) + "\n"
+                            for i in range(12)))
+    out = tmp_path / "grpo"
+    assert run_in_process(["--model", str(tiny_dir), "--dataset", str(data), "--method", "grpo", *SMALL,
+                           "--out", str(out)]) == 0
+    metrics = rows(out / "metrics.jsonl")
+    assert [m["step"] for m in metrics] == [1, 2]
+    assert all(m["senior_fraction"] == 1.0 for m in metrics)  # the senior alone
+
+
+def test_a_dataset_without_prompt_and_answer_columns_is_refused(tmp_path, tiny_dir, capsys):
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps({"question": "1 + 1?", "answer": "2"}) + "\n")
+    assert run_in_process(["--model", str(tiny_dir), "--dataset", str(data), "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: dataset {str(data)!r} lacks column(s) prompt; it needs prompt and answer "
+                   "(has question, answer)"]
