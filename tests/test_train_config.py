@@ -170,3 +170,19 @@ def test_shipped_yaml_configs_match_the_demo_recipe(tmp_path):
     expected = sft_config(demo, tmp_path)
     for key in ("steps", "batch_size", "lr", "task", "demos", "max_new_tokens", "n_val_problems"):
         assert getattr(sft, key) == getattr(expected, key), key
+
+
+def test_one_seed_keys_the_run_and_its_coins():
+    assert load_config(TrainConfig, None, ["model=m", "out=o", "seed=3"]).tandem.seed == 3
+    cfg = load_config(TrainConfig, None, ["model=m", "out=o", "tandem.seed=4"])  # a spelling of `seed`
+    assert (cfg.seed, cfg.tandem.seed) == (4, 4)
+    with pytest.raises(TandemError, match="both tandem.seed .moved. and seed are set with different values"):
+        load_config(TrainConfig, None, ["model=m", "out=o", "seed=1", "tandem.seed=2"])
+    with pytest.raises(TandemError, match="a run has one seed"):
+        TrainConfig(model="m", out="o", seed=1, tandem=TandemConfig(seed=2))
+
+
+def test_demo_seeds_change_the_coin_seed(tmp_path):
+    from tandem.train.demo import demo_config, train_config
+
+    assert train_config(demo_config(seed=2), tmp_path, "tandem").tandem.seed == 2

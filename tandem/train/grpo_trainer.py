@@ -27,7 +27,7 @@ import logging
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import ClassVar
 
@@ -113,13 +113,18 @@ class TrainConfig:
     loss: PolicyLossConfig = field(default_factory=PolicyLossConfig)
     task: TaskConfig = field(default_factory=TaskConfig)
 
-    # The junior token weight was a `tandem.*` key before it moved to the loss config.
+    # The junior token weight was a `tandem.*` key before it moved to the loss config; the
+    # coins' seed is the run's (model_spec/SPEC.md §4: one seed rule).
     MOVED: ClassVar[dict[str, str]] = {
         "tandem.junior_token_loss_weight": "loss.junior_token_loss_weight",
         "tandem.tandem_jr_tkn_weight": "loss.junior_token_loss_weight",
+        "tandem.seed": "seed",
     }
 
     def __post_init__(self):
+        if self.tandem.seed not in (0, self.seed):
+            raise TandemError(f"tandem.seed={self.tandem.seed} but seed={self.seed}: a run has one seed; set seed only")
+        self.tandem = replace(self.tandem, seed=self.seed)
         self.method = METHOD_ALIASES.get(self.method, self.method)
         if self.method not in METHODS:
             raise TandemError(f"unknown method {self.method!r}; choose tandem (alias trl) or grpo")
