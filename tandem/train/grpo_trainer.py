@@ -58,7 +58,7 @@ from tandem.train.logprobs import response_logprobs
 from tandem.train.metrics import MetricsLogger, wandb_settings
 from tandem.train.sft import lr_at
 
-logger = logging.getLogger(__name__)
+log = logging.getLogger(__name__)
 
 METHODS = ("tandem", "grpo")
 METHOD_ALIASES = {"trl": "tandem"}  # the paper's abbreviation, accepted wherever a method is named
@@ -296,7 +296,7 @@ class GRPOTrainer:
         cfg, out = self.cfg, Path(self.cfg.out)
         config = config_to_dict(cfg)
         check_run_dir(out, config, resume)
-        logger.info("%s loss settings: %s", cfg.method, cfg.loss.tandem_settings())
+        log.info("%s loss settings: %s", cfg.method, cfg.loss.tandem_settings())
         if self.progress:
             print(f"{cfg.method}: " + ", ".join(f"loss.{k}={v}" for k, v in cfg.loss.tandem_settings().items()))
         start = load_checkpoint(out, self.senior, self.opt)[0] if resume and has_checkpoint(out) else 0
