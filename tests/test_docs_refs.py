@@ -78,7 +78,8 @@ def _resolves(dotted: str) -> bool:
             if isinstance(e, ImportError) and e.name and e.name.split(".")[0] in PACKAGES:
                 raise
             rest = parts[i:]
-            return not rest or re.search(rf"\b{re.escape(rest[0])}\b", _module_file(module_name).read_text()) is not None
+            source = _module_file(module_name).read_text()
+            return not rest or re.search(rf"\b{re.escape(rest[0])}\b", source) is not None
         for attr in parts[i:]:
             if not hasattr(obj, attr):
                 return False

@@ -43,13 +43,15 @@ def register(sub) -> None:
     p.add_argument("--prob-senior", type=float, help=f"P(senior) at each coin redraw (default {t('prob_senior')})")
     p.add_argument("--max-gap-tokens", type=int,
                    help=f"word: redraw after at most this many tokens (default {t('max_gap_tokens')})")
-    p.add_argument("--chunk-size", type=int, help=f"chunk: toggle authors every this many tokens (default {t('chunk_size')})")
+    p.add_argument("--chunk-size", type=int,
+                   help=f"chunk: toggle authors every this many tokens (default {t('chunk_size')})")
     p.add_argument("--first-author", choices=AUTHORS,
                    help=f"who starts, for the deterministic strategies (default {t('first_author')})")
     p.add_argument("--n", type=int, default=1, help="responses per prompt (default 1)")
     p.add_argument("--max-new-tokens", type=int, help=f"token budget per response (default {s('max_new_tokens')})")
     p.add_argument("--temperature", type=float,
-                   help=f"sampling temperature; 0 = greedy (default {s('temperature')}; the paper's training rollouts: 0.6)")
+                   help=f"sampling temperature; 0 = greedy (default {s('temperature')}; "
+                        "the paper's training rollouts: 0.6)")
     p.add_argument("--top-p", type=float, help=f"nucleus sampling mass (default {s('top_p')} = off)")
     p.add_argument("--top-k", type=int, help=f"top-k sampling (default {s('top_k')} = off)")
     p.add_argument("--seed", type=int, default=0, help="keys both the authorship coins and token sampling (default 0)")

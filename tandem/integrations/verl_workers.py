@@ -29,10 +29,12 @@ class SeniorGatedTrainingWorker(TrainingWorker):
     def train_mini_batch(self, data):
         if self.junior_token_loss_weight is None or self.loss_denominator is None:
             raise TandemError(
-                "SeniorGatedTrainingWorker has no junior_token_loss_weight / loss_denominator; refusing to train ungated"
+                "SeniorGatedTrainingWorker has no junior_token_loss_weight / loss_denominator; "
+                "refusing to train ungated"
             )
         counts = self._all_ranks(apply_senior_gate(data, self.junior_token_loss_weight, self.loss_denominator))
-        if self.junior_token_loss_weight == 0 and counts.senior_tokens == 0 and self.loss_denominator == "senior_tokens":
+        no_senior = self.junior_token_loss_weight == 0 and counts.senior_tokens == 0
+        if no_senior and self.loss_denominator == "senior_tokens":
             # verl's token-mean would divide by a zero token count (NaN weights); stop instead.
             raise TandemError("no senior-written token in this step's batch: nothing to train (prob_senior 0?)")
         output = super().train_mini_batch(data)
