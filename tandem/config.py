@@ -37,6 +37,7 @@ LEGACY_ALIASES = {
     "prob_primary": "prob_senior",
     "frozen_model": "junior_model",
     "first_model": "first_author",
+    "boundary_token_ids_path": "boundary_token_ids",  # the release's VLLM_TANDEM_CONFIG names the file so
 }
 # Keys of the loss config (`tandem.grpo.TandemLossConfig`) that configs of the released code
 # and of our earlier versions put beside the process's keys.
@@ -72,6 +73,8 @@ class TandemConfig:
         "tandem_jr_tkn_weight": "(legacy) is a loss setting: set loss.junior_token_loss_weight",
         "loss_denominator": "is a loss setting: set loss.loss_denominator (verl: tandem.loss_denominator)",
         "primary_model": "(legacy) names the senior, which is the engine's own model here; remove it",
+        "frozen_gpu_devices": "(legacy) put the junior on GPUs of its own; set placement (shared or split) instead",
+        "enabled": "(legacy) is the switch of verl's tandem: block (tandem.enable), not a process key",
         "extra": "is gone: backend keys are declared TandemConfig fields (e.g. senior_architecture)",
     }
 
@@ -143,7 +146,8 @@ class TandemConfig:
         """Read the legacy `VLLM_TANDEM_CONFIG` JSON object; None when the variable is unset.
 
         The released code's object also carries the trainer's loss keys (`LOSS_KEYS`); a
-        rollout process does not train, so they are dropped here, by name.
+        rollout process does not train, so they are dropped here, by name. Its switch
+        `enabled` is accepted: false means no tandem config (None).
         """
         raw = os.environ.get(var)
         if not raw:
@@ -154,4 +158,9 @@ class TandemConfig:
             raise TandemError(f"${var} is not valid JSON ({e.msg}); set it to a JSON object") from None
         if not isinstance(d, dict):
             raise TandemError(f"${var} must be a JSON object, got {type(d).__name__}")
+        enabled = d.pop("enabled", True)
+        if not isinstance(enabled, bool):
+            raise TandemError(f"${var}.enabled must be true or false, got {enabled!r}")
+        if not enabled:
+            return None
         return cls.from_dict({k: v for k, v in d.items() if k not in LOSS_KEYS}, where=f"${var}")

@@ -108,6 +108,21 @@ def test_legacy_env_var_is_read(monkeypatch):
     assert (cfg.selection_strategy, cfg.chunk_size) == ("chunk", 8)
 
 
+def test_the_releases_env_json_is_read(monkeypatch, tmp_path):
+    ids = tmp_path / "ids.json"
+    ids.write_text("[3, 1]")
+    release = {"enabled": True, "frozen_model": "org/junior", "selection_strategy": "word", "prob_primary": 0.5,
+               "max_gap_tokens": 32, "boundary_token_ids_path": str(ids)}
+    monkeypatch.setenv("VLLM_TANDEM_CONFIG", json.dumps(release))
+    cfg = TandemConfig.from_env()
+    assert (cfg.junior_model, cfg.prob_senior, cfg.explicit_boundary_ids()) == ("org/junior", 0.5, [1, 3])
+    monkeypatch.setenv("VLLM_TANDEM_CONFIG", json.dumps({**release, "enabled": False}))
+    assert TandemConfig.from_env() is None
+    monkeypatch.setenv("VLLM_TANDEM_CONFIG", json.dumps({**release, "frozen_gpu_devices": [1]}))
+    with pytest.raises(TandemError, match=r"'\$VLLM_TANDEM_CONFIG.frozen_gpu_devices' \(legacy\).*set placement"):
+        TandemConfig.from_env()
+
+
 def test_legacy_env_var_drops_the_trainers_loss_keys_and_refuses_typos(monkeypatch):
     monkeypatch.setenv("VLLM_TANDEM_CONFIG", json.dumps({"prob_primary": 0.25, "tandem_jr_tkn_weight": 0}))
     assert TandemConfig.from_env().prob_senior == 0.25
