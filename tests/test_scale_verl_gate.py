@@ -70,6 +70,15 @@ def expected_loss(adv, weights) -> torch.Tensor:
     return num / sum(sum(w) for w in weights)
 
 
+def expected_grads(seq_logp: torch.Tensor, adv, divide_by: float):
+    """(got, want) per response: d loss / d logp = -A * [senior] / D on the response positions."""
+    start = 0
+    for p, r, mask, a in zip(PROMPT_LENS, RESPONSE_LENS, AUTHORSHIP, adv, strict=True):
+        grad = seq_logp.grad[start + p - 1 : start + p - 1 + r]
+        yield grad, torch.tensor([-a_t / divide_by if m else 0.0 for a_t, m in zip(a.tolist(), mask, strict=True)])
+        start += p + r
+
+
 def test_gated_verl_loss_is_senior_token_mean():
     data, seq_logp, adv = actor_batch()
     apply_senior_gate(data, 0.0, "senior_tokens")
@@ -81,13 +90,8 @@ def test_gated_verl_loss_gives_junior_tokens_zero_gradient():
     data, seq_logp, adv = actor_batch()
     apply_senior_gate(data, 0.0, "senior_tokens")
     run_verl_loss(data, seq_logp).backward()
-    n_senior = sum(map(sum, AUTHORSHIP))
-    start = 0
-    for p, r, mask, a in zip(PROMPT_LENS, RESPONSE_LENS, AUTHORSHIP, adv, strict=True):
-        grad = seq_logp.grad[start + p - 1 : start + p - 1 + r]
-        want = torch.tensor([-a_t / n_senior if m else 0.0 for a_t, m in zip(a.tolist(), mask, strict=True)])
-        torch.testing.assert_close(grad, want)
-        start += p + r
+    for got, want in expected_grads(seq_logp, adv, sum(map(sum, AUTHORSHIP))):
+        torch.testing.assert_close(got, want)
 
 
 def test_release_denominator_divides_by_all_response_tokens():
@@ -98,12 +102,8 @@ def test_release_denominator_divides_by_all_response_tokens():
     num = sum((-a * torch.tensor(w, dtype=torch.float32)).sum() for a, w in zip(adv, AUTHORSHIP, strict=True))
     torch.testing.assert_close(loss, num / n_all)
     loss.backward()
-    start = 0
-    for p, r, mask, a in zip(PROMPT_LENS, RESPONSE_LENS, AUTHORSHIP, adv, strict=True):
-        grad = seq_logp.grad[start + p - 1 : start + p - 1 + r]
-        want = torch.tensor([-a_t / n_all if m else 0.0 for a_t, m in zip(a.tolist(), mask, strict=True)])
-        torch.testing.assert_close(grad, want)
-        start += p + r
+    for got, want in expected_grads(seq_logp, adv, n_all):
+        torch.testing.assert_close(got, want)
 
 
 @pytest.mark.parametrize("denominator", ["senior_tokens", "all_response_tokens"])
