@@ -2,17 +2,23 @@
 
 One config object is shared by every backend (reference engine, vLLM, verl, eval). It
 accepts the legacy key names of the paper's released code as aliases, and the legacy
-`VLLM_TANDEM_CONFIG` environment variable (a JSON object).
+`VLLM_TANDEM_CONFIG` environment variable (a JSON object). Parsing is strict
+(`tandem.strict`): an unknown key is an error naming the nearest valid one.
+
+Loss settings are not the process's: `junior_token_loss_weight` (legacy
+`tandem_jr_tkn_weight`) lives in the loss config (`tandem.grpo.TandemLossConfig`).
 """
 
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from tandem.errors import TandemError
+from tandem.strict import build
 
 STRATEGIES = ("word", "bernoulli", "sentence", "alternating", "chunk", "step")
 # Decoding modes of the reference engine (tandem/engine.py); all give the same tokens.
@@ -22,15 +28,20 @@ COIN_STRATEGIES = ("word", "bernoulli")
 # Strategies that need a boundary set (derived from the tokenizer unless given explicitly).
 BOUNDARY_STRATEGIES = ("word", "sentence", "step")
 AUTHORS = ("senior", "junior")
+# Where the senior and the junior sit: one vLLM engine holding both (shared), or the
+# junior on GPUs of its own (split).
+PLACEMENTS = ("shared", "split")
 
 # Legacy key (released code) -> our key.
 LEGACY_ALIASES = {
     "prob_primary": "prob_senior",
-    "tandem_jr_tkn_weight": "junior_token_loss_weight",
     "frozen_model": "junior_model",
-    "primary_model": "senior_model",
     "first_model": "first_author",
+    "boundary_token_ids_path": "boundary_token_ids",  # the release's VLLM_TANDEM_CONFIG names the file so
 }
+# Keys of the loss config (`tandem.grpo.TandemLossConfig`) that configs of the released code
+# and of our earlier versions put beside the process's keys.
+LOSS_KEYS = ("junior_token_loss_weight", "tandem_jr_tkn_weight", "loss_denominator")
 LEGACY_AUTHOR_NAMES = {"primary": "senior", "hot": "senior", "frozen": "junior"}
 ENV_VAR = "VLLM_TANDEM_CONFIG"
 
@@ -48,10 +59,24 @@ class TandemConfig:
     chunk_size: int = 16  # `chunk`: toggle every this many tokens
     first_author: str = "senior"  # deterministic strategies start with this author
     boundary_token_ids: list[int] | str | None = None  # explicit id list or JSON file; None = derive
-    junior_token_loss_weight: float = 0.0  # training weight of junior-written tokens
     seed: int = 0  # keys the replayable coins (not token sampling)
     junior_model: str | None = None  # path or hub name of the frozen junior (backends load it)
-    extra: dict = field(default_factory=dict, repr=False)  # backend-specific keys, passed through
+    placement: str = "shared"  # shared: one engine holds both models | split: the junior on its own GPUs
+    # Backend keys, declared by name. vLLM (vllm_source/model.py): the senior's causal-LM class
+    # when its HF config names none (e.g. 'Qwen3ForCausalLM').
+    senior_architecture: str | None = None
+
+    ALIASES: ClassVar[dict[str, str]] = LEGACY_ALIASES
+    RETIRED: ClassVar[dict[str, str]] = {
+        "junior_token_loss_weight": "is a loss setting, not the tandem process's: set loss.junior_token_loss_weight "
+        "(tandem-rlvr train) or tandem.junior_token_loss_weight (verl's tandem: block)",
+        "tandem_jr_tkn_weight": "(legacy) is a loss setting: set loss.junior_token_loss_weight",
+        "loss_denominator": "is a loss setting: set loss.loss_denominator (verl: tandem.loss_denominator)",
+        "primary_model": "(legacy) names the senior, which is the engine's own model here; remove it",
+        "frozen_gpu_devices": "(legacy) put the junior on GPUs of its own; set placement (shared or split) instead",
+        "enabled": "(legacy) is the switch of verl's tandem: block (tandem.enable), not a process key",
+        "extra": "is gone: backend keys are declared TandemConfig fields (e.g. senior_architecture)",
+    }
 
     def __post_init__(self) -> None:
         if self.selection_strategy not in STRATEGIES:
@@ -68,10 +93,8 @@ class TandemConfig:
         self.first_author = LEGACY_AUTHOR_NAMES.get(self.first_author, self.first_author)
         if self.first_author not in AUTHORS:
             raise TandemError(f"first_author must be 'senior' or 'junior', got {self.first_author!r}")
-        if not isinstance(self.junior_token_loss_weight, (int, float)) or self.junior_token_loss_weight < 0:
-            raise TandemError(
-                f"junior_token_loss_weight must be a number >= 0, got {self.junior_token_loss_weight!r}"
-            )
+        if self.placement not in PLACEMENTS:
+            raise TandemError(f"placement must be 'shared' or 'split', got {self.placement!r}")
         if not isinstance(self.seed, int):
             raise TandemError(f"seed must be an integer, got {self.seed!r}")
         if isinstance(self.boundary_token_ids, (list, tuple)):
@@ -105,27 +128,27 @@ class TandemConfig:
             raise TandemError(f"boundary_token_ids file {path} must hold a JSON list of integer ids")
         return sorted(set(loaded))
 
+    @property
+    def extra(self) -> dict:
+        """The backend keys that are set (read by vllm_source), e.g. {'senior_architecture': ...}."""
+        return {} if self.senior_architecture is None else {"senior_architecture": self.senior_architecture}
+
     def to_dict(self) -> dict:
-        d = asdict(self)
-        d.pop("extra")
-        return d
+        return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict | None) -> "TandemConfig":
-        """Build from a plain dict; legacy keys are renamed, unknown keys go to `extra`."""
-        d = dict(d or {})
-        for old, new in LEGACY_ALIASES.items():
-            if old in d:
-                if new in d and d[new] != d[old]:
-                    raise TandemError(f"both {old!r} (legacy) and {new!r} are set with different values; keep {new!r}")
-                d[new] = d.pop(old)
-        known = {f.name for f in fields(cls)} - {"extra"}
-        extra = {k: d.pop(k) for k in list(d) if k not in known}
-        return cls(**d, extra=extra)
+    def from_dict(cls, d: dict | None, where: str = "") -> "TandemConfig":
+        """Build from a plain dict, strictly (`tandem.strict.build`); legacy keys are renamed."""
+        return build(cls, d or {}, where)
 
     @classmethod
     def from_env(cls, var: str = ENV_VAR) -> "TandemConfig | None":
-        """Read the legacy `VLLM_TANDEM_CONFIG` JSON object; None when the variable is unset."""
+        """Read the legacy `VLLM_TANDEM_CONFIG` JSON object; None when the variable is unset.
+
+        The released code's object also carries the trainer's loss keys (`LOSS_KEYS`); a
+        rollout process does not train, so they are dropped here, by name. Its switch
+        `enabled` is accepted: false means no tandem config (None).
+        """
         raw = os.environ.get(var)
         if not raw:
             return None
@@ -135,4 +158,9 @@ class TandemConfig:
             raise TandemError(f"${var} is not valid JSON ({e.msg}); set it to a JSON object") from None
         if not isinstance(d, dict):
             raise TandemError(f"${var} must be a JSON object, got {type(d).__name__}")
-        return cls.from_dict(d)
+        enabled = d.pop("enabled", True)
+        if not isinstance(enabled, bool):
+            raise TandemError(f"${var}.enabled must be true or false, got {enabled!r}")
+        if not enabled:
+            return None
+        return cls.from_dict({k: v for k, v in d.items() if k not in LOSS_KEYS}, where=f"${var}")

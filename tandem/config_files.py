@@ -1,23 +1,22 @@
 """Typed dataclass configs from a YAML/JSON file and `key=value` overrides.
 
 The dataclasses are the source of truth: they hold every default once and validate
-themselves. OmegaConf (the library under verl's Hydra configs) does the file loading,
-the merging and the parsing of overrides: `tandem.prob_senior=0.5`, `loss.clip_ratio=0.28`,
-`task.max_steps=3`, values typed by YAML's rules (`true`, `3`, `1e-4`, `null`, `[1, 2]`).
-`build_config` then maps the merged tree onto the dataclass, refusing unknown keys (with
-the list of valid ones) and values of the wrong type.
+themselves. OmegaConf (the library under verl's Hydra configs) loads the file; the
+`key=value` overrides and a command's typed flags are merged on top as they are, and
+`tandem.strict.build` maps the tree onto the dataclass: an unknown key at any depth is an
+error naming the nearest valid one, and an override's text is parsed by the declared type
+of the field it sets (`tandem.prob_senior=0.5` a float, `tandem.junior_model=1e3` the
+string '1e3', `loss.clip_ratio_low=null` None, `task.operations=[add, sub]` a list).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import textwrap
-import types
-import typing
 from pathlib import Path
 
-from tandem.config import TandemConfig
 from tandem.errors import TandemError
+from tandem.strict import Raw, build
 
 
 def _first_line(e: Exception) -> str:
@@ -33,105 +32,66 @@ def read_config_file(path: str | Path) -> dict:
         raise TandemError(f"config file {path} not found; pass an existing .yaml or .json file")
     try:
         loaded = OmegaConf.load(path)
-    except Exception as e:  # YAML parser errors
+        if not isinstance(loaded, DictConfig):
+            raise TandemError(f"config file {path} must hold a mapping of keys to values, got a list")
+        return OmegaConf.to_container(loaded, resolve=True)
+    except TandemError:
+        raise
+    except Exception as e:  # YAML parser and interpolation errors
         raise TandemError(f"config file {path} does not parse: {_first_line(e)}") from None
-    if not isinstance(loaded, DictConfig):
-        raise TandemError(f"config file {path} must hold a mapping of keys to values, got a list")
-    return OmegaConf.to_container(loaded, resolve=True)
 
 
-def merge_overrides(data: dict, overrides) -> dict:
-    """`data` with `key=value` overrides (dotted keys) merged on top."""
-    from omegaconf import OmegaConf
-
-    overrides = list(overrides)
+def parse_overrides(overrides) -> dict:
+    """`key=value` strings (dotted keys) as a nested dict of `Raw` texts, typed later by the dataclass."""
+    tree: dict = {}
     for item in overrides:
-        if "=" not in item or not item.split("=", 1)[0].strip():
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        if not sep or not key or any(not part for part in key.split(".")):
             raise TandemError(f"override {item!r} is not key=value; write e.g. steps=100 or tandem.prob_senior=0.5")
-    try:
-        merged = OmegaConf.merge(OmegaConf.create(data), OmegaConf.from_dotlist(overrides))
-    except Exception as e:
-        raise TandemError(f"overrides {overrides}: {_first_line(e)}") from None
-    return OmegaConf.to_container(merged, resolve=True)
+        set_dotted(tree, key, Raw(text))
+    return tree
 
 
-def load_config(cls, path: str | Path | None = None, overrides=(), defaults: dict | None = None):
-    """`defaults` (dict) <- file <- overrides, then `cls(**...)` with names and types checked."""
-    data = _merge(defaults or {}, read_config_file(path)) if path else (defaults or {})
-    return build_config(cls, merge_overrides(data, overrides))
+def set_dotted(tree: dict, key: str, value) -> None:
+    """tree[a][b][c] = value for key 'a.b.c' (sections created as needed)."""
+    *parents, last = key.split(".")
+    node = tree
+    for p in parents:
+        child = node.get(p)
+        if not isinstance(child, dict):
+            if child is not None:
+                raise TandemError(f"override {key}: {p} is a value, not a section")
+            child = node[p] = {}
+        node = child
+    node[last] = value
 
 
-def _merge(base: dict, top: dict) -> dict:
-    from omegaconf import OmegaConf
-
-    return OmegaConf.to_container(OmegaConf.merge(OmegaConf.create(base), OmegaConf.create(top)), resolve=True)
-
-
-def _unwrap_optional(tp):
-    args = typing.get_args(tp)
-    if typing.get_origin(tp) in (typing.Union, types.UnionType) and type(None) in args:
-        rest = [a for a in args if a is not type(None)]
-        return (rest[0] if len(rest) == 1 else tp), True
-    return tp, False
+def merge(base: dict, top: dict) -> dict:
+    """`base` with `top` merged on top, section by section (neither is modified)."""
+    out = dict(base)
+    for k, v in top.items():
+        out[k] = merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
 
 
-def _coerce(value, tp, where: str):
-    tp, optional = _unwrap_optional(tp)
-    if value is None:
-        if optional:
-            return None
-        raise TandemError(f"{where} cannot be null")
-    if dataclasses.is_dataclass(tp):
-        if isinstance(value, tp):
-            return value
-        if not isinstance(value, dict):
-            raise TandemError(f"{where} is a section; give a mapping of its keys")
-        return build_config(tp, value, where)
-    if tp is bool:
-        if isinstance(value, bool):
-            return value
-        raise TandemError(f"{where} must be true or false, got {value!r}")
-    if tp is int and isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if tp is float and isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    if tp in (int, float) and isinstance(value, str):  # a number quoted in the file: "3e-5"
-        try:
-            return tp(value)
-        except ValueError:
-            pass
-    if tp is str and isinstance(value, (str, int, float)) and not isinstance(value, bool):
-        return str(value)
-    origin = typing.get_origin(tp)
-    if origin in (list, tuple) and isinstance(value, (list, tuple)):
-        return origin(value)
-    if origin is dict and isinstance(value, dict):
-        return value
-    if tp in (int, float, str):
-        raise TandemError(f"{where} must be {tp.__name__}, got {value!r}")
-    return value  # unions of several types: left to the dataclass's own validation
+def load_config(cls, path: str | Path | None = None, overrides=(), defaults: dict | None = None, flags=None):
+    """`defaults` <- file <- `key=value` overrides <- typed `flags` {dotted key: value}, then `cls`, strictly."""
+    data = merge(defaults or {}, read_config_file(path)) if path else dict(defaults or {})
+    data = merge(data, parse_overrides(overrides))
+    typed: dict = {}
+    for key, value in (flags or {}).items():
+        set_dotted(typed, key, value)
+    return build_config(cls, merge(data, typed))
 
 
 def build_config(cls, data: dict, where: str = ""):
-    """Instantiate dataclass `cls` from a (possibly partial) nested dict."""
-    if cls is TandemConfig:
-        return TandemConfig.from_dict(data)
-    hints = typing.get_type_hints(cls)
-    names = [f.name for f in dataclasses.fields(cls) if f.init]
-    unknown = sorted(set(data) - set(names))
-    if unknown:
-        prefix = f"{where}." if where else ""
-        raise TandemError(
-            f"unknown config key(s) {', '.join(prefix + k for k in unknown)}; valid keys: {', '.join(names)}"
-        )
-    kwargs = {k: _coerce(v, hints[k], f"{where}.{k}" if where else k) for k, v in data.items()}
-    return cls(**kwargs)
+    """Instantiate dataclass `cls` from a (possibly partial) nested dict (`tandem.strict.build`)."""
+    return build(cls, data, where)
 
 
 def config_to_dict(cfg) -> dict:
-    """Plain nested dict of a config (TandemConfig without its pass-through `extra`)."""
-    if isinstance(cfg, TandemConfig):
-        return cfg.to_dict()
+    """Plain nested dict of a config."""
     out = {}
     for f in dataclasses.fields(cfg):
         v = getattr(cfg, f.name)

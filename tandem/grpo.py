@@ -5,13 +5,19 @@ paper's configuration, and `tests/test_grpo_verl_equivalence.py` checks that on 
 tensors. Estimators and losses are registered by name as in verl
 (`@register_adv_est`, `@register_policy_loss`).
 
-Tandem enters in one place: the per-token loss **weights**. A senior-written token
-weighs 1, a junior-written token `junior_token_loss_weight` (default 0), padding 0
-(`token_weights`). The weights replace verl's `response_mask` everywhere it is used —
-policy loss, its token-mean denominator, entropy and KL — so with weight 0 junior tokens
-get exactly zero gradient and a response written entirely by the junior contributes
-nothing. A tandem batch without an authorship mask is an error (`require_authorship_mask`),
-never a silent fall-back to plain GRPO.
+Tandem enters in two settings (`TandemLossConfig`). The per-token loss **weights**: a
+senior-written token weighs 1, a junior-written token `junior_token_loss_weight` (default
+0), padding 0 (`token_weights`); they replace verl's `response_mask` in the numerator of
+every term (policy loss, entropy, KL), so with weight 0 junior tokens get exactly zero
+gradient. The **denominator** of the token-mean (`loss_denominator`):
+- `senior_tokens`: the same weights, so junior tokens neither contribute nor dilute and a
+  response written entirely by the junior contributes nothing;
+- `all_response_tokens`: every response token, junior ones included, as the paper's runs
+  did (the release's verl sets `loss_mask = response_mask` and computes the denominator
+  from it before its gate zeroes junior tokens in the numerator). The gradient is then
+  about the senior fraction (~0.5) times the `senior_tokens` one.
+A tandem batch without an authorship mask is an error (`require_authorship_mask`), never
+a silent fall-back to plain GRPO.
 
 Shapes: B = responses in the batch, T = padded response length.
 """
@@ -20,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 
@@ -29,6 +36,8 @@ ADV_ESTIMATORS: dict[str, Callable] = {}
 POLICY_LOSSES: dict[str, Callable] = {}
 AGG_MODES = ("token-mean", "token-sum", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm")
 KL_TYPES = ("k1", "kl", "abs", "k2", "mse", "k3", "low_var_kl")
+# The token-mean's denominator: the gated weights (ours) or every response token (the release's).
+LOSS_DENOMINATORS = ("senior_tokens", "all_response_tokens")
 
 
 def register_adv_est(name: str):
@@ -176,19 +185,28 @@ def _safe(denominator: torch.Tensor) -> torch.Tensor:
     return torch.where(denominator > 0, denominator, torch.ones_like(denominator))
 
 
-def agg_loss(loss_mat: torch.Tensor, weights: torch.Tensor, mode: str = "token-mean", horizon: int | None = None):
+def agg_loss(
+    loss_mat: torch.Tensor,
+    weights: torch.Tensor,
+    mode: str = "token-mean",
+    horizon: int | None = None,
+    denominator: torch.Tensor | None = None,
+):
     """Aggregate a per-token loss [B, T] into a scalar under float token weights [B, T].
 
-    token-mean: sum(w * l) / sum(w) — the paper's mode; the weights set both numerator and
-    denominator, so junior tokens at weight 0 neither contribute nor dilute.
-    The seq-mean modes average over responses with any non-zero weight.
+    token-mean: sum(w * l) / sum(d), where `denominator` d [B, T] is the weights themselves
+    when None (junior tokens at weight 0 neither contribute nor dilute) or the response mask
+    for the release's normalisation (`loss_denominator=all_response_tokens`).
+    The seq-mean modes average over responses with any non-zero d, and seq-mean-token-mean
+    divides each response's sum by its own sum of d.
     `horizon` scales seq-mean-token-sum-norm (default T).
     """
+    counts = weights if denominator is None else denominator.to(weights.dtype)
     if mode == "token-mean":
-        return masked_sum(loss_mat, weights) / _safe(weights.sum())
+        return masked_sum(loss_mat, weights) / _safe(counts.sum())
     if mode == "token-sum":
         return masked_sum(loss_mat, weights)
-    seq_weight = weights.sum(dim=-1)
+    seq_weight = counts.sum(dim=-1)
     has_tokens = (seq_weight > 0).float()
     if mode in ("seq-mean-token-sum", "seq-mean-token-sum-norm"):
         seq_loss = masked_sum(loss_mat, weights, dim=-1)
@@ -206,8 +224,38 @@ def agg_loss(loss_mat: torch.Tensor, weights: torch.Tensor, mode: str = "token-m
 
 
 @dataclass
-class PolicyLossConfig:
-    """The actor loss of the paper's configuration (verl ActorConfig field names)."""
+class TandemLossConfig:
+    """The loss settings tandem adds: how junior-written tokens count (embedded trainer and verl).
+
+    `junior_token_loss_weight` (legacy `tandem_jr_tkn_weight`): the numerator weight of a
+    junior token (0 = the paper's: no gradient). `loss_denominator`: `senior_tokens` (the
+    token-mean divides by the weights: our default) or `all_response_tokens` (divides by
+    every response token, as the release's runs did).
+    """
+
+    junior_token_loss_weight: float = 0.0
+    loss_denominator: str = "senior_tokens"
+
+    ALIASES: ClassVar[dict[str, str]] = {"tandem_jr_tkn_weight": "junior_token_loss_weight"}
+
+    def __post_init__(self):
+        w = self.junior_token_loss_weight
+        if isinstance(w, bool) or not isinstance(w, (int, float)) or w < 0:
+            raise TandemError(f"junior_token_loss_weight must be a number >= 0, got {w!r}")
+        self.junior_token_loss_weight = float(w)
+        if self.loss_denominator not in LOSS_DENOMINATORS:
+            raise TandemError(
+                f"loss_denominator must be one of {', '.join(LOSS_DENOMINATORS)}, got {self.loss_denominator!r}"
+            )
+
+    def tandem_settings(self) -> dict:
+        """The two settings by name (logged at train start)."""
+        return {"junior_token_loss_weight": self.junior_token_loss_weight, "loss_denominator": self.loss_denominator}
+
+
+@dataclass
+class PolicyLossConfig(TandemLossConfig):
+    """The actor loss of the paper's configuration (verl ActorConfig field names) plus tandem's two."""
 
     policy_loss: str = "vanilla"
     clip_ratio: float = 0.2
@@ -221,6 +269,7 @@ class PolicyLossConfig:
     kl_loss_type: str = "low_var_kl"
 
     def __post_init__(self):
+        super().__post_init__()
         if self.loss_agg_mode not in AGG_MODES:
             raise TandemError(f"unknown loss_agg_mode {self.loss_agg_mode!r}; choose one of {', '.join(AGG_MODES)}")
         if self.clip_ratio_c is not None and self.clip_ratio_c <= 1.0:
@@ -239,13 +288,14 @@ def compute_policy_loss_vanilla(
     weights: torch.Tensor,
     loss_agg_mode: str = "token-mean",
     config: PolicyLossConfig | None = None,
+    denominator: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """PPO clipped surrogate with optional dual clip; all inputs [B, T].
 
     ratio = exp(clamp(log_prob - old_log_prob, -20, 20));
     loss = max(-A * ratio, -A * clip(ratio, 1 - eps_low, 1 + eps_high)), and for A < 0
     additionally min(., -A * clip_ratio_c). Returns (scalar loss, metrics) where metrics
-    are weighted means: pg_clipfrac, ppo_kl, pg_clipfrac_lower.
+    are weighted means: pg_clipfrac, ppo_kl, pg_clipfrac_lower. `denominator`: see `agg_loss`.
     """
     cfg = config or PolicyLossConfig()
     low = cfg.clip_ratio if cfg.clip_ratio_low is None else cfg.clip_ratio_low
@@ -265,7 +315,7 @@ def compute_policy_loss_vanilla(
         lower_hit = torch.gt(loss, loss_dual) * (advantages < 0).float()
         metrics["pg_clipfrac_lower"] = masked_mean(lower_hit, weights)
         loss = torch.where(advantages < 0, torch.min(loss_dual, loss), loss)
-    return agg_loss(loss, weights, loss_agg_mode), {k: v.detach() for k, v in metrics.items()}
+    return agg_loss(loss, weights, loss_agg_mode, denominator=denominator), {k: v.detach() for k, v in metrics.items()}
 
 
 # --- entropy and KL ---------------------------------------------------------------------
@@ -299,24 +349,32 @@ def actor_loss(
     weights: torch.Tensor,
     entropy: torch.Tensor | None = None,
     ref_log_prob: torch.Tensor | None = None,
+    response_mask: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """The full actor objective (verl's `ppo_loss`): policy loss - entropy_coeff * H + kl_coef * KL.
 
-    The same `weights` [B, T] (see `token_weights`) gate all three terms.
+    The same `weights` [B, T] (see `token_weights`) gate all three terms; their denominator is
+    set by `cfg.loss_denominator` (`response_mask` [B, T] is needed for `all_response_tokens`).
     """
+    denominator = None
+    if cfg.loss_denominator == "all_response_tokens":
+        if response_mask is None:
+            raise TandemError("loss_denominator=all_response_tokens needs the response_mask; pass it to actor_loss")
+        denominator = torch.as_tensor(response_mask).to(weights.device, weights.dtype)
     pg_loss, pg_metrics = get_policy_loss_fn(cfg.policy_loss)(
-        old_log_prob, log_prob, advantages, weights, cfg.loss_agg_mode, cfg
+        old_log_prob, log_prob, advantages, weights, cfg.loss_agg_mode, cfg, denominator=denominator
     )
     loss = pg_loss
     metrics = {"pg_loss": pg_loss.item(), **{k: v.item() for k, v in pg_metrics.items()}}
     if entropy is not None:
-        entropy_loss = agg_loss(entropy, weights, cfg.loss_agg_mode)
+        entropy_loss = agg_loss(entropy, weights, cfg.loss_agg_mode, denominator=denominator)
         loss = loss - cfg.entropy_coeff * entropy_loss
         metrics["entropy"] = entropy_loss.item()
     if cfg.use_kl_loss:
         if ref_log_prob is None:
             raise TandemError("use_kl_loss is on but no reference log-probs were computed; pass ref_log_prob")
-        kl_loss = agg_loss(kl_penalty(log_prob, ref_log_prob, cfg.kl_loss_type), weights, cfg.loss_agg_mode)
+        kl = kl_penalty(log_prob, ref_log_prob, cfg.kl_loss_type)
+        kl_loss = agg_loss(kl, weights, cfg.loss_agg_mode, denominator=denominator)
         loss = loss + cfg.kl_loss_coef * kl_loss
         metrics["kl_loss"] = kl_loss.item()
     return loss, metrics

@@ -80,8 +80,31 @@ def test_bad_input_gives_one_clear_line_and_exit_code_2(argv, fragment, tiny_dir
     assert len(err) == 1 and err[0].startswith("error:") and fragment in err[0]
 
 
-@pytest.mark.parametrize("command", ["build-tiny", "boundaries", "rollout"])
-def test_every_subcommand_explains_its_flags(command, capsys):
+@pytest.mark.parametrize("command, flags", [
+    ("build-tiny", ["--out", "--seed"]),
+    ("boundaries", ["--tokenizer", "--strategy", "--out"]),
+    ("rollout", ["--senior", "--junior", "--prompts", "--out", "--strategy", "--prob-senior", "--max-gap-tokens",
+                 "--n", "--max-new-tokens", "--temperature", "--seed", "--backend", "--solo"]),
+])
+def test_every_subcommand_explains_its_flags(command, flags, capsys):
     with pytest.raises(SystemExit) as e:
         main([command, "--help"])
-    assert e.value.code == 0 and "--" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert e.value.code == 0
+    missing = [f for f in flags if f"  {f} " not in out and f"  {f}\n" not in out]
+    assert not missing, f"{command} --help does not describe {missing}"
+
+
+def test_rollout_defaults_are_the_configs_own(capsys):
+    from tandem.config import TandemConfig
+    from tandem.sampling import SamplingConfig
+
+    with pytest.raises(SystemExit):
+        main(["rollout", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    t, s = TandemConfig(), SamplingConfig()
+    for flag, default in [("--prob-senior", t.prob_senior), ("--max-gap-tokens", t.max_gap_tokens),
+                          ("--chunk-size", t.chunk_size), ("--first-author", t.first_author),
+                          ("--temperature", s.temperature), ("--max-new-tokens", s.max_new_tokens)]:
+        described = out.split(f"{flag} ", 2)[-1].split(" --", 1)[0]
+        assert f"(default {default}" in described, (flag, described)

@@ -37,11 +37,33 @@ def test_quick_demo_writes_report_figures_and_results(quick_demo):
         assert (quick_demo / fig).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     results = json.loads((quick_demo / "eval" / "results.json").read_text())
     for name in ("base", "grpo", "tandem"):
-        for key in ("solo_acc", "handoff_acc", "drift_js_vs_base", "solo_terse_share"):
+        for key in ("drift_js_vs_base", "solo_terse_share"):
             assert 0.0 <= results[name][key] <= 1.0, (name, key)
         assert 0.0 < results[name]["handoff_senior_fraction"] < 1.0
+    check_accuracy_against_the_graded_samples(quick_demo, results)
     timings = json.loads((quick_demo / "timings.json").read_text())
     assert set(timings) == set(PHASES)
+
+
+def check_accuracy_against_the_graded_samples(out, results):
+    """Each accuracy is the share of correct samples; the base's solo samples re-graded from their tokens agree."""
+    from tandem.grading import reward
+    from tandem.models import load_tokenizer
+    from tandem.task import generate_problems
+    from tandem.train.demo import demo_config
+
+    cfg = demo_config(quick=True)
+    n, problems = cfg.eval.n_samples, generate_problems("test", cfg.eval.n_problems, cfg.seed, cfg.task)
+    for name in ("base", "grpo", "tandem"):
+        for kind in ("solo", "handoff"):
+            counts = results[name][f"{kind}_counts"]
+            assert len(counts) == len(problems) and all(0 <= c <= n for c in counts)
+            assert results[name][f"{kind}_acc"] == sum(counts) / (n * len(problems)), (name, kind)
+    tokenizer = load_tokenizer(out / "sft" / "model")
+    base = json.loads((out / "eval" / "base.json").read_text())
+    regraded = [sum(int(reward(tokenizer.decode(t, skip_special_tokens=True), p.answer)) for t in group)
+                for group, p in zip(base["solo_tokens"], problems, strict=True)]
+    assert regraded == results["base"]["solo_counts"]
 
 
 def test_quick_demo_trains_both_methods_on_the_same_problems(quick_demo):

@@ -95,3 +95,55 @@ def test_junior_tokens_get_weighted_gradient_at_positive_weight(tiny_dir):
     torch.testing.assert_close(logp_grad, -adv * weights / weights.sum(), rtol=1e-5, atol=1e-8)
     junior = (authorship == 0) & (response_mask > 0)
     assert logp_grad[junior].abs().min() > 0
+
+
+# --- the token-mean's denominator (`loss_denominator`) ------------------------------------------
+
+HAND_AUTHORSHIP = torch.tensor([[1, 0, 0, 1, 0], [0, 0, 0, 0, 0], [1, 1, 0, 1, 0]])
+HAND_MASK = torch.tensor([[1, 1, 1, 1, 0], [1, 1, 0, 0, 0], [1, 1, 1, 1, 1]])
+HAND_ADV = torch.tensor([[0.5, -1.0, 2.0, 1.5, 9.0], [3.0, 3.0, 9.0, 9.0, 9.0], [-0.5, -0.25, 4.0, 1.0, -2.0]])
+
+
+@pytest.mark.parametrize(
+    "denominator, divide_by",
+    [("senior_tokens", 5.0), ("all_response_tokens", 11.0)],  # 5 senior tokens, 11 response tokens
+)
+def test_loss_denominator_on_a_hand_built_batch(denominator, divide_by):
+    """On-policy, loss = -sum(A * w) / D and d loss / d logp = -A * w / D, with D by the setting."""
+    log_prob = torch.zeros(3, 5, requires_grad=True)
+    weights = grpo.token_weights(HAND_AUTHORSHIP, HAND_MASK, 0.0)
+    cfg = grpo.PolicyLossConfig(loss_denominator=denominator)
+    loss, _ = grpo.actor_loss(cfg, log_prob, log_prob.detach(), HAND_ADV, weights, response_mask=HAND_MASK)
+    loss.backward()
+    senior_adv = 0.5 + 1.5 - 0.5 - 0.25 + 1.0  # A over the senior tokens
+    assert loss.item() == pytest.approx(-senior_adv / divide_by, abs=1e-7)
+    want = -HAND_ADV * HAND_AUTHORSHIP * HAND_MASK / divide_by
+    torch.testing.assert_close(log_prob.grad, want.float(), rtol=0, atol=1e-7)
+
+
+def test_release_denominator_needs_the_response_mask():
+    weights = grpo.token_weights(HAND_AUTHORSHIP, HAND_MASK, 0.0)
+    cfg = grpo.PolicyLossConfig(loss_denominator="all_response_tokens")
+    with pytest.raises(TandemError, match="needs the response_mask"):
+        grpo.actor_loss(cfg, torch.zeros(3, 5), torch.zeros(3, 5), HAND_ADV, weights)
+
+
+def test_trainer_honours_the_loss_denominator(tiny_dir, tmp_path):
+    """The trainer's update: the release's gradient is the senior fraction times ours (one on-policy step)."""
+    from tandem.train.grpo_trainer import GRPOTrainer, TrainConfig
+
+    norms, fracs = {}, {}
+    for denominator in ("senior_tokens", "all_response_tokens"):
+        cfg = TrainConfig(
+            model=str(tiny_dir), out=str(tmp_path / denominator), prompts_per_step=2, group_size=2,
+            max_new_tokens=8, n_train_problems=4, n_val_problems=1, ppo_mini_batches=1, grad_clip=1e9,
+        )
+        cfg.loss.loss_denominator = denominator
+        trainer = GRPOTrainer(cfg, progress=False)
+        batch = trainer.rollout(0)
+        batch["token_level_rewards"][0, 0] += 1.0  # a non-zero advantage in every case
+        weights = grpo.token_weights(batch["authorship_mask"], batch["response_mask"])
+        fracs[denominator] = (weights.sum() / batch["response_mask"].sum()).item()
+        norms[denominator] = trainer.update(batch, 0)["grad_norm"]
+    assert fracs["senior_tokens"] < 1
+    assert norms["all_response_tokens"] == pytest.approx(norms["senior_tokens"] * fracs["senior_tokens"], rel=1e-4)

@@ -104,6 +104,16 @@ def test_agg_loss_with_float_weights_equals_verl(mode):
     torch.testing.assert_close(grpo.agg_loss(loss_mat, weights, mode), ours, rtol=0, atol=0)
 
 
+def test_release_denominator_equals_verl_with_the_engines_token_count():
+    """`all_response_tokens`: verl's token-mean with batch_num_tokens counted from the ungated loss_mask."""
+    _, response_mask, authorship, _, new, _ = _batch(5)
+    weights = grpo.token_weights(authorship, response_mask, 0.0)
+    ours = grpo.agg_loss(new, weights, "token-mean", denominator=response_mask)
+    verl = core_algos.agg_loss(new, weights, "token-mean", batch_num_tokens=response_mask.sum())
+    torch.testing.assert_close(ours, verl, rtol=1e-6, atol=1e-7)
+    assert not torch.allclose(ours, grpo.agg_loss(new, weights, "token-mean"))  # the two settings differ here
+
+
 @pytest.mark.parametrize("kind", ["k1", "abs", "k2", "low_var_kl"])
 def test_kl_penalty_equals_verl(kind):
     _, _, _, old, new, _ = _batch(4)

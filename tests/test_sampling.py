@@ -40,7 +40,12 @@ def test_greedy_takes_the_argmax():
     assert sample_tokens(logits, SamplingConfig(temperature=0.0), torch.zeros(2)).tolist() == [1, 0]
 
 
-@pytest.mark.parametrize("kwargs", [{"temperature": -1}, {"top_p": 0}, {"top_k": -1}, {"max_new_tokens": 0}])
-def test_invalid_sampling_values_are_refused(kwargs):
-    with pytest.raises(TandemError):
+@pytest.mark.parametrize("kwargs, message", [
+    ({"temperature": -1}, r"^temperature must be >= 0, got -1$"),
+    ({"top_p": 0}, r"^top_p must be in \(0, 1\], got 0$"),
+    ({"top_k": -1}, r"^top_k must be >= 0 \(0 = off\), got -1$"),
+    ({"max_new_tokens": 0}, r"^max_new_tokens must be >= 1, got 0$"),
+])
+def test_invalid_sampling_values_are_refused(kwargs, message):
+    with pytest.raises(TandemError, match=message):
         SamplingConfig(**kwargs)

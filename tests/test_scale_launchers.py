@@ -97,6 +97,7 @@ def test_launchers_set_the_canonical_run(argvs):
     assert all(b in t["data.val_files"] for b in ("amc_23_25", "aime_24_26", "minerva"))
     assert (t["tandem.selection_strategy"], t["tandem.prob_senior"]) == ("word", "0.5")
     assert (t["tandem.max_gap_tokens"], t["tandem.junior_token_loss_weight"]) == ("32", "0")
+    assert t["tandem.loss_denominator"] == "all_response_tokens"  # the release's token-mean (SPEC §8)
     assert t["tandem.junior_model"] == t["actor_rollout_ref.model.path"]  # self-paired
 
 

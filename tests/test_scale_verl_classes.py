@@ -87,7 +87,7 @@ def test_gated_worker_gates_before_verls_update_and_reports_the_senior_fraction(
 
     monkeypatch.setattr(TrainingWorker, "train_mini_batch", verl_update)
     worker = object.__new__(verl_workers.SeniorGatedTrainingWorker)
-    worker.junior_token_loss_weight = 0.0
+    worker.junior_token_loss_weight, worker.loss_denominator = 0.0, "senior_tokens"
     worker.engine = type("E", (), {"get_data_parallel_group": lambda self: None})()
     out = verl_workers.SeniorGatedTrainingWorker.train_mini_batch(worker, fake_batch())
     assert seen["loss_mask"] == [1, 0, 1, 0, 0]
@@ -99,7 +99,7 @@ def test_gated_worker_gates_before_verls_update_and_reports_the_senior_fraction(
 def test_gated_worker_stops_when_no_senior_token_is_left(monkeypatch):
     monkeypatch.setattr(TrainingWorker, "train_mini_batch", lambda self, data: pytest.fail("must not train"))
     worker = object.__new__(verl_workers.SeniorGatedTrainingWorker)
-    worker.junior_token_loss_weight = 0.0
+    worker.junior_token_loss_weight, worker.loss_denominator = 0.0, "senior_tokens"
     worker.engine = type("E", (), {"get_data_parallel_group": lambda self: None})()
     batch = fake_batch()
     batch["authorship_mask"] = torch.nested.nested_tensor(

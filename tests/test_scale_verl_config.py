@@ -19,7 +19,7 @@ from tandem.integrations.verl_tandem import (  # noqa: E402
     TRAINER_MODE,
     TandemVerlConfig,
     apply_tandem,
-    worker_junior_weight,
+    worker_loss_config,
 )
 from vllm_source.engine_config import ARCHITECTURE, PROCESSOR_CLASS  # noqa: E402
 
@@ -46,7 +46,7 @@ def test_fractional_junior_weight_is_refused_on_the_verl_path():
         TandemVerlConfig.from_dict({"enable": True, "junior_token_loss_weight": 0.5})
 
 
-@pytest.mark.parametrize("bad", [{"prob_seniors": 0.5}, {"frozen_gpu_devices": [1]}])
+@pytest.mark.parametrize("bad", [{"prob_seniors": 0.5}, {"frozen_gpu_devices": [1]}, {"senior_model": "x"}])
 def test_unknown_or_obsolete_keys_are_refused(bad):
     with pytest.raises(TandemError):
         TandemVerlConfig.from_dict({"enable": True, **bad})
@@ -64,7 +64,19 @@ def test_apply_tandem_points_verl_at_the_tandem_classes():
     assert overrides["architectures"] == [ARCHITECTURE]
     assert overrides["tandem"]["prob_senior"] == 0.25
     assert overrides["tandem"]["junior_model"] == "org/senior"  # self-paired by default
-    assert worker_junior_weight(arr) == 0.0
+    loss = worker_loss_config(arr)
+    assert (loss.junior_token_loss_weight, loss.loss_denominator) == (0.0, "all_response_tokens")  # the yaml's
+
+
+def test_typo_in_the_tandem_block_fails_with_the_suggestion():
+    with pytest.raises(TandemError, match=r"^unknown config key 'tandem.prob_senoir': did you mean prob_senior\?$"):
+        apply_tandem(tandem_config("+tandem.prob_senoir=0.9"))
+
+
+def test_loss_denominator_reaches_the_worker():
+    cfg = tandem_config("tandem.loss_denominator=senior_tokens")
+    apply_tandem(cfg)
+    assert worker_loss_config(cfg.actor_rollout_ref).loss_denominator == "senior_tokens"
 
 
 def test_apply_tandem_leaves_a_disabled_config_untouched():
@@ -92,7 +104,9 @@ def test_apply_tandem_refuses_unhonourable_settings(override):
 
 def test_worker_fails_closed_without_the_wiring():
     with pytest.raises(TandemError, match="main_tandem_ppo"):
-        worker_junior_weight(OmegaConf.create({"actor": {}}))
+        worker_loss_config(OmegaConf.create({"actor": {}}))
+    with pytest.raises(TandemError, match="missing or incomplete"):
+        worker_loss_config(OmegaConf.create({"tandem": {"junior_token_loss_weight": 0.0}}))
 
 
 def test_verl_dir_is_not_a_package():

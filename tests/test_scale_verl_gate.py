@@ -3,8 +3,10 @@
 A fake actor batch is laid out as verl's TransferQueue hands it to the training worker
 (jagged nested tensors); the gate is applied, the denominator is computed from
 `loss_mask` as verl's FSDP engine does, and verl's own `ppo_loss` runs. On-policy
-(old = new log-probs) the clipped PPO loss is exactly -sum(A * w) / sum(w), so the
-expected loss and gradient are known in closed form.
+(old = new log-probs) the clipped PPO loss is exactly -sum(A * w) / D, with D = sum(w)
+for `loss_denominator=senior_tokens` (ours) and D = every response token for
+`all_response_tokens` (the release's), so the expected loss and gradient are known in
+closed form.
 """
 
 from __future__ import annotations
@@ -68,49 +70,97 @@ def expected_loss(adv, weights) -> torch.Tensor:
     return num / sum(sum(w) for w in weights)
 
 
+def expected_grads(seq_logp: torch.Tensor, adv, divide_by: float):
+    """(got, want) per response: d loss / d logp = -A * [senior] / D on the response positions."""
+    start = 0
+    for p, r, mask, a in zip(PROMPT_LENS, RESPONSE_LENS, AUTHORSHIP, adv, strict=True):
+        grad = seq_logp.grad[start + p - 1 : start + p - 1 + r]
+        yield grad, torch.tensor([-a_t / divide_by if m else 0.0 for a_t, m in zip(a.tolist(), mask, strict=True)])
+        start += p + r
+
+
 def test_gated_verl_loss_is_senior_token_mean():
     data, seq_logp, adv = actor_batch()
-    apply_senior_gate(data, junior_token_loss_weight=0.0)
+    apply_senior_gate(data, 0.0, "senior_tokens")
     loss = run_verl_loss(data, seq_logp)
     torch.testing.assert_close(loss, expected_loss(adv, AUTHORSHIP))
 
 
 def test_gated_verl_loss_gives_junior_tokens_zero_gradient():
     data, seq_logp, adv = actor_batch()
-    apply_senior_gate(data, junior_token_loss_weight=0.0)
+    apply_senior_gate(data, 0.0, "senior_tokens")
     run_verl_loss(data, seq_logp).backward()
-    n_senior = sum(map(sum, AUTHORSHIP))
-    start = 0
-    for p, r, mask, a in zip(PROMPT_LENS, RESPONSE_LENS, AUTHORSHIP, adv, strict=True):
-        grad = seq_logp.grad[start + p - 1 : start + p - 1 + r]
-        want = torch.tensor([-a_t / n_senior if m else 0.0 for a_t, m in zip(a.tolist(), mask, strict=True)])
-        torch.testing.assert_close(grad, want)
-        start += p + r
+    for got, want in expected_grads(seq_logp, adv, sum(map(sum, AUTHORSHIP))):
+        torch.testing.assert_close(got, want)
+
+
+def test_release_denominator_divides_by_all_response_tokens():
+    data, seq_logp, adv = actor_batch()
+    apply_senior_gate(data, 0.0, "all_response_tokens")
+    loss = run_verl_loss(data, seq_logp)
+    n_all = sum(RESPONSE_LENS)
+    num = sum((-a * torch.tensor(w, dtype=torch.float32)).sum() for a, w in zip(adv, AUTHORSHIP, strict=True))
+    torch.testing.assert_close(loss, num / n_all)
+    loss.backward()
+    for got, want in expected_grads(seq_logp, adv, n_all):
+        torch.testing.assert_close(got, want)
+
+
+@pytest.mark.parametrize("denominator", ["senior_tokens", "all_response_tokens"])
+def test_verl_gate_matches_the_embedded_loss(denominator):
+    """verl's ppo_loss behind the gate == tandem.grpo.actor_loss on the padded batch, for both settings."""
+    from tandem.grpo import PolicyLossConfig, actor_loss, token_weights
+
+    data, seq_logp, adv = actor_batch()
+    apply_senior_gate(data, 0.0, denominator)
+    verl_loss = run_verl_loss(data, seq_logp)
+    T = max(RESPONSE_LENS)
+    pad = lambda rows: torch.stack([torch.nn.functional.pad(torch.as_tensor(r, dtype=torch.float32), (0, T - len(r)))
+                                    for r in rows])  # noqa: E731
+    mask = pad([[1] * r for r in RESPONSE_LENS])
+    logp = pad([[0.0] * r for r in RESPONSE_LENS])
+    cfg = PolicyLossConfig(loss_denominator=denominator)
+    weights = token_weights(pad(AUTHORSHIP), mask, 0.0)
+    ours, _ = actor_loss(cfg, logp, logp, pad([a.tolist() for a in adv]), weights, response_mask=mask)
+    torch.testing.assert_close(verl_loss, ours)
+
+
+def test_release_denominator_without_a_loss_mask_counts_the_response_mask():
+    data, _, _ = actor_batch()
+    del data["loss_mask"]
+    apply_senior_gate(data, 0.0, "all_response_tokens")
+    assert data["loss_mask"].values().sum().item() == sum(RESPONSE_LENS)
+
+
+def test_gate_refuses_an_unknown_denominator():
+    data, _, _ = actor_batch()
+    with pytest.raises(TandemError, match="loss_denominator must be one of"):
+        apply_senior_gate(data, 0.0, "senior")
 
 
 def test_junior_weight_one_equals_ungated_verl_loss():
     data, seq_logp, adv = actor_batch()
     plain = run_verl_loss(data.clone(), seq_logp)
-    apply_senior_gate(data, junior_token_loss_weight=1.0)
+    apply_senior_gate(data, 1.0, "senior_tokens")
     torch.testing.assert_close(run_verl_loss(data, seq_logp), plain)
 
 
 def test_gate_fails_closed_without_authorship_mask():
     data, _, _ = actor_batch(with_mask=False)
     with pytest.raises(TandemError, match="authorship_mask"):
-        apply_senior_gate(data, junior_token_loss_weight=0.0)
+        apply_senior_gate(data, 0.0, "senior_tokens")
 
 
 def test_gate_refuses_mask_with_other_lengths():
     data, _, _ = actor_batch()
     data["authorship_mask"] = nested([[1, 0, 0], [0, 0, 1], [1, 1, 0, 1, 0]], torch.int64)
     with pytest.raises(TandemError, match="lengths"):
-        apply_senior_gate(data, junior_token_loss_weight=0.0)
+        apply_senior_gate(data, 0.0, "senior_tokens")
 
 
 def test_gate_counts_senior_fraction_and_junior_only_responses():
     data, _, _ = actor_batch()
-    counts = apply_senior_gate(data, junior_token_loss_weight=0.0)
+    counts = apply_senior_gate(data, 0.0, "senior_tokens")
     m = counts.metrics()
     assert m["tandem/senior_token_fraction"] == pytest.approx(5 / 11)
     assert m["tandem/junior_only_response_fraction"] == pytest.approx(1 / 3)
@@ -121,7 +171,7 @@ def test_gate_handles_padded_layout():
     data = TensorDict(
         {"response_mask": mask, "authorship_mask": torch.tensor([[1, 0, 1, 1], [0, 1, 1, 1]])}, batch_size=[2]
     )
-    counts = apply_senior_gate(data, junior_token_loss_weight=0.0)
+    counts = apply_senior_gate(data, 0.0, "senior_tokens")
     assert data["response_mask"].tolist() == [[1, 0, 1, 0], [0, 1, 0, 0]]
     assert counts.senior_tokens == 3 and counts.response_tokens == 5
 
@@ -129,5 +179,5 @@ def test_gate_handles_padded_layout():
 @pytest.mark.parametrize("weight, gated", [(0.0, 11 - 5), (1.0, 0)])
 def test_gate_counts_the_junior_tokens_it_gives_weight_zero(weight, gated):
     data, _, _ = actor_batch()
-    counts = apply_senior_gate(data, junior_token_loss_weight=weight)
+    counts = apply_senior_gate(data, weight, "senior_tokens")
     assert counts.metrics()["tandem/gated_junior_tokens"] == gated

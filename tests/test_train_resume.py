@@ -86,6 +86,16 @@ def test_checkpoint_is_written_atomically(tiny_dir, tmp_path):
     assert not [n for n in names if n.endswith(".tmp")]
     state = torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=False)
     assert state["step"] == 2 and {"model", "optimizer", "rng"} <= set(state)
+    loss = state["extra"]["config"]["loss"]  # the loss settings travel with every checkpoint
+    assert (loss["junior_token_loss_weight"], loss["loss_denominator"]) == (0.0, "senior_tokens")
+
+
+def test_resume_under_another_loss_denominator_is_an_error(tiny_dir, tmp_path):
+    GRPOTrainer(_cfg(tiny_dir, tmp_path / "run", steps=1), reward_fn=_text_reward, progress=False).train()
+    cfg = _cfg(tiny_dir, tmp_path / "run", steps=2)
+    cfg.loss.loss_denominator = "all_response_tokens"
+    with pytest.raises(TandemError, match="loss.loss_denominator"):
+        GRPOTrainer(cfg, progress=False).train(resume=True)
 
 
 def test_resume_with_a_changed_config_is_an_error(tiny_dir, tmp_path):

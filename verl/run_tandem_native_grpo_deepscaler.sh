@@ -24,6 +24,7 @@ TANDEM_ARGS=(
     tandem.prob_senior=0.5               # fair coin at each redraw
     tandem.max_gap_tokens=32             # redraw at the latest after 32 tokens without a boundary
     tandem.junior_token_loss_weight=0    # junior-written tokens get no gradient
+    tandem.loss_denominator=all_response_tokens  # token-mean over all response tokens, as the release's runs
     tandem.junior_model=$JUNIOR_MODEL
     tandem.seed=0
 )

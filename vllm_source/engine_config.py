@@ -33,7 +33,7 @@ def tandem_engine_kwargs(cfg: TandemConfig, senior_model: str, **engine_kwargs) 
 
     The junior is `cfg.junior_model`, or the senior's own checkpoint when unset (the
     paper's self-paired junior). Eager mode is the default because CUDA-graph capture of
-    the two-model wrapper has not been exercised (README "Status").
+    the two-model wrapper has not been exercised (vllm_source/README.md, "Limits and open risks").
     """
     for key, (harmless, what) in _REFUSED.items():
         value = engine_kwargs.get(key)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from tandem.errors import TandemError
 
-EXTRA_KEY = "tandem_request_key"  # int: keys the request's coins (tandem.process.request_key)
+EXTRA_KEY = "tandem_request_key"  # int: keys the request's coins (tandem.coins.request_key)
 EXTRA_SOLO = "tandem_solo"  # bool: the senior writes every token (validation)
 
 

@@ -1,7 +1,8 @@
 """The arguments every config-driven subcommand (`sft`, `train`) shares, and the config they build.
 
 `--config FILE` then `key=value` overrides then explicit flags (`--model`, `--out`, ...):
-the later wins. `tandem.config_files` does the loading and the type checks.
+the later wins. `tandem.config_files` does the loading and the type checks; the flags'
+values merge as the typed values argparse gave them, never re-parsed as text.
 """
 
 from __future__ import annotations
@@ -23,5 +24,5 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
 
 def config_from_args(cls, args: argparse.Namespace, flags: tuple[str, ...]):
     """`cls` from --config, then key=value overrides, then the explicit `flags` that were given."""
-    explicit = [f"{n}={getattr(args, n)}" for n in flags if getattr(args, n, None) is not None]
-    return load_config(cls, args.config, list(args.overrides) + explicit)
+    explicit = {n: getattr(args, n) for n in flags if getattr(args, n, None) is not None}
+    return load_config(cls, args.config, list(args.overrides), flags=explicit)

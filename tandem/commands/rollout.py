@@ -1,10 +1,25 @@
-"""`tandem-rlvr rollout`: co-generate responses with a senior and a junior (or solo)."""
+"""`tandem-rlvr rollout`: co-generate responses with a senior and a junior (or solo).
+
+The tandem and sampling flags set `TandemConfig` and `SamplingConfig` fields; their
+defaults are the dataclasses' own (read here, never re-declared), and `--seed` keys the
+coins and the sampling alike (model_spec/SPEC.md §4).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from tandem.config import ENGINE_MODES, STRATEGIES
+from tandem.config import AUTHORS, ENGINE_MODES, STRATEGIES, TandemConfig
+from tandem.sampling import SamplingConfig
+
+# flag dest -> (config, field)
+TANDEM_FLAGS = {"strategy": "selection_strategy", "prob_senior": "prob_senior", "max_gap_tokens": "max_gap_tokens",
+                "chunk_size": "chunk_size", "first_author": "first_author"}
+SAMPLING_FLAGS = ("temperature", "top_p", "top_k", "max_new_tokens")
+
+
+def _default(cls, name: str):
+    return cls.__dataclass_fields__[name].default
 
 
 def register(sub) -> None:
@@ -23,18 +38,23 @@ def register(sub) -> None:
     p.add_argument("--prompts", required=True, type=Path,
                    help='JSONL file, one {"id": ..., "prompt": ...} per line; the prompt is wrapped in the chat template')
     p.add_argument("--out", required=True, type=Path, help="output JSONL path")
-    p.add_argument("--strategy", default="word", choices=STRATEGIES, help="selection strategy (default: word, the paper's)")
-    p.add_argument("--prob-senior", type=float, default=0.5, help="P(senior) at each coin redraw (default 0.5)")
-    p.add_argument("--max-gap-tokens", type=int, default=32, help="word: redraw after at most this many tokens (default 32)")
-    p.add_argument("--chunk-size", type=int, default=16, help="chunk: toggle authors every this many tokens (default 16)")
-    p.add_argument("--first-author", default="senior", choices=["senior", "junior"],
-                   help="who starts, for the deterministic strategies (default senior)")
+    t, s = (lambda n: _default(TandemConfig, n)), (lambda n: _default(SamplingConfig, n))
+    p.add_argument("--strategy", choices=STRATEGIES, help=f"selection strategy (default {t('selection_strategy')})")
+    p.add_argument("--prob-senior", type=float, help=f"P(senior) at each coin redraw (default {t('prob_senior')})")
+    p.add_argument("--max-gap-tokens", type=int,
+                   help=f"word: redraw after at most this many tokens (default {t('max_gap_tokens')})")
+    p.add_argument("--chunk-size", type=int,
+                   help=f"chunk: toggle authors every this many tokens (default {t('chunk_size')})")
+    p.add_argument("--first-author", choices=AUTHORS,
+                   help=f"who starts, for the deterministic strategies (default {t('first_author')})")
     p.add_argument("--n", type=int, default=1, help="responses per prompt (default 1)")
-    p.add_argument("--max-new-tokens", type=int, default=256, help="token budget per response (default 256)")
-    p.add_argument("--temperature", type=float, default=0.6, help="sampling temperature; 0 = greedy (default 0.6, the paper's)")
-    p.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling mass (default 1.0 = off)")
-    p.add_argument("--top-k", type=int, default=0, help="top-k sampling (default 0 = off)")
-    p.add_argument("--seed", type=int, default=0, help="seeds both the authorship coins and token sampling (default 0)")
+    p.add_argument("--max-new-tokens", type=int, help=f"token budget per response (default {s('max_new_tokens')})")
+    p.add_argument("--temperature", type=float,
+                   help=f"sampling temperature; 0 = greedy (default {s('temperature')}; "
+                        "the paper's training rollouts: 0.6)")
+    p.add_argument("--top-p", type=float, help=f"nucleus sampling mass (default {s('top_p')} = off)")
+    p.add_argument("--top-k", type=int, help=f"top-k sampling (default {s('top_k')} = off)")
+    p.add_argument("--seed", type=int, default=0, help="keys both the authorship coins and token sampling (default 0)")
     p.add_argument("--batch-size", type=int, default=64, help="requests decoded together (default 64)")
     p.add_argument("--mode", default="auto", choices=list(ENGINE_MODES),
                    help="engine: decoding mode, all giving the same tokens: auto (default: lazy for one prompt, else "
@@ -78,11 +98,10 @@ def run(args) -> int:
     from tqdm.auto import tqdm
 
     from tandem.coins import request_key
-    from tandem.config import TandemConfig
     from tandem.errors import TandemError
     from tandem.jsonl import read_jsonl, write_jsonl
     from tandem.models import load_tokenizer
-    from tandem.sampling import SamplingConfig
+    from tandem.strict import build
 
     if not args.solo and not args.junior:
         raise TandemError("--junior is required unless --solo is given")
@@ -91,11 +110,9 @@ def run(args) -> int:
     rows = read_jsonl(args.prompts, required=("id", "prompt"))
     if not rows:
         raise TandemError(f"{args.prompts} holds no prompts")
-    tandem = TandemConfig(selection_strategy=args.strategy, prob_senior=args.prob_senior,
-                          max_gap_tokens=args.max_gap_tokens, chunk_size=args.chunk_size,
-                          first_author=args.first_author, seed=args.seed)
-    sampling = SamplingConfig(temperature=args.temperature, top_p=args.top_p, top_k=args.top_k,
-                              max_new_tokens=args.max_new_tokens, seed=args.seed)
+    given = lambda names: {names[k]: getattr(args, k) for k in names if getattr(args, k) is not None}  # noqa: E731
+    tandem = build(TandemConfig, {**given(TANDEM_FLAGS), "seed": args.seed})
+    sampling = build(SamplingConfig, {**given({k: k for k in SAMPLING_FLAGS}), "seed": args.seed})
     tokenizer = load_tokenizer(args.senior)
     backend = build_backend(args, tandem, tokenizer)
     jobs = [(row, s) for row in rows for s in range(args.n)]

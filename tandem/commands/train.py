@@ -16,7 +16,7 @@ def register(subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=_epilog(),
         description=HELP + ". Every TrainConfig field can be set in "
-        "--config or as key=value (e.g. steps=80 tandem.junior_token_loss_weight=0.1 "
+        "--config or as key=value (e.g. steps=80 loss.junior_token_loss_weight=0.1 "
         "loss.clip_ratio_high=0.28).",
     )
     add_config_arguments(p, "TrainConfig")

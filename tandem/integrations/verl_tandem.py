@@ -7,10 +7,13 @@ sibling modules and call into here.
 Where the authorship mask enters verl's loss (the *senior gate*): verl 0.9.1 computes
 the token-mean denominator from `loss_mask` (in the engine, before the loss function)
 and passes `response_mask` to the policy loss, the entropy and the KL term. Before the
-actor update we replace both by the token weights of `tandem.grpo.token_weights`
-(1 senior, `junior_token_loss_weight` junior, 0 padding), so every term and the
-denominator count senior tokens only. verl's `ppo_loss` casts the mask to bool, so
-this path takes `junior_token_loss_weight` in {0, 1} and refuses fractions.
+actor update we replace `response_mask` by the token weights of `tandem.grpo.token_weights`
+(1 senior, `junior_token_loss_weight` junior, 0 padding), so every term's numerator counts
+senior tokens only. `loss_denominator` decides `loss_mask`: `senior_tokens` replaces it
+too (the denominator counts senior tokens); `all_response_tokens` leaves it alone (the
+denominator counts every response token, as the release's verl does with its
+`loss_mask = response_mask`). verl's `ppo_loss` casts the mask to bool, so this path
+takes `junior_token_loss_weight` in {0, 1} and refuses fractions.
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 
 from tandem.config import TandemConfig
 from tandem.errors import TandemError
-from tandem.grpo import require_authorship_mask, token_weights
+from tandem.grpo import TandemLossConfig, require_authorship_mask, token_weights
+from tandem.strict import build, unknown_key, valid_keys
 from vllm_source.engine_config import tandem_engine_kwargs
 
 logger = logging.getLogger(__name__)
@@ -33,7 +37,7 @@ AGENT_LOOP = "tandem_agent"  # registered by verl_agent_loop
 AGENT_LOOP_MANAGER = "tandem.integrations.verl_agent_loop.TandemAgentLoopManager"
 REWARD_PATH = "pkg://tandem.integrations.verl_reward"
 WORKER_KEY = "tandem"  # actor_rollout_ref.tandem: what the actor worker needs
-EXTRA_KEYS = {"senior_architecture"}  # backend keys TandemConfig passes through in `extra`
+LOSS_BLOCK_KEYS = tuple(valid_keys(TandemLossConfig))  # loss settings beside the process keys in `tandem:`
 
 
 # --- config -----------------------------------------------------------------------------
@@ -41,10 +45,16 @@ EXTRA_KEYS = {"senior_architecture"}  # backend keys TandemConfig passes through
 
 @dataclass
 class TandemVerlConfig:
-    """The `tandem:` block of the Hydra config: an on/off switch plus the tandem process."""
+    """The `tandem:` block of the Hydra config: an on/off switch, the tandem process and the loss settings.
+
+    The block is flat (`tandem.prob_senior`, `tandem.junior_token_loss_weight`,
+    `tandem.loss_denominator`); its keys are split here into `process` (TandemConfig) and
+    `loss` (TandemLossConfig), each parsed strictly.
+    """
 
     enable: bool = False
     process: TandemConfig = field(default_factory=TandemConfig)
+    loss: TandemLossConfig = field(default_factory=TandemLossConfig)
 
     @classmethod
     def from_dict(cls, d: dict | None) -> TandemVerlConfig:
@@ -53,19 +63,21 @@ class TandemVerlConfig:
         if "enabled" in d and "enable" in d and bool(d["enabled"]) != bool(d["enable"]):
             raise TandemError("both 'enabled' (legacy) and 'enable' are set with different values; keep 'enable'")
         legacy = d.pop("enabled", False)
-        enable = bool(d.pop("enable", legacy))
+        enable = build(_Switch, {"enable": d.pop("enable", legacy)}, "tandem").enable
         if "frozen_gpu_devices" in d:
             raise TandemError("frozen_gpu_devices: the junior runs inside the senior's vLLM engine here; remove it")
-        process = TandemConfig.from_dict(d)
-        unknown = set(process.extra) - EXTRA_KEYS
-        if unknown:
-            raise TandemError(f"unknown tandem keys {sorted(unknown)}; see verl/config/tandem_trainer.yaml")
-        if enable and process.junior_token_loss_weight not in (0.0, 1.0):
+        valid = ["enable", "enabled", *LOSS_BLOCK_KEYS, *valid_keys(TandemConfig)]
+        for key in d:
+            if key not in valid:
+                raise unknown_key(str(key), valid, "tandem")
+        loss = build(TandemLossConfig, {k: v for k, v in d.items() if k in LOSS_BLOCK_KEYS}, "tandem")
+        process = TandemConfig.from_dict({k: v for k, v in d.items() if k not in LOSS_BLOCK_KEYS}, "tandem")
+        if enable and loss.junior_token_loss_weight not in (0.0, 1.0):
             raise TandemError(
-                f"junior_token_loss_weight={process.junior_token_loss_weight}: the verl path supports 0 (paper) or 1, "
+                f"junior_token_loss_weight={loss.junior_token_loss_weight}: the verl path supports 0 (paper) or 1, "
                 "because verl 0.9.1's ppo_loss casts the loss mask to bool"
             )
-        return cls(enable=enable, process=process)
+        return cls(enable=enable, process=process, loss=loss)
 
     @classmethod
     def from_hydra(cls, config: DictConfig) -> TandemVerlConfig:
@@ -75,7 +87,12 @@ class TandemVerlConfig:
 
     @property
     def junior_token_loss_weight(self) -> float:
-        return self.process.junior_token_loss_weight
+        return self.loss.junior_token_loss_weight
+
+
+@dataclass
+class _Switch:
+    enable: bool = False
 
 
 # --- the senior gate ------------------------------------------------------------------------
@@ -125,13 +142,15 @@ def _same_layout(a, b) -> bool:
     return torch.equal(a[1], b[1]) if a[0] == "nested" else a[1] == b[1]
 
 
-def apply_senior_gate(data, junior_token_loss_weight: float) -> GateCounts:
-    """Replace `response_mask` (and `loss_mask`) of a verl actor batch by the senior gate, in place.
+def apply_senior_gate(data, junior_token_loss_weight: float, loss_denominator: str) -> GateCounts:
+    """Replace `response_mask` of a verl actor batch by the senior gate, in place; `loss_mask` too
+    when `loss_denominator` is `senior_tokens` (see the module docstring).
 
     `data` is the TensorDict verl 0.9.1 hands to `TrainingWorker.train_mini_batch`: jagged
     nested [B, (T_i)] masks from TransferQueue, or padded [B, T] ones. Raises `TandemError`
     when the batch has no `authorship_mask` (fail closed) or its layout differs.
     """
+    TandemLossConfig(junior_token_loss_weight, loss_denominator)  # validates both
     response_mask = data["response_mask"]
     flat_resp, layout, rebuild = _flat(response_mask)
     authorship = data.get("authorship_mask", None)
@@ -143,11 +162,15 @@ def apply_senior_gate(data, junior_token_loss_weight: float) -> GateCounts:
     flat_auth = require_authorship_mask({"authorship_mask": flat_auth, "response_mask": flat_resp}, tandem=True)
     weights = token_weights(flat_auth, flat_resp, junior_token_loss_weight)
     gate = rebuild(weights.to(flat_resp.dtype))
-    data["response_mask"] = gate
     if "loss_mask" in data.keys():
         if not _same_layout(layout, _flat(data["loss_mask"])[1]):
             raise TandemError("loss_mask and response_mask have different layouts; cannot gate the loss")
-        data["loss_mask"] = gate
+        if loss_denominator == "senior_tokens":
+            data["loss_mask"] = gate
+    elif loss_denominator == "all_response_tokens":
+        # verl's engine counts the denominator from loss_mask; without one it would count the gate.
+        data["loss_mask"] = response_mask
+    data["response_mask"] = gate
     counts = _counts(flat_auth.bool() & flat_resp.bool(), flat_resp.bool(), layout)
     counts.gated_junior_tokens = float((flat_resp.bool() & ~flat_auth.bool() & (weights == 0)).sum())
     return counts
@@ -218,19 +241,21 @@ def apply_tandem(config: DictConfig) -> TandemVerlConfig:
         arr.rollout.engine_kwargs.vllm.logits_processors = engine["logits_processors"]
         arr.rollout.agent.default_agent_loop = AGENT_LOOP
         arr.rollout.agent.agent_loop_manager_class = AGENT_LOOP_MANAGER
-        arr[WORKER_KEY] = {"junior_token_loss_weight": t.junior_token_loss_weight}
+        arr[WORKER_KEY] = t.loss.tandem_settings()
         config.trainer.v1.trainer_mode = TRAINER_MODE
+    logger.info("tandem loss settings: %s", t.loss.tandem_settings())
     if not arr.rollout.enforce_eager:
         logger.warning("tandem rollout with CUDA graphs has not been exercised; enforce_eager=True is the default")
     return t
 
 
-def worker_junior_weight(actor_rollout_ref: DictConfig) -> float:
-    """The junior token weight the actor worker applies; fail closed if the wiring is missing."""
+def worker_loss_config(actor_rollout_ref: DictConfig) -> TandemLossConfig:
+    """The loss settings the actor worker applies; fail closed if the wiring is missing."""
     block = actor_rollout_ref.get(WORKER_KEY)
-    if block is None or "junior_token_loss_weight" not in block:
+    if block is None or set(block) != {"junior_token_loss_weight", "loss_denominator"}:
         raise TandemError(
-            f"actor_rollout_ref.{WORKER_KEY} is missing: start tandem training through "
+            f"actor_rollout_ref.{WORKER_KEY} is missing or incomplete: start tandem training through "
             "verl/main_tandem_ppo.py (apply_tandem), not verl.trainer.main_ppo"
         )
-    return float(block["junior_token_loss_weight"])
+    return build(TandemLossConfig, OmegaConf.to_container(block) if isinstance(block, DictConfig) else dict(block),
+                 f"actor_rollout_ref.{WORKER_KEY}")

@@ -16,20 +16,25 @@ from verl.utils.device import get_device_id
 from verl.workers.engine_workers import ActorRolloutRefWorker, TrainingWorker
 
 from tandem.errors import TandemError
-from tandem.integrations.verl_tandem import GateCounts, apply_senior_gate, worker_junior_weight
+from tandem.integrations.verl_tandem import GateCounts, apply_senior_gate, worker_loss_config
 
 
 class SeniorGatedTrainingWorker(TrainingWorker):
     """verl's TrainingWorker whose actor updates count senior-written tokens only."""
 
     junior_token_loss_weight: float | None = None  # set by TandemActorRolloutRefWorker.init_model
+    loss_denominator: str | None = None  # likewise
 
     @register(dispatch_mode=make_nd_compute_dataproto_dispatch_fn(mesh_name="train"), blocking=False)
     def train_mini_batch(self, data):
-        if self.junior_token_loss_weight is None:
-            raise TandemError("SeniorGatedTrainingWorker has no junior_token_loss_weight; refusing to train ungated")
-        counts = self._all_ranks(apply_senior_gate(data, self.junior_token_loss_weight))
-        if self.junior_token_loss_weight == 0 and counts.senior_tokens == 0:
+        if self.junior_token_loss_weight is None or self.loss_denominator is None:
+            raise TandemError(
+                "SeniorGatedTrainingWorker has no junior_token_loss_weight / loss_denominator; "
+                "refusing to train ungated"
+            )
+        counts = self._all_ranks(apply_senior_gate(data, self.junior_token_loss_weight, self.loss_denominator))
+        no_senior = self.junior_token_loss_weight == 0 and counts.senior_tokens == 0
+        if no_senior and self.loss_denominator == "senior_tokens":
             # verl's token-mean would divide by a zero token count (NaN weights); stop instead.
             raise TandemError("no senior-written token in this step's batch: nothing to train (prob_senior 0?)")
         output = super().train_mini_batch(data)
@@ -55,7 +60,8 @@ class TandemActorRolloutRefWorker(ActorRolloutRefWorker):
 
     @register(dispatch_mode=Dispatch.ONE_TO_ALL)
     def init_model(self):
-        weight = worker_junior_weight(self.config) if self._is_actor else None  # fail before loading
+        loss = worker_loss_config(self.config) if self._is_actor else None  # fail before loading
         super().init_model()
         if self.actor is not None:
-            self.actor.junior_token_loss_weight = weight
+            self.actor.junior_token_loss_weight = loss.junior_token_loss_weight
+            self.actor.loss_denominator = loss.loss_denominator

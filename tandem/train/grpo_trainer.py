@@ -8,8 +8,9 @@ One step, as verl computes it for the paper's configuration:
    alone. Both methods see the same problems and the same sampling uniforms.
 2. Reward each response with the verifier; advantage = (r - group mean) / (group std + eps).
 3. PPO clipped surrogate against the old log-probs, `token-mean` aggregated, with every
-   per-token term weighted by `token_weights`: 1 senior, `junior_token_loss_weight`
-   (default 0) junior. No KL and no entropy bonus by default.
+   per-token term weighted by `token_weights`: 1 senior, `loss.junior_token_loss_weight`
+   (default 0) junior, divided by `loss.loss_denominator` (default `senior_tokens`; the
+   release's runs: `all_response_tokens`). No KL and no entropy bonus by default.
 Validation is the senior solo (greedy) on held-out problems.
 
 Departures from verl, all for a single CPU process: one optimizer step per mini-batch
@@ -22,11 +23,13 @@ old log-probs; their largest gap is logged as `logprob_engine_diff_max`.
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import ClassVar
 
 import torch
 from tqdm.auto import tqdm
@@ -54,6 +57,8 @@ from tandem.train.evaluate import greedy_solo_accuracy
 from tandem.train.logprobs import response_logprobs
 from tandem.train.metrics import MetricsLogger, wandb_settings
 from tandem.train.sft import lr_at
+
+log = logging.getLogger(__name__)
 
 METHODS = ("tandem", "grpo")
 METHOD_ALIASES = {"trl": "tandem"}  # the paper's abbreviation, accepted wherever a method is named
@@ -108,7 +113,18 @@ class TrainConfig:
     loss: PolicyLossConfig = field(default_factory=PolicyLossConfig)
     task: TaskConfig = field(default_factory=TaskConfig)
 
+    # The junior token weight was a `tandem.*` key before it moved to the loss config; the
+    # coins' seed is the run's (model_spec/SPEC.md §4: one seed rule).
+    MOVED: ClassVar[dict[str, str]] = {
+        "tandem.junior_token_loss_weight": "loss.junior_token_loss_weight",
+        "tandem.tandem_jr_tkn_weight": "loss.junior_token_loss_weight",
+        "tandem.seed": "seed",
+    }
+
     def __post_init__(self):
+        if self.tandem.seed not in (0, self.seed):
+            raise TandemError(f"tandem.seed={self.tandem.seed} but seed={self.seed}: a run has one seed; set seed only")
+        self.tandem = replace(self.tandem, seed=self.seed)
         self.method = METHOD_ALIASES.get(self.method, self.method)
         if self.method not in METHODS:
             raise TandemError(f"unknown method {self.method!r}; choose tandem (alias trl) or grpo")
@@ -212,7 +228,7 @@ class GRPOTrainer:
         cfg, dev = self.cfg, self.cfg.device
         authorship = require_authorship_mask(batch, tandem=cfg.is_tandem)
         response_mask = batch["response_mask"]
-        junior_weight = cfg.tandem.junior_token_loss_weight if cfg.is_tandem else 0.0
+        junior_weight = cfg.loss.junior_token_loss_weight if cfg.is_tandem else 0.0
         weights = token_weights(authorship, response_mask, junior_weight).to(dev)
         adv, _ = get_adv_estimator_fn(cfg.adv_estimator)(
             batch["token_level_rewards"], response_mask, batch["index"], cfg.adv_epsilon, cfg.norm_adv_by_std
@@ -243,7 +259,8 @@ class GRPOTrainer:
                     engine_diff = _max_abs_diff(logp.detach(), batch["engine_log_probs"], weights)
                 old_mb = logp.detach() if old is None else old[rows]
                 loss, m = actor_loss(
-                    cfg.loss, logp, old_mb, adv[rows], weights[rows], entropy, None if ref is None else ref[rows]
+                    cfg.loss, logp, old_mb, adv[rows], weights[rows], entropy, None if ref is None else ref[rows],
+                    response_mask=response_mask[rows].to(dev),
                 )
                 self.opt.zero_grad(set_to_none=True)
                 loss.backward()
@@ -277,7 +294,11 @@ class GRPOTrainer:
     def train(self, resume: bool = False) -> dict:
         """Run (or continue) to `cfg.steps`; checkpoint, log, save OUT/model and the summary."""
         cfg, out = self.cfg, Path(self.cfg.out)
-        check_run_dir(out, config_to_dict(cfg), resume)
+        config = config_to_dict(cfg)
+        check_run_dir(out, config, resume)
+        log.info("%s loss settings: %s", cfg.method, cfg.loss.tandem_settings())
+        if self.progress:
+            print(f"{cfg.method}: " + ", ".join(f"loss.{k}={v}" for k, v in cfg.loss.tandem_settings().items()))
         start = load_checkpoint(out, self.senior, self.opt)[0] if resume and has_checkpoint(out) else 0
         wandb = wandb_settings(cfg, out, f"{cfg.method}-{out.name}")
         logger = MetricsLogger(
@@ -295,7 +316,7 @@ class GRPOTrainer:
             logger.log(done, m)
             bar.set_postfix(reward=f"{m['reward_mean']:.3f}")
             if done % cfg.save_every == 0 or done == cfg.steps:
-                save_checkpoint(out, self.senior, self.opt, done)
+                save_checkpoint(out, self.senior, self.opt, done, extra={"config": config})
         bar.close()
         logger.close()
         save_pretrained_atomic(self.senior, self.tokenizer, out / "model")

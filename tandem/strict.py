@@ -1,0 +1,229 @@
+"""Strict dataclass configs: every key known, every value of its declared type.
+
+`build(cls, data)` turns a nested dict (a YAML file, `key=value` overrides, verl's
+`tandem:` block, a JSON environment variable) into dataclass `cls`, recursing into
+dataclass-typed fields. It refuses, in one line and before any work:
+
+- an unknown key, at any depth, naming the nearest valid one
+  (`unknown config key 'tandem.prob_senoir': did you mean prob_senior?`);
+- a value that is not of the field's declared type (`steps must be an integer, got 'many'`);
+  an `int` field takes no float, a `str` field no number, a `bool` field only true/false.
+
+A `key=value` override arrives as `Raw(text)` and is parsed by the declared type of the
+field it sets, never guessed from its spelling: `tandem.junior_model=1e3` is the string
+'1e3', `steps=3` the int 3, `loss.clip_ratio_low=null` None.
+
+A dataclass may declare, as class attributes:
+- `ALIASES = {"legacy_key": "field"}`: legacy spellings accepted for a field;
+- `MOVED = {"old.dotted.key": "new.dotted.key"}`: settings that changed section;
+- `RETIRED = {"key": "why, and what to set instead"}`: keys refused with that hint.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import types
+import typing
+from dataclasses import dataclass
+
+from tandem.errors import TandemError
+
+
+@dataclass(frozen=True)
+class Raw:
+    """The text of a `key=value` override, typed later by the field it sets."""
+
+    text: str
+
+
+def valid_keys(cls) -> list[str]:
+    """The keys `build(cls, ...)` accepts at the top level: fields, then legacy aliases."""
+    return [f.name for f in dataclasses.fields(cls) if f.init] + list(getattr(cls, "ALIASES", {}))
+
+
+def unknown_key(key: str, valid, where: str = "", retired: dict | None = None) -> TandemError:
+    """The one-line error for an unknown key, with the nearest valid one (difflib)."""
+    full = f"{where}.{key}" if where else key
+    if retired and key in retired:
+        return TandemError(f"config key {full!r} {retired[key]}")
+    valid = list(valid)
+    near = difflib.get_close_matches(key, valid, n=1, cutoff=0.6)
+    hint = f"did you mean {near[0]}?" if near else f"valid keys: {', '.join(valid)}"
+    return TandemError(f"unknown config key {full!r}: {hint}")
+
+
+def rename_aliases(cls, data: dict, where: str = "") -> dict:
+    """`data` with the legacy keys of `cls.ALIASES` renamed; both spellings set differently is an error."""
+    data = dict(data)
+    prefix = f"{where}." if where else ""
+    for old, new in getattr(cls, "ALIASES", {}).items():
+        if old in data:
+            if new in data and data[new] != data[old]:
+                raise TandemError(
+                    f"both {prefix}{old} (legacy) and {prefix}{new} are set with different values; keep {prefix}{new}"
+                )
+            data[new] = data.pop(old)
+    return data
+
+
+def apply_moves(cls, data: dict) -> dict:
+    """`data` with every `cls.MOVED` old dotted key moved to its new place (deep-copied path)."""
+    moves = getattr(cls, "MOVED", {})
+    if not moves:
+        return data
+    data = _copy_tree(data)
+    for old, new in moves.items():
+        *old_parents, old_key = old.split(".")
+        parent = _walk(data, old_parents)
+        if not isinstance(parent, dict) or old_key not in parent:
+            continue
+        value = parent.pop(old_key)
+        *new_parents, new_key = new.split(".")
+        target = data
+        for p in new_parents:
+            target = target.setdefault(p, {})
+        if new_key in target and not _same(target[new_key], value):
+            raise TandemError(f"both {old} (moved) and {new} are set with different values; keep {new}")
+        target[new_key] = value
+    return data
+
+
+def build(cls, data, where: str = ""):
+    """Instantiate dataclass `cls` from a (possibly partial) nested dict, strictly."""
+    if data is None:
+        data = {}
+    if isinstance(data, Raw):
+        raise TandemError(f"{where} is a section; set its keys ({where}.KEY=VALUE)")
+    if not isinstance(data, dict):
+        raise TandemError(f"{where or cls.__name__} is a section; give a mapping of its keys, got {data!r}")
+    data = rename_aliases(cls, apply_moves(cls, data), where)
+    hints = typing.get_type_hints(cls)
+    names = [f.name for f in dataclasses.fields(cls) if f.init]
+    for key in data:
+        if key not in names:
+            raise unknown_key(str(key), valid_keys(cls), where, getattr(cls, "RETIRED", None))
+    kwargs = {k: coerce(v, hints[k], f"{where}.{k}" if where else k) for k, v in data.items()}
+    return cls(**kwargs)
+
+
+def coerce(value, tp, where: str):
+    """`value` as declared type `tp`, or a one-line `TandemError` naming `where`."""
+    tp, optional = _unwrap_optional(tp)
+    if isinstance(value, Raw):
+        value = _parse_raw(value.text, tp, optional, where)
+    if value is None:
+        if optional:
+            return None
+        raise TandemError(f"{where} cannot be null")
+    if dataclasses.is_dataclass(tp):
+        return value if isinstance(value, tp) else build(tp, value, where)
+    if tp is bool:
+        if isinstance(value, bool):
+            return value
+        raise TandemError(f"{where} must be true or false, got {value!r}")
+    if tp is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        raise TandemError(f"{where} must be an integer, got {value!r}")
+    if tp is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        raise TandemError(f"{where} must be a number, got {value!r}")
+    if tp is str:
+        if isinstance(value, str):
+            return value
+        raise TandemError(f"{where} must be a string, got {value!r} (quote it in a YAML file)")
+    origin = typing.get_origin(tp)
+    if origin in (list, tuple):
+        if not isinstance(value, (list, tuple)):
+            raise TandemError(f"{where} must be a list, got {value!r}")
+        args = typing.get_args(tp)
+        item = args[0] if len(args) == 1 or (len(args) == 2 and args[1] is Ellipsis) else None
+        if item is not None and item is not typing.Any:
+            value = [coerce(v, item, f"{where}[{i}]") for i, v in enumerate(value)]
+        return origin(value)
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise TandemError(f"{where} must be a mapping, got {value!r}")
+        return dict(value)
+    if origin in (typing.Union, types.UnionType):
+        return _coerce_union(value, typing.get_args(tp), where)
+    return value
+
+
+def _coerce_union(value, options, where: str):
+    for option in options:
+        try:
+            return coerce(value, option, where)
+        except TandemError:
+            continue
+    names = " or ".join(_type_name(o) for o in options)
+    raise TandemError(f"{where} must be {names}, got {value!r}")
+
+
+def _parse_raw(text: str, tp, optional: bool, where: str):
+    stripped = text.strip()
+    if optional and stripped.lower() in ("null", "none", "~"):
+        return None
+    if tp is str:
+        if len(stripped) >= 2 and stripped[0] == stripped[-1] and stripped[0] in "'\"":
+            return stripped[1:-1]
+        return text
+    if tp is bool:
+        if stripped.lower() in ("true", "false"):
+            return stripped.lower() == "true"
+        raise TandemError(f"{where} must be true or false, got {text!r}")
+    if tp is int:
+        try:
+            return int(stripped)
+        except ValueError:
+            raise TandemError(f"{where} must be an integer, got {text!r}") from None
+    if tp is float:
+        try:
+            return float(stripped)
+        except ValueError:
+            raise TandemError(f"{where} must be a number, got {text!r}") from None
+    if dataclasses.is_dataclass(tp):
+        raise TandemError(f"{where} is a section; set its keys ({where}.KEY=VALUE)")
+    import yaml  # lists, mappings and unions: YAML's rules, then the declared type decides
+
+    try:
+        return yaml.safe_load(stripped)
+    except yaml.YAMLError as e:
+        raise TandemError(f"{where}={text!r} does not parse: {str(e).splitlines()[0]}") from None
+
+
+def _unwrap_optional(tp):
+    args = typing.get_args(tp)
+    if typing.get_origin(tp) in (typing.Union, types.UnionType) and type(None) in args:
+        rest = tuple(a for a in args if a is not type(None))
+        return (rest[0] if len(rest) == 1 else typing.Union[rest]), True
+    return tp, False
+
+
+def _type_name(tp) -> str:
+    return {int: "an integer", float: "a number", str: "a string", bool: "true or false"}.get(
+        tp, getattr(tp, "__name__", str(tp))
+    )
+
+
+def _walk(data, path):
+    for p in path:
+        if not isinstance(data, dict) or p not in data:
+            return None
+        data = data[p]
+    return data
+
+
+def _copy_tree(d):
+    return {k: _copy_tree(v) for k, v in d.items()} if isinstance(d, dict) else d
+
+
+def _same(a, b) -> bool:
+    """Equal values, where an override's text and a file's number may spell the same one."""
+    a, b = (v.text if isinstance(v, Raw) else v for v in (a, b))
+    try:
+        return float(a) == float(b)
+    except (TypeError, ValueError):
+        return str(a) == str(b)
