@@ -98,14 +98,18 @@ class EvalBackend:
 
     # --- the two evaluations ----------------------------------------------------------------
 
-    def solo(self, prompts: list[list[int]], keys: list[int]):
-        return self._batched(self.backend("senior"), prompts, keys, solo=True, desc="solo")
+    def solo(self, prompts: list[list[int]], keys: list[int], max_new_tokens: int | None = None):
+        """`max_new_tokens` replaces the sampling's response budget for this call (a per-prompt budget rule)."""
+        return self._batched(self.backend("senior"), prompts, keys, solo=True, desc="solo",
+                             sampling=self._sampling(max_new_tokens))
 
-    def handoff(self, prompts: list[list[int]], keys: list[int], prompt_texts: list[str] | None = None):
+    def handoff(self, prompts: list[list[int]], keys: list[int], prompt_texts: list[str] | None = None,
+                max_new_tokens: int | None = None):
         if self.spec.junior_path is None:
             raise TandemError("the handoff needs a junior model; pass --junior")
+        sampling = self._sampling(max_new_tokens)
         if self.same_vocab and (self.spec.kind == "engine" or self.spec.handoff_route == "tandem"):
-            return self._batched(self.backend("team"), prompts, keys, solo=False, desc="handoff")
+            return self._batched(self.backend("team"), prompts, keys, solo=False, desc="handoff", sampling=sampling)
         from tandem.boundaries import boundary_ids
 
         texts = prompt_texts or [self.tokenizer.decode(p) for p in prompts]
@@ -114,13 +118,19 @@ class EvalBackend:
             junior_ids = [list(self.junior_tokenizer(t, add_special_tokens=False)["input_ids"]) for t in texts]
         step_ids = boundary_ids(self.tokenizer, "step") if self.same_vocab else None
         return run_step_handoff(self.backend("senior"), self.backend("junior"), prompts, texts, keys,
-                                self.sampling.config(), step_ids, junior_prompt_ids=junior_ids)
+                                sampling, step_ids, junior_prompt_ids=junior_ids)
 
-    def _batched(self, backend, prompts, keys, solo: bool, desc: str):
+    def _sampling(self, max_new_tokens: int | None):
+        from dataclasses import replace
+
+        config = self.sampling.config()
+        return config if max_new_tokens is None else replace(config, max_new_tokens=max_new_tokens)
+
+    def _batched(self, backend, prompts, keys, solo: bool, desc: str, sampling):
         size = self.batch_size or len(prompts)
         out, bar = [], tqdm(total=len(prompts), desc=desc, unit="sample")
         for i in range(0, len(prompts), size):
-            out += backend.generate(prompts[i : i + size], self.sampling.config(), keys[i : i + size], solo=solo)
+            out += backend.generate(prompts[i : i + size], sampling, keys[i : i + size], solo=solo)
             bar.update(min(size, len(prompts) - i))
         bar.close()
         return out
