@@ -9,7 +9,9 @@ does not give back the sampled tokens. This runs both on the same models, prompt
 request keys (`tandem_eval.handoff.run_step_handoff` with the step token set, and with
 `step_ids=None`, its text route) and counts the responses that differ.
 
-    python -m tandem_eval.handoff_protocols --senior S --junior J --benchmarks FILE.jsonl --n 4 --out cmp.json
+    python -m tandem_eval.handoff_protocols --senior S --junior J --benchmarks FILE.jsonl --n 4 --out-dir cmp
+
+(writes `cmp/handoff_protocols.json`; the other flags are the evaluations' own).
 
 The text route here keeps a stop token's whole text where vLLM's `include_stop_str_in_output`
 would cut it after the `\\n\\n`, so it is the release's protocol up to that detail.
@@ -18,6 +20,7 @@ would cut it after the `\\n\\n`, so it is the release's protocol up to that deta
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 from tandem.jsonl import write_json
@@ -56,7 +59,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
     p.add_argument("--senior", required=True)
     p.add_argument("--junior", required=True)
-    p.add_argument("--out", default=None, help="write the counts as JSON here (printed either way)")
     runner.add_common_arguments(p)
 
 
@@ -88,9 +90,8 @@ def run(args) -> int:
                      backend.sampling.config(), golds)
     result["config"] = {"senior": args.senior, "junior": args.junior, "preset": preset.name, "n": args.n,
                         "sampling": backend.sampling.record(), "benchmarks": list(benchmarks)}
-    print(result)
-    if args.out:
-        write_json(args.out, result)
+    print(json.dumps({k: v for k, v in result.items() if k != "config"}))
+    write_json(args.out_dir / "handoff_protocols.json", result)
     return 0
 
 

@@ -114,11 +114,11 @@ def check_out_dir(out: Path, settings: dict) -> None:
 def _step(cmd: list[str], name: str, timings: dict) -> None:
     print(f"[reproduce] {name}: {' '.join(cmd)}", file=sys.stderr, flush=True)
     start = time.time()
-    proc = subprocess.run([sys.executable, "-m", *cmd], stderr=subprocess.PIPE, text=True)
+    code = subprocess.run([sys.executable, "-m", *cmd]).returncode
     timings[name] = round(time.time() - start, 1)
-    if proc.returncode != 0:
-        last = [line for line in proc.stderr.splitlines() if line.strip()]
-        raise TandemError(f"{name} failed (exit {proc.returncode}): {last[-1] if last else 'no message'}")
+    if code != 0:
+        raise TandemError(f"{name} failed (exit {code}; its own message is above); fix that and run the same "
+                          "command again to resume")
 
 
 def _legibility_done(path: Path, solo: Path, junior: str) -> bool:
