@@ -30,7 +30,8 @@ with the same prompt, as the evaluation suite.
 needs network or a cache) or a local .jsonl/.parquet with `problem` and `answer` columns.
 --val replaces the three validation sets by other benchmarks (any `tandem_eval` spec,
 e.g. a local .jsonl), each written to `<benchmark>/test.parquet`. --instruction replaces
-the instruction appended to every problem; "" leaves the bare problem (the scale smoke
+the instruction appended to every problem (`--preset paper`: the release's, which its runs
+trained with, appended without a separator); "" leaves the bare problem (the scale smoke
 run's tiny base was SFT'd on bare problems, `tandem.train.tiny_base`).
 """
 
@@ -48,16 +49,20 @@ HELDOUT_SEED = 0
 VAL_BENCHMARKS = ("amc_23_25", "aime_24_26", "minerva")
 
 
-def verl_row(problem, split: str, index: int, data_source: str, instruction: str | None = None) -> dict:
-    """One problem (`tandem_eval.datasets.Problem`) as a verl RL parquet row."""
-    from tandem_eval.prompts import INSTRUCTION, user_message
+def verl_row(problem, split: str, index: int, data_source: str, instruction: str | None = None,
+             preset: str = "ours") -> dict:
+    """One problem (`tandem_eval.datasets.Problem`) as a verl RL parquet row, prompted as the eval `preset` does."""
+    from tandem_eval.presets import get_preset
+    from tandem_eval.prompts import user_message
 
     if not str(problem.answer).strip():
         raise TandemError(f"{problem.source}/{problem.id}: empty answer; a row without ground truth cannot be graded")
+    rules = get_preset(preset)
+    text = user_message(problem.problem, rules.instruction if instruction is None else instruction,
+                        rules.instruction_separator)
     return {
         "data_source": data_source,
-        "prompt": [{"role": "user", "content": user_message(problem.problem, INSTRUCTION if instruction is None
-                                                             else instruction)}],
+        "prompt": [{"role": "user", "content": text}],
         "ability": "math",
         "reward_model": {"style": "rule", "ground_truth": str(problem.answer)},
         "extra_info": {"split": split, "index": index, "id": str(problem.id), "source": problem.source},
@@ -112,7 +117,7 @@ def write_parquet(rows: list[dict], path: Path) -> None:
 def prepare(out: Path, train: str, data_dir: str | None, max_train: int | None = None,
             val: tuple[str, ...] = VAL_BENCHMARKS, instruction: str | None = None,
             max_val: int | None = None, heldout: int = HELDOUT_ROWS,
-            seed: int = HELDOUT_SEED) -> dict[str, int]:
+            seed: int = HELDOUT_SEED, preset: str = "ours") -> dict[str, int]:
     """Write the training file, the held-out file and one file per validation benchmark; returns {relative path: rows}.
 
     `extra_info.index` is a row's position in the full training source, in both files.
@@ -122,8 +127,8 @@ def prepare(out: Path, train: str, data_dir: str | None, max_train: int | None =
     if max_train is not None and max_train < 1:
         raise TandemError(f"--max-train must be >= 1, got {max_train}")
     train_part, held_part = split_heldout(load_train(train), heldout, seed)
-    train_rows = [verl_row(p, "train", i, TRAIN_SOURCE, instruction) for i, p in train_part[:max_train]]
-    held_rows = [verl_row(p, "heldout", i, TRAIN_SOURCE, instruction) for i, p in held_part]
+    train_rows = [verl_row(p, "train", i, TRAIN_SOURCE, instruction, preset) for i, p in train_part[:max_train]]
+    held_rows = [verl_row(p, "heldout", i, TRAIN_SOURCE, instruction, preset) for i, p in held_part]
     written = {}
     write_parquet(train_rows, out / "deepscaler" / "train.parquet")
     written["deepscaler/train.parquet"] = len(train_rows)
@@ -136,7 +141,7 @@ def prepare(out: Path, train: str, data_dir: str | None, max_train: int | None =
     for spec in val:
         name, problems = load_benchmark(spec, data_dir=data_dir)
         name = Path(name).stem if spec.endswith((".jsonl", ".parquet")) and "/" in name else name
-        rows = [verl_row(p, "test", i, name, instruction) for i, p in enumerate(problems[:max_val])]
+        rows = [verl_row(p, "test", i, name, instruction, preset) for i, p in enumerate(problems[:max_val])]
         write_parquet(rows, out / name / "test.parquet")
         written[f"{name}/test.parquet"] = len(rows)
     return written
@@ -159,12 +164,15 @@ def main(argv: list[str] | None = None) -> None:
                     help="validation benchmarks: tandem_eval names or local .jsonl/.parquet files "
                          "(default: %(default)s)")
     ap.add_argument("--max-val", type=int, default=None, help="keep only the first N problems of each validation set")
+    ap.add_argument("--preset", choices=("ours", "paper"), default="ours",
+                    help="the eval preset whose prompt every row gets (tandem_eval.presets): ours, or paper (the "
+                         "release's instruction, which its runs trained and evaluated with) (default: %(default)s)")
     ap.add_argument("--instruction", default=None,
-                    help='instruction appended to every problem (default: the eval suite\'s); "" = bare problem')
+                    help='instruction appended to every problem (default: the --preset\'s); "" = bare problem')
     args = ap.parse_args(argv)
     try:
         written = prepare(args.out.expanduser(), args.train, args.data_dir, args.max_train, tuple(args.val),
-                          args.instruction, args.max_val, args.heldout, args.heldout_seed)
+                          args.instruction, args.max_val, args.heldout, args.heldout_seed, args.preset)
     except TandemError as e:
         raise SystemExit(f"error: {e}") from None
     for rel, n in written.items():

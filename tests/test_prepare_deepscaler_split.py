@@ -74,3 +74,14 @@ def test_cli_flag_turns_the_split_off(tmp_path, capsys):
     assert "train.parquet: 12 rows" in capsys.readouterr().out
     with pytest.raises(SystemExit, match="--heldout 1000 leaves no training rows out of 12"):
         prepare_deepscaler.main(["--out", str(tmp_path / "p"), "--train", str(jsonl), "--val", str(jsonl)])
+
+
+def test_paper_preset_prompts_rows_as_the_release(shared_data, tmp_path):
+    from tandem_eval.prompts import PAPER_INSTRUCTION
+
+    path = shared_data / "deepscaler_train_partial.jsonl"
+    prepare_deepscaler.prepare(tmp_path, str(path), str(shared_data), val=(), max_train=3, preset="paper")
+    first = pd.read_json(path, lines=True, dtype=False).drop(
+        pd.read_json(path, lines=True, dtype=False).sample(n=1000, random_state=0).index).iloc[0]
+    row = pd.read_parquet(tmp_path / "deepscaler" / "train.parquet").iloc[0]
+    assert list(row["prompt"])[0]["content"] == first["problem"] + PAPER_INSTRUCTION
