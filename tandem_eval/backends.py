@@ -73,6 +73,7 @@ class _Spec:
     dtype: str = "auto"
     gpu_memory_utilization: float | None = None
     handoff_route: str = "two-engine"
+    max_model_len: int | None = None  # vllm: the engines' context (None = the model's own)
 
 
 class EvalBackend:
@@ -171,6 +172,8 @@ class EvalBackend:
         from vllm_source.runtime import vllm_platform
 
         kwargs = dict(dtype=self.spec.dtype, seed=self.sampling.seed)
+        if self.spec.max_model_len is not None:
+            kwargs["max_model_len"] = self.spec.max_model_len
         if vllm_platform() == "cpu":
             kwargs["enforce_eager"] = True  # on CPU, torch.compile costs more start-up than it saves here
         else:
@@ -184,8 +187,12 @@ class EvalBackend:
 
 def make_backend(kind: str, senior_path, junior_path=None, sampling: EvalSampling | None = None, device: str = "cpu",
                  dtype: str = "auto", batch_size: int = 64, allow_vocab_mismatch: bool = False,
-                 gpu_memory_utilization: float | None = None, handoff_route: str = "two-engine") -> EvalBackend:
-    """`dtype="auto"`: float32 on CPU and bfloat16 on GPU for the engine; the checkpoint's for vLLM."""
+                 gpu_memory_utilization: float | None = None, handoff_route: str = "two-engine",
+                 max_model_len: int | None = None) -> EvalBackend:
+    """`dtype="auto"`: float32 on CPU and bfloat16 on GPU for the engine; the checkpoint's for vLLM.
+
+    `max_model_len` sets the vLLM engines' context (the paper preset's 4096, as the release's engines;
+    a 262k-token default context may not fit two engines on one GPU)."""
     if kind not in BACKENDS:
         raise TandemError(f"unknown backend {kind!r}; choose one of {', '.join(BACKENDS)}")
     if handoff_route not in HANDOFF_ROUTES:
@@ -197,6 +204,6 @@ def make_backend(kind: str, senior_path, junior_path=None, sampling: EvalSamplin
 
         require_vllm(device=True)  # fail before any model is loaded
     spec = _Spec(kind, str(senior_path), None if junior_path is None else str(junior_path), device, dtype,
-                 gpu_memory_utilization, handoff_route)
+                 gpu_memory_utilization, handoff_route, max_model_len)
     return EvalBackend(spec, sampling or EvalSampling(), batch_size if kind == "engine" else None,
                        allow_vocab_mismatch)

@@ -383,7 +383,8 @@ def backend_factory(args, senior: str, junior: str | None = None):
                             dtype=args.dtype, batch_size=args.batch_size,
                             allow_vocab_mismatch=getattr(args, "allow_vocab_mismatch", False),
                             gpu_memory_utilization=args.gpu_memory_utilization,
-                            handoff_route=getattr(args, "vllm_handoff", "two-engine"))
+                            handoff_route=getattr(args, "vllm_handoff", "two-engine"),
+                            max_model_len=get_preset(args.preset).context_length)
     return build
 
 

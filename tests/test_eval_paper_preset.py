@@ -167,3 +167,10 @@ def test_a_partial_file_of_another_preset_is_refused(tiny_dir, mini, tmp_path):
                            "paper", *SMALL])
     assert code == 2
     assert (out / "mini.partial.jsonl").read_text() == json.dumps({"config": {"preset": "ours"}}) + "\n"
+
+
+def test_paper_preset_gives_vllm_engines_the_releases_context(tiny_dir):
+    for preset, expected in (("paper", 4096), ("ours", None)):
+        args = eval_solo.build_parser().parse_args(["--model", str(tiny_dir), "--out-dir", "o", "--preset", preset])
+        runner.resolve_preset(args)
+        assert runner.backend_factory(args, str(tiny_dir))().spec.max_model_len == expected
