@@ -174,3 +174,34 @@ def test_paper_preset_gives_vllm_engines_the_releases_context(tiny_dir):
         args = eval_solo.build_parser().parse_args(["--model", str(tiny_dir), "--out-dir", "o", "--preset", preset])
         runner.resolve_preset(args)
         assert runner.backend_factory(args, str(tiny_dir))().spec.max_model_len == expected
+
+
+def test_paper_legibility_scores_the_text_tokens_and_drops_what_the_release_drops(tiny_dir):
+    from tandem.models import load_tokenizer
+    from tandem_eval.legibility import legibility
+
+    tok = load_tokenizer(tiny_dir)
+    eos = tok.eos_token_id
+    rows = [{"benchmark": b, "problem_id": f"p{i}", "sample": 0, "prompt_ids": [5, 6, 7], "response_ids": resp}
+            for i, (b, resp) in enumerate([("a", [20, 21, 22, eos]), ("a", [30, 31]), ("b", [40, 41, 42, 43, eos])])]
+    paper = legibility(str(tiny_dir), rows, 8, "cpu", "float64", None, preset="paper")
+    without_eos = [{**r, "response_ids": [t for t in r["response_ids"] if t != eos]} for r in rows]
+    ours = legibility(str(tiny_dir), without_eos, 8, "cpu", "float64", None, preset="ours")
+    assert paper["mean_ce"] == pytest.approx(ours["mean_ce"], rel=1e-12) and paper["n_scored"] == 3
+    assert paper["macro_ce"] == pytest.approx((paper["by_benchmark"]["a"] + paper["by_benchmark"]["b"]) / 2)
+
+
+def test_paper_legibility_drops_responses_reaching_4096_minus_8(tmp_path):
+    from tandem.zoo import TinyModelConfig, build_tiny
+    from tandem_eval.legibility import legibility
+
+    model = build_tiny(tmp_path / "t4k", seed=0, cfg=TinyModelConfig(max_position_embeddings=4096))
+
+    def row(length):  # prompt (3) + response = length tokens, no EOS
+        return {"benchmark": "a", "problem_id": f"p{length}", "sample": 0, "prompt_ids": [5, 6, 7],
+                "response_ids": [10 + i % 400 for i in range(length - 3)]}
+
+    paper = legibility(str(model), [row(4087), row(4088)], 2, "cpu", "float32", None, preset="paper")
+    assert (paper["n_scored"], paper["n_dropped"]) == (1, 1)
+    ours = legibility(str(model), [row(4087), row(4088)], 2, "cpu", "float32", None, preset="ours")
+    assert (ours["n_scored"], ours["n_dropped"]) == (2, 0)
