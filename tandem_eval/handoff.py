@@ -99,6 +99,8 @@ def turn_spans(authorship_mask: list[int]) -> list[tuple[int, int]]:
 
 def cap_rounds(rollout: Rollout, max_rounds: int | None, tokenizer) -> tuple[Rollout, bool]:
     """`rollout` cut after `max_rounds` rounds (2 * max_rounds turns); (the rollout, whether it was cut)."""
+    if max_rounds is not None and max_rounds < 1:
+        raise ValueError(f"max_rounds must be >= 1 or None, got {max_rounds}")
     spans = turn_spans(rollout.authorship_mask)
     if max_rounds is None or len(spans) <= 2 * max_rounds:
         return rollout, False

@@ -242,13 +242,14 @@ def _summary(config: dict, problems: list[Problem], rows: list[dict], n: int, ha
     if handoff:
         out["mean_handoffs"] = sum(r["num_handoffs"] for r in rows) / max(1, len(rows))
         out["senior_token_fraction"] = sum(sum(r["authorship_mask"]) for r in rows) / max(1, sum(r["num_tokens"] for r in rows))
-        out["chains_cut_by_max_rounds"] = sum(bool(r.get("cut_by_max_rounds")) for r in rows)
+        out["chains_cut_by_max_rounds"] = sum(r["cut_by_max_rounds"] for r in rows)
     return out
 
 
 def _generate(backend, problems: list[Problem], n: int, benchmark: str, handoff: bool, preset: EvalPreset,
-              args) -> tuple[list, list[list[int]]]:
-    """n samples per problem, in (problem, sample) order; each prompt under its own response budget."""
+              args) -> tuple[list, list[list[int]], list[bool]]:
+    """n samples per problem, in (problem, sample) order, each prompt under its own response budget; with
+    each sample's prompt ids and whether the preset's handoff round cap cut it."""
     from tandem.coins import request_key
 
     separator = preset.instruction_separator
@@ -267,7 +268,11 @@ def _generate(backend, problems: list[Problem], n: int, benchmark: str, handoff:
             got = backend.solo(prompts, keys, max_new_tokens=cap)
         for i, rollout in zip(rows, got):
             out[i] = rollout
-    return out, [ids[i // n] for i in range(len(out))]
+    cut = [False] * len(out)
+    if handoff:  # what the release's round cap leaves is what gets graded
+        for i, rollout in enumerate(out):
+            out[i], cut[i] = cap_rounds(rollout, preset.max_rounds, backend.tokenizer)
+    return out, [ids[i // n] for i in range(len(out))], cut
 
 
 def run_benchmark(backend_factory, benchmark: str, problems: list[Problem], base_config: dict, args, handoff: bool,
@@ -298,17 +303,12 @@ def run_benchmark(backend_factory, benchmark: str, problems: list[Problem], base
         if "backend" not in state:
             state["backend"] = backend_factory()
         backend = state["backend"]
-        samples, prompts = _generate(backend, chunk, args.n, benchmark, handoff, preset, args)
+        samples, prompts, cuts = _generate(backend, chunk, args.n, benchmark, handoff, preset, args)
         rows = _grade_rows(chunk, samples, args.n, benchmark)
-        for row, sample, prompt in zip(rows, samples, prompts):
+        for row, sample, prompt, cut in zip(rows, samples, prompts, cuts):
             row["prompt_ids"] = prompt
             if handoff:
-                sample, cut = cap_rounds(sample, preset.max_rounds, backend.tokenizer)
-                if cut:  # grade what the release's round cap leaves
-                    answer = grader.extract_answer(sample.text)
-                    row.update(extracted_answer=answer, correct=grader.is_equivalent(answer, row["gold"]),
-                               finish_reason=sample.finish_reason, num_tokens=len(sample.token_ids),
-                               text=sample.text, response_ids=sample.token_ids, cut_by_max_rounds=True)
+                row["cut_by_max_rounds"] = cut
                 row["authorship_mask"] = sample.authorship_mask
                 row["num_handoffs"] = sample.num_handoffs
                 row["senior_fraction"] = sum(sample.authorship_mask) / max(1, len(sample.authorship_mask))

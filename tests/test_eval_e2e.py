@@ -79,7 +79,7 @@ def test_handoff_run_records_authorship(handoff_run):
     rows = read_jsonl(handoff_run / "mini.samples.jsonl")
     assert len(rows) == 4
     for r in rows:
-        assert set(r) == SAMPLE_KEYS | {"authorship_mask", "num_handoffs", "senior_fraction"}
+        assert set(r) == SAMPLE_KEYS | {"authorship_mask", "num_handoffs", "senior_fraction", "cut_by_max_rounds"}
         assert len(r["authorship_mask"]) == r["num_tokens"] and r["authorship_mask"][0] == 1
     summary = json.loads((handoff_run / "mini.summary.json").read_text())
     assert summary["phase"] == "handoff" and "senior_token_fraction" in summary

@@ -78,6 +78,8 @@ def test_cap_rounds_keeps_the_first_rounds_only():
     same, cut = cap_rounds(_rollout(mask), 3, Tok())
     assert not cut and same.authorship_mask == mask
     assert cap_rounds(_rollout(mask), None, Tok()) == (_rollout(mask), False)
+    with pytest.raises(ValueError):
+        cap_rounds(_rollout(mask), 0, Tok())
 
 
 @pytest.fixture()
@@ -154,6 +156,7 @@ def test_a_killed_run_resumes_from_its_finished_samples(tiny_dir, tiny_dir_seed1
     assert eval_sentence_handoff.main([*common, "--out-dir", str(out)]) == 0
     assert calls == [["m2", "m3"], ["m4"]]  # the finished problems were not generated again
     assert not (out / "mini.partial.jsonl").exists()
+    assert json.loads((out / "mini.summary.json").read_text())["chains_cut_by_max_rounds"] == 0
     assert read_jsonl(out / "mini.samples.jsonl") == read_jsonl(whole / "mini.samples.jsonl")
     assert (json.loads((out / "summary.json").read_text())["macro"]
             == json.loads((whole / "summary.json").read_text())["macro"])
