@@ -7,7 +7,7 @@ Read from it:
 - validation pass@k per data source, averaged over sources (the macro): `pass@k` where a
   metric of that name is logged, else verl's `best@k/mean` (its bootstrap best-of-k
   estimate), and pass@1 from `mean@n`; the accuracy variable `acc` (else `reward`);
-- the senior token fraction: `tandem/senior_token_fraction` (ours) or
+- the senior token fraction: `actor/tandem/senior_token_fraction` (ours, as verl logs it) or
   `actor/tandem_senior_token_frac` (the release's);
 - the mean response length: `response_length/mean`.
 
@@ -29,7 +29,8 @@ from pathlib import Path
 
 from tandem.errors import TandemError
 
-SENIOR_FRACTION_KEYS = ("tandem/senior_token_fraction", "actor/tandem_senior_token_frac")
+SENIOR_FRACTION_KEYS = ("actor/tandem/senior_token_fraction", "tandem/senior_token_fraction",
+                        "actor/tandem_senior_token_frac")
 LENGTH_KEY = "response_length/mean"
 _VAL = re.compile(r"^val-(?:core|aux)/(?P<source>.+)/(?P<var>acc|reward)/(?P<metric>.+)$")
 

@@ -103,9 +103,9 @@ def _val(a: float, b: float) -> dict:
 @pytest.fixture()
 def logs(tmp_path):
     trl = _log(tmp_path / "trl.jsonl", [
-        (1, {"tandem/senior_token_fraction": 0.51, "response_length/mean": 900.0}),
-        (20, {**_val(0.5, 0.2), "tandem/senior_token_fraction": 0.49, "response_length/mean": 950.0}),
-        (40, {**_val(0.6, 0.3), "tandem/senior_token_fraction": 0.5, "response_length/mean": 990.0}),
+        (1, {"actor/tandem/senior_token_fraction": 0.51, "response_length/mean": 900.0}),  # as verl logs ours
+        (20, {**_val(0.5, 0.2), "actor/tandem/senior_token_fraction": 0.49, "response_length/mean": 950.0}),
+        (40, {**_val(0.6, 0.3), "actor/tandem_senior_token_frac": 0.5, "response_length/mean": 990.0}),  # release's
         (60, {**_val(0.7, 0.2), "response_length/mean": 1000.0}),
     ])
     grpo = _log(tmp_path / "grpo.jsonl", [(20, {**_val(0.4, 0.4), "response_length/mean": 800.0}),
@@ -118,7 +118,9 @@ def test_best_step_is_the_best_validation_macro_pass_at_4(logs, capsys):
     assert training_curves.best_step(trl) == (40, pytest.approx(0.45))  # step 60 ties at 0.45: the earlier wins
     assert training_curves.main(["best-step", str(grpo)]) == 0
     assert capsys.readouterr().out.strip() == "20"
-    assert training_curves.validation_pass_at_k(training_curves.read_log(trl), 1)[20] == pytest.approx(0.175)
+    rows = training_curves.read_log(trl)
+    assert training_curves.validation_pass_at_k(rows, 1)[20] == pytest.approx(0.175)
+    assert training_curves.series(rows, training_curves.SENIOR_FRACTION_KEYS) == {1: 0.51, 20: 0.49, 40: 0.5}
 
 
 def test_training_curves_figure(logs, tmp_path):
