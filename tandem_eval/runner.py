@@ -35,7 +35,7 @@ from tandem.errors import TandemError, run_reporting_errors
 from tandem.jsonl import write_json, write_jsonl
 from tandem_eval import grader
 from tandem_eval.backends import BACKENDS, EvalSampling, make_backend
-from tandem_eval.datasets import ERRATA_MODES, PAPER_BENCHMARKS, FieldMap, Problem, load_benchmarks
+from tandem_eval.datasets import ERRATA_MODES, FieldMap, Problem, load_benchmarks
 from tandem_eval.handoff import cap_rounds
 from tandem_eval.metrics import benchmark_pass_at_k, ks_for, summarize
 from tandem_eval.presets import DEFAULT_PRESET, PRESETS, EvalPreset, get_preset, response_budget

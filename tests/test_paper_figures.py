@@ -69,7 +69,7 @@ def test_table_two_rows_and_reference(checkpoints, tmp_path):
     md = Path(f"{out}.md").read_text()
     assert "| *paper Table 2: TRL* | — | 54.85 | — | — | 54.74 | — |" in md
     pct = 100 * trl["solo"]["macro"]["pass@4"]["mean"]
-    assert f"| trl | " in md and f"{pct:.2f} ± " in md
+    assert "| trl | " in md and f"{pct:.2f} ± " in md
     refs = json.loads(paper_table.REFERENCE_FILE.read_text())["rows"]
     assert all(r["source"] for r in refs)  # every published number names where it was read
 
