@@ -5,7 +5,16 @@
     python scripts/prepare_deepscaler.py --out DIR --train task_train.jsonl --val task_test.jsonl --instruction ""
 
 Output (the layout `verl/deepscaler_common.sh` expects under $DATA_DIR):
-    deepscaler/train.parquet   amc_23_25/test.parquet   aime_24_26/test.parquet   minerva/test.parquet
+    deepscaler/train.parquet   deepscaler/heldout.parquet
+    amc_23_25/test.parquet   aime_24_26/test.parquet   minerva/test.parquet
+
+The held-out split is the release's (`data/build_deepscaler.py` of CSSLab/Tandem-RLVR):
+1,000 rows drawn as pandas' `DataFrame.sample(n=1000, random_state=0)` draws them (seed 0
+seeds a numpy `RandomState`, whose `choice(rows, 1000, replace=False)` is the first 1,000
+of a permutation), written to `deepscaler/heldout.parquet` in that drawn order; training
+keeps the other rows in their file order. The release validates on this slice so that no
+reported benchmark takes part in choosing the checkpoint. `--heldout 0` turns it off
+(every row trains); `--max-train` truncates the training rows after the split.
 
 Each row follows verl's RL parquet schema (as in verl's examples/data_preprocess/gsm8k.py):
     data_source   the benchmark name (verl groups validation metrics by it)
@@ -21,7 +30,8 @@ with the same prompt, as the evaluation suite.
 needs network or a cache) or a local .jsonl/.parquet with `problem` and `answer` columns.
 --val replaces the three validation sets by other benchmarks (any `tandem_eval` spec,
 e.g. a local .jsonl), each written to `<benchmark>/test.parquet`. --instruction replaces
-the instruction appended to every problem; "" leaves the bare problem (the scale smoke
+the instruction appended to every problem (`--preset paper`: the release's, which its runs
+trained with, appended without a separator); "" leaves the bare problem (the scale smoke
 run's tiny base was SFT'd on bare problems, `tandem.train.tiny_base`).
 """
 
@@ -34,26 +44,32 @@ from tandem.errors import TandemError
 
 DEEPSCALER_HF = "agentica-org/DeepScaleR-Preview-Dataset"
 TRAIN_SOURCE = "deepscaler"
+HELDOUT_ROWS = 1000  # the release's held-out slice of DeepScaleR's 40,309 rows
+HELDOUT_SEED = 0
 VAL_BENCHMARKS = ("amc_23_25", "aime_24_26", "minerva")
 
 
-def verl_row(problem, split: str, index: int, data_source: str, instruction: str | None = None) -> dict:
-    """One problem (`tandem_eval.datasets.Problem`) as a verl RL parquet row."""
-    from tandem_eval.prompts import INSTRUCTION, user_message
+def verl_row(problem, split: str, index: int, data_source: str, instruction: str | None = None,
+             preset: str = "ours") -> dict:
+    """One problem (`tandem_eval.datasets.Problem`) as a verl RL parquet row, prompted as the eval `preset` does."""
+    from tandem_eval.presets import get_preset
+    from tandem_eval.prompts import user_message
 
     if not str(problem.answer).strip():
         raise TandemError(f"{problem.source}/{problem.id}: empty answer; a row without ground truth cannot be graded")
+    rules = get_preset(preset)
+    text = user_message(problem.problem, rules.instruction if instruction is None else instruction,
+                        rules.instruction_separator)
     return {
         "data_source": data_source,
-        "prompt": [{"role": "user", "content": user_message(problem.problem, INSTRUCTION if instruction is None
-                                                             else instruction)}],
+        "prompt": [{"role": "user", "content": text}],
         "ability": "math",
         "reward_model": {"style": "rule", "ground_truth": str(problem.answer)},
         "extra_info": {"split": split, "index": index, "id": str(problem.id), "source": problem.source},
     }
 
 
-def load_train(spec: str, max_rows: int | None = None) -> list:
+def load_train(spec: str) -> list:
     """DeepScaleR problems from the Hugging Face hub (the default) or a local file."""
     from tandem_eval.datasets import FieldMap, HubSource, load_file, load_hub
 
@@ -61,7 +77,32 @@ def load_train(spec: str, max_rows: int | None = None) -> list:
         problems = load_file(spec)
     else:
         problems = load_hub(HubSource(spec, "train", fields=FieldMap(id=None)), TRAIN_SOURCE)
-    return problems[:max_rows] if max_rows else problems
+    return problems
+
+
+def heldout_positions(num_rows: int, heldout: int, seed: int = HELDOUT_SEED) -> list[int]:
+    """Row positions `DataFrame.sample(n=heldout, random_state=seed)` picks, in its order.
+
+    pandas turns an int seed into `np.random.RandomState(seed)` and samples without
+    replacement with `choice(num_rows, size=heldout, replace=False)`; doing the same
+    here keeps the split without a pandas import (tests check it against pandas).
+    """
+    import numpy as np
+
+    if heldout < 0:
+        raise TandemError(f"--heldout must be >= 0, got {heldout}")
+    if heldout >= num_rows:
+        raise TandemError(f"--heldout {heldout} leaves no training rows out of {num_rows}; "
+                          "pass a smaller --heldout, or --heldout 0 to train on every row")
+    return [int(i) for i in np.random.RandomState(seed).choice(num_rows, size=heldout, replace=False)]
+
+
+def split_heldout(problems: list, heldout: int, seed: int = HELDOUT_SEED) -> tuple[list, list]:
+    """(training rows in file order, held-out rows in drawn order), each as (original index, problem)."""
+    picked = heldout_positions(len(problems), heldout, seed) if heldout else []
+    chosen = set(picked)
+    train = [(i, p) for i, p in enumerate(problems) if i not in chosen]
+    return train, [(i, problems[i]) for i in picked]
 
 
 def write_parquet(rows: list[dict], path: Path) -> None:
@@ -75,19 +116,32 @@ def write_parquet(rows: list[dict], path: Path) -> None:
 
 def prepare(out: Path, train: str, data_dir: str | None, max_train: int | None = None,
             val: tuple[str, ...] = VAL_BENCHMARKS, instruction: str | None = None,
-            max_val: int | None = None) -> dict[str, int]:
-    """Write the training file and one file per validation benchmark; returns {relative path: rows}."""
+            max_val: int | None = None, heldout: int = HELDOUT_ROWS,
+            seed: int = HELDOUT_SEED, preset: str = "ours") -> dict[str, int]:
+    """Write the training file, the held-out file and one file per validation benchmark; returns {relative path: rows}.
+
+    `extra_info.index` is a row's position in the full training source, in both files.
+    """
     from tandem_eval.datasets import load_benchmark
 
+    if max_train is not None and max_train < 1:
+        raise TandemError(f"--max-train must be >= 1, got {max_train}")
+    train_part, held_part = split_heldout(load_train(train), heldout, seed)
+    train_rows = [verl_row(p, "train", i, TRAIN_SOURCE, instruction, preset) for i, p in train_part[:max_train]]
+    held_rows = [verl_row(p, "heldout", i, TRAIN_SOURCE, instruction, preset) for i, p in held_part]
     written = {}
-    train_rows = [verl_row(p, "train", i, TRAIN_SOURCE, instruction)
-                  for i, p in enumerate(load_train(train, max_train))]
     write_parquet(train_rows, out / "deepscaler" / "train.parquet")
     written["deepscaler/train.parquet"] = len(train_rows)
+    held_path = out / "deepscaler" / "heldout.parquet"
+    if held_rows:
+        write_parquet(held_rows, held_path)
+        written["deepscaler/heldout.parquet"] = len(held_rows)
+    elif held_path.exists():
+        held_path.unlink()  # a stale slice from an earlier run would overlap this training file
     for spec in val:
         name, problems = load_benchmark(spec, data_dir=data_dir)
         name = Path(name).stem if spec.endswith((".jsonl", ".parquet")) and "/" in name else name
-        rows = [verl_row(p, "test", i, name, instruction) for i, p in enumerate(problems[:max_val])]
+        rows = [verl_row(p, "test", i, name, instruction, preset) for i, p in enumerate(problems[:max_val])]
         write_parquet(rows, out / name / "test.parquet")
         written[f"{name}/test.parquet"] = len(rows)
     return written
@@ -98,17 +152,27 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", required=True, type=Path, help="output directory ($DATA_DIR of the launchers)")
     ap.add_argument("--train", default=DEEPSCALER_HF, help="HF dataset name or a local .jsonl/.parquet")
     ap.add_argument("--data-dir", default=None, help="where the eval JSONL files live (tandem_eval's data dir)")
-    ap.add_argument("--max-train", type=int, default=None, help="keep only the first N training problems")
+    ap.add_argument("--max-train", type=int, default=None,
+                    help="keep only the first N training problems (after the held-out rows are removed)")
+    ap.add_argument("--heldout", type=int, default=HELDOUT_ROWS,
+                    help="rows held out of training into deepscaler/heldout.parquet, drawn as pandas' "
+                         "sample(n, random_state=--heldout-seed) draws them; 0 = no split (default: %(default)s, "
+                         "the release's)")
+    ap.add_argument("--heldout-seed", type=int, default=HELDOUT_SEED,
+                    help="seed of the held-out draw (default: %(default)s, the release's)")
     ap.add_argument("--val", nargs="+", default=list(VAL_BENCHMARKS), metavar="SPEC",
                     help="validation benchmarks: tandem_eval names or local .jsonl/.parquet files "
                          "(default: %(default)s)")
     ap.add_argument("--max-val", type=int, default=None, help="keep only the first N problems of each validation set")
+    ap.add_argument("--preset", choices=("ours", "paper"), default="ours",
+                    help="the eval preset whose prompt every row gets (tandem_eval.presets): ours, or paper (the "
+                         "release's instruction, which its runs trained and evaluated with) (default: %(default)s)")
     ap.add_argument("--instruction", default=None,
-                    help='instruction appended to every problem (default: the eval suite\'s); "" = bare problem')
+                    help='instruction appended to every problem (default: the --preset\'s); "" = bare problem')
     args = ap.parse_args(argv)
     try:
         written = prepare(args.out.expanduser(), args.train, args.data_dir, args.max_train, tuple(args.val),
-                          args.instruction, args.max_val)
+                          args.instruction, args.max_val, args.heldout, args.heldout_seed, args.preset)
     except TandemError as e:
         raise SystemExit(f"error: {e}") from None
     for rel, n in written.items():

@@ -46,7 +46,7 @@ echo "[smoke] tiny base in $BASE"
 python -m tandem.train.tiny_base --out "$BASE" >/dev/null
 echo "[smoke] parquet files in $OUT/data"
 python scripts/prepare_deepscaler.py --out "$OUT/data" --train "$BASE/task_train.jsonl" \
-  --val "$BASE/task_test.jsonl" --instruction "" --max-train 64 --max-val 32 >/dev/null 2>&1
+  --val "$BASE/task_test.jsonl" --instruction "" --heldout 0 --max-train 64 --max-val 32 >/dev/null 2>&1
 
 source verl/cpu_overrides.sh
 SMOKE_ARGS=(

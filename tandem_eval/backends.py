@@ -73,6 +73,7 @@ class _Spec:
     dtype: str = "auto"
     gpu_memory_utilization: float | None = None
     handoff_route: str = "two-engine"
+    max_model_len: int | None = None  # vllm: the engines' context (None = the model's own)
 
 
 class EvalBackend:
@@ -98,14 +99,18 @@ class EvalBackend:
 
     # --- the two evaluations ----------------------------------------------------------------
 
-    def solo(self, prompts: list[list[int]], keys: list[int]):
-        return self._batched(self.backend("senior"), prompts, keys, solo=True, desc="solo")
+    def solo(self, prompts: list[list[int]], keys: list[int], max_new_tokens: int | None = None):
+        """`max_new_tokens` replaces the sampling's response budget for this call (a per-prompt budget rule)."""
+        return self._batched(self.backend("senior"), prompts, keys, solo=True, desc="solo",
+                             sampling=self._sampling(max_new_tokens))
 
-    def handoff(self, prompts: list[list[int]], keys: list[int], prompt_texts: list[str] | None = None):
+    def handoff(self, prompts: list[list[int]], keys: list[int], prompt_texts: list[str] | None = None,
+                max_new_tokens: int | None = None):
         if self.spec.junior_path is None:
             raise TandemError("the handoff needs a junior model; pass --junior")
+        sampling = self._sampling(max_new_tokens)
         if self.same_vocab and (self.spec.kind == "engine" or self.spec.handoff_route == "tandem"):
-            return self._batched(self.backend("team"), prompts, keys, solo=False, desc="handoff")
+            return self._batched(self.backend("team"), prompts, keys, solo=False, desc="handoff", sampling=sampling)
         from tandem.boundaries import boundary_ids
 
         texts = prompt_texts or [self.tokenizer.decode(p) for p in prompts]
@@ -114,13 +119,19 @@ class EvalBackend:
             junior_ids = [list(self.junior_tokenizer(t, add_special_tokens=False)["input_ids"]) for t in texts]
         step_ids = boundary_ids(self.tokenizer, "step") if self.same_vocab else None
         return run_step_handoff(self.backend("senior"), self.backend("junior"), prompts, texts, keys,
-                                self.sampling.config(), step_ids, junior_prompt_ids=junior_ids)
+                                sampling, step_ids, junior_prompt_ids=junior_ids)
 
-    def _batched(self, backend, prompts, keys, solo: bool, desc: str):
+    def _sampling(self, max_new_tokens: int | None):
+        from dataclasses import replace
+
+        config = self.sampling.config()
+        return config if max_new_tokens is None else replace(config, max_new_tokens=max_new_tokens)
+
+    def _batched(self, backend, prompts, keys, solo: bool, desc: str, sampling):
         size = self.batch_size or len(prompts)
         out, bar = [], tqdm(total=len(prompts), desc=desc, unit="sample")
         for i in range(0, len(prompts), size):
-            out += backend.generate(prompts[i : i + size], self.sampling.config(), keys[i : i + size], solo=solo)
+            out += backend.generate(prompts[i : i + size], sampling, keys[i : i + size], solo=solo)
             bar.update(min(size, len(prompts) - i))
         bar.close()
         return out
@@ -161,6 +172,8 @@ class EvalBackend:
         from vllm_source.runtime import vllm_platform
 
         kwargs = dict(dtype=self.spec.dtype, seed=self.sampling.seed)
+        if self.spec.max_model_len is not None:
+            kwargs["max_model_len"] = self.spec.max_model_len
         if vllm_platform() == "cpu":
             kwargs["enforce_eager"] = True  # on CPU, torch.compile costs more start-up than it saves here
         else:
@@ -174,8 +187,12 @@ class EvalBackend:
 
 def make_backend(kind: str, senior_path, junior_path=None, sampling: EvalSampling | None = None, device: str = "cpu",
                  dtype: str = "auto", batch_size: int = 64, allow_vocab_mismatch: bool = False,
-                 gpu_memory_utilization: float | None = None, handoff_route: str = "two-engine") -> EvalBackend:
-    """`dtype="auto"`: float32 on CPU and bfloat16 on GPU for the engine; the checkpoint's for vLLM."""
+                 gpu_memory_utilization: float | None = None, handoff_route: str = "two-engine",
+                 max_model_len: int | None = None) -> EvalBackend:
+    """`dtype="auto"`: float32 on CPU and bfloat16 on GPU for the engine; the checkpoint's for vLLM.
+
+    `max_model_len` sets the vLLM engines' context (the paper preset's 4096, as the release's engines;
+    a 262k-token default context may not fit two engines on one GPU)."""
     if kind not in BACKENDS:
         raise TandemError(f"unknown backend {kind!r}; choose one of {', '.join(BACKENDS)}")
     if handoff_route not in HANDOFF_ROUTES:
@@ -187,6 +204,6 @@ def make_backend(kind: str, senior_path, junior_path=None, sampling: EvalSamplin
 
         require_vllm(device=True)  # fail before any model is loaded
     spec = _Spec(kind, str(senior_path), None if junior_path is None else str(junior_path), device, dtype,
-                 gpu_memory_utilization, handoff_route)
+                 gpu_memory_utilization, handoff_route, max_model_len)
     return EvalBackend(spec, sampling or EvalSampling(), batch_size if kind == "engine" else None,
                        allow_vocab_mismatch)

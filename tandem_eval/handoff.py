@@ -18,6 +18,11 @@ With `step_ids=None` (only for `--allow-vocab-mismatch`) a turn ends at the stri
 plus the response text so far; the budget then counts each step in its writer's tokens,
 and the returned token ids and authorship mask are in the senior's vocabulary, each
 junior step re-encoded by the senior's tokenizer on its own.
+
+`cap_rounds` applies the release's round cap (a chain stops after a number of rounds, a
+round being one senior turn and one junior turn) to a finished response of any route.
+Generation is causal, so cutting a response after its last allowed turn gives exactly
+the response a loop with that cap would have written.
 """
 
 from __future__ import annotations
@@ -80,6 +85,32 @@ def _to_rollout(chain: _Chain, senior_tokenizer, retokenize: bool) -> Rollout:
     text = senior_tokenizer.decode(ids, skip_special_tokens=True) if not retokenize else "".join(
         t for _, _, t in chain.segments)
     return Rollout(chain.prompt_ids[0], ids, mask, text, chain.finish or "length", chain.key)
+
+
+def turn_spans(authorship_mask: list[int]) -> list[tuple[int, int]]:
+    """(start, end) of each turn: a maximal run of one author in the authorship mask."""
+    spans, start = [], 0
+    for i in range(1, len(authorship_mask) + 1):
+        if i == len(authorship_mask) or authorship_mask[i] != authorship_mask[start]:
+            spans.append((start, i))
+            start = i
+    return spans
+
+
+def cap_rounds(rollout: Rollout, max_rounds: int | None, tokenizer) -> tuple[Rollout, bool]:
+    """`rollout` cut after `max_rounds` rounds (2 * max_rounds turns); (the rollout, whether it was cut)."""
+    if max_rounds is not None and max_rounds < 1:
+        raise ValueError(f"max_rounds must be >= 1 or None, got {max_rounds}")
+    spans = turn_spans(rollout.authorship_mask)
+    if max_rounds is None or len(spans) <= 2 * max_rounds:
+        return rollout, False
+    end = spans[2 * max_rounds - 1][1]
+    ids = rollout.token_ids[:end]
+    # An unfinished chain is graded as it stands; its finish reason is "length" (it never ended itself).
+    return replace(rollout, token_ids=ids, authorship_mask=rollout.authorship_mask[:end],
+                   text=tokenizer.decode(ids, skip_special_tokens=True), finish_reason="length",
+                   senior_logprobs=None if rollout.senior_logprobs is None else rollout.senior_logprobs[:end],
+                   junior_logprobs=None if rollout.junior_logprobs is None else rollout.junior_logprobs[:end]), True
 
 
 def _write_turns(writer: RolloutBackend, chains: list[_Chain], contexts, sampling: SamplingConfig,

@@ -108,9 +108,11 @@ def read_samples(path: str | Path) -> list[dict]:
 
 
 def legibility(junior_path: str, senior_rows: list[dict], batch_size: int, device: str, dtype: str,
-               max_per_problem: int | None) -> dict:
-    from tandem.models import load_model
+               max_per_problem: int | None, preset: str = "ours") -> dict:
+    from tandem.models import load_model, load_tokenizer
+    from tandem_eval.presets import get_preset
 
+    rules = get_preset(preset)
     rows = [r for r in senior_rows if max_per_problem is None or r.get("sample", 0) < max_per_problem]
     if any("prompt_ids" not in r for r in rows):
         raise TandemError("samples lack prompt_ids; re-run eval_solo with this version to record them")
@@ -119,7 +121,15 @@ def legibility(junior_path: str, senior_rows: list[dict], batch_size: int, devic
     if max(max(r["prompt_ids"] + r["response_ids"], default=0) for r in rows) >= vocab:
         raise TandemError(f"the samples hold token ids beyond the junior's {vocab}-token vocabulary; "
                           "the junior must share the senior's tokenizer")
-    scored = junior_cross_entropy(model, [(r["prompt_ids"], r["response_ids"]) for r in rows], batch_size)
+    pairs = [(r["prompt_ids"], r["response_ids"]) for r in rows]
+    too_long = [False] * len(pairs)
+    if rules.context_length is not None:  # the paper preset: the release's scoring rules
+        special = set(load_tokenizer(junior_path).all_special_ids)
+        pairs = [(p, resp[:-1] if resp and resp[-1] in special else resp) for p, resp in pairs]
+        limit = rules.context_length - rules.context_reserve
+        too_long = [len(p) + len(resp) >= limit for p, resp in pairs]
+    scored = junior_cross_entropy(model, [([], []) if long else pair for pair, long in zip(pairs, too_long)],
+                                  batch_size)
     kept = [(r, s) for r, s in zip(rows, scored) if s is not None]
     if not kept:
         raise TandemError("no response could be scored (all empty or longer than the junior's context)")
@@ -128,7 +138,8 @@ def legibility(junior_path: str, senior_rows: list[dict], batch_size: int, devic
         by_bench.setdefault(r["benchmark"], []).append(s.nll_sum / s.n_tokens)
     means = [v for vs in by_bench.values() for v in vs]
     return {
-        "junior": junior_path, "mean_ce": sum(means) / len(means),
+        "junior": junior_path, "preset": rules.name, "mean_ce": sum(means) / len(means),
+        "macro_ce": sum(sum(v) / len(v) for v in by_bench.values()) / len(by_bench),
         "token_mean_ce": sum(s.nll_sum for _, s in kept) / sum(s.n_tokens for _, s in kept),
         "by_benchmark": {b: sum(v) / len(v) for b, v in by_bench.items()},
         "n_scored": len(kept), "n_dropped": len(rows) - len(kept), "unit": "nats per token",
@@ -167,6 +178,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch-size", type=int, default=8, help="responses per forward pass (default: %(default)s)")
     p.add_argument("--device", default="cpu", help="cpu or cuda[:i] (default: %(default)s)")
     p.add_argument("--dtype", default="float32", help="junior dtype: float32, bfloat16, float16 (default: %(default)s)")
+    p.add_argument("--preset", choices=("ours", "paper"), default="ours",
+                   help="scoring rules: ours (every response token, EOS included) or paper (the release's: no EOS, "
+                        "responses reaching 4096 - 8 tokens with their prompt dropped) (default: %(default)s)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -185,7 +199,7 @@ def run(args) -> int:
         result["senior_config"] = json.loads(summary.read_text(encoding="utf-8")).get("config")
     if args.junior:
         result["legibility"] = legibility(args.junior, senior_rows, args.batch_size, args.device, args.dtype,
-                                          args.max_per_problem)
+                                          args.max_per_problem, args.preset)
         print(f"legibility: mean CE {result['legibility']['mean_ce']:.4f} nats/token")
     if args.junior_samples:
         tok_path = args.tokenizer or args.junior

@@ -8,8 +8,16 @@ For each benchmark it writes, under `--out-dir`:
   unbiased estimator), the same per source, and per-problem (n, c).
 and finally `summary.json` with every benchmark's pass@k and their macro / micro means.
 
+`--preset` (`tandem_eval.presets`: `ours`, the default, or `paper`, the release's
+evaluation) fills every flag left out; the config each output records names the preset.
+
 Resuming: a benchmark whose two files exist and whose recorded config equals this run's
-is not recomputed. A different config is an error unless `--overwrite` is given.
+is not recomputed. Within a benchmark, finished problems are appended every
+`--save-every` problems to `<benchmark>.partial.jsonl` (its first line holds the config);
+a killed run continues from there, never re-generating a finished sample (sampling is
+keyed per request, so the continuation draws what one uninterrupted run would have). A
+different config, another preset above all, is an error unless `--overwrite` is given,
+which starts that benchmark over.
 """
 
 from __future__ import annotations
@@ -27,43 +35,62 @@ from tandem.errors import TandemError, run_reporting_errors
 from tandem.jsonl import write_json, write_jsonl
 from tandem_eval import grader
 from tandem_eval.backends import BACKENDS, EvalSampling, make_backend
-from tandem_eval.datasets import ERRATA_MODES, PAPER_BENCHMARKS, FieldMap, Problem, load_benchmarks
+from tandem_eval.datasets import ERRATA_MODES, FieldMap, Problem, load_benchmarks
+from tandem_eval.handoff import cap_rounds
 from tandem_eval.metrics import benchmark_pass_at_k, ks_for, summarize
-from tandem_eval.prompts import INSTRUCTION, chat_prompt_ids, chat_prompt_text
+from tandem_eval.presets import DEFAULT_PRESET, PRESETS, EvalPreset, get_preset, response_budget
+from tandem_eval.prompts import chat_prompt_ids, chat_prompt_text
 
-DEFAULTS = EvalSampling()
-DEFAULT_N = 8
+DEFAULTS = PRESETS[DEFAULT_PRESET]
+DEFAULT_N = DEFAULTS.n
+DEFAULT_SAVE_EVERY = 32
+# args attribute -> the preset field that fills it when the flag is left out
+PRESET_FLAGS = {"benchmarks": "benchmarks", "n": "n", "temperature": "temperature", "top_p": "top_p",
+                "top_k": "top_k", "max_new_tokens": "max_new_tokens", "seed": "seed", "errata": "errata",
+                "instruction": "instruction"}
+
+
+def _preset_help(field: str) -> str:
+    values = {name: getattr(p, field) for name, p in PRESETS.items()}
+    shown = {k: (",".join(v) if isinstance(v, tuple) else v) for k, v in values.items()}
+    return "default: the preset's (" + "; ".join(f"{k}: {v!r}" for k, v in shown.items()) + ")"
 
 
 def add_common_arguments(p: argparse.ArgumentParser) -> None:
-    """Flags shared by the solo and the handoff evaluation."""
-    p.add_argument("--benchmarks", default=",".join(PAPER_BENCHMARKS),
+    """Flags shared by the solo and the handoff evaluation (None = the --preset's value)."""
+    p.add_argument("--preset", choices=sorted(PRESETS), default=DEFAULT_PRESET,
+                   help="the evaluation protocol every flag left out comes from: ours (this project's default) or "
+                        "paper (the release's: its prompt, n 8, seed 17, AIME 24 / 25 / 26 and AMC 23-25 as four "
+                        "benchmarks, budget min(3000, 4096 - prompt - 8), at most 150 handoff rounds; "
+                        "tandem_eval/README.md lists what still differs) (default: %(default)s)")
+    p.add_argument("--benchmarks", default=None,
                    help="comma-separated benchmarks: presets (aime2024 aime2025 aime2026 amc2023 amc2024 amc2025 "
                         "minerva_math math500 gsm8k), the paper's groups (aime_24_26 amc_23_25 minerva), "
-                        ".jsonl/.parquet paths, or hf:owner/name[:split] (default: %(default)s)")
-    p.add_argument("--n", type=int, default=DEFAULT_N, help="samples per problem; pass@k is reported for k = 1, 2, 4, "
-                   "... <= n (default: %(default)s)")
+                        ".jsonl/.parquet paths, or hf:owner/name[:split]; " + _preset_help("benchmarks"))
+    p.add_argument("--n", type=int, default=None, help="samples per problem; pass@k is reported for k = 1, 2, 4, "
+                   "... <= n; " + _preset_help("n"))
     p.add_argument("--out-dir", required=True, type=Path, help="directory for the per-sample JSONL and summary JSONs")
     p.add_argument("--backend", choices=BACKENDS, default="engine",
                    help="engine = the reference PyTorch engine (CPU or one GPU); vllm = vLLM (a GPU, or vLLM's "
                         "CPU build) (default: %(default)s)")
     p.add_argument("--max-problems", type=int, default=None,
                    help="keep only the first N problems of each benchmark (for small runs)")
-    p.add_argument("--temperature", type=float, default=DEFAULTS.temperature, help="sampling temperature; 0 = greedy "
-                   "(default: %(default)s, the paper's eval)")
-    p.add_argument("--top-p", type=float, default=DEFAULTS.top_p, help="nucleus sampling mass (default: %(default)s)")
-    p.add_argument("--top-k", type=int, default=DEFAULTS.top_k, help="top-k cutoff, 0 = off (default: %(default)s)")
-    p.add_argument("--max-new-tokens", type=int, default=DEFAULTS.max_new_tokens,
-                   help="response budget in tokens (shared by both models in the handoff) (default: %(default)s)")
-    p.add_argument("--seed", type=int, default=DEFAULTS.seed, help="sampling seed; with the problem id and sample "
-                   "index it keys every request's randomness (default: %(default)s)")
+    p.add_argument("--temperature", type=float, default=None, help="sampling temperature; 0 = greedy; "
+                   + _preset_help("temperature"))
+    p.add_argument("--top-p", type=float, default=None, help="nucleus sampling mass; " + _preset_help("top_p"))
+    p.add_argument("--top-k", type=int, default=None, help="top-k cutoff, 0 = off; " + _preset_help("top_k"))
+    p.add_argument("--max-new-tokens", type=int, default=None,
+                   help="response budget in tokens (shared by both models in the handoff; the paper preset also "
+                        "caps it at 4096 - prompt - 8); " + _preset_help("max_new_tokens"))
+    p.add_argument("--seed", type=int, default=None, help="sampling seed; with the problem id and sample "
+                   "index it keys every request's randomness; " + _preset_help("seed"))
     p.add_argument("--data-dir", default=None, help="directory with the benchmark JSONL files (default: "
                    "$TANDEM_DATA_DIR, else ../shared/data beside the repository); presets missing there are read "
                    "from their Hugging Face copy")
     p.add_argument("--offline", action="store_true", help="never fall back to the Hugging Face hub for presets")
-    p.add_argument("--errata", choices=ERRATA_MODES, default="fixed",
+    p.add_argument("--errata", choices=ERRATA_MODES, default=None,
                    help="AMC 2024 answers: fixed = the four verified corrections, source = as published, which the "
-                        "paper scored against (default: %(default)s)")
+                        "paper scored against; " + _preset_help("errata"))
     p.add_argument("--fields", default=None, help="column mapping for file / hub benchmarks, e.g. "
                    "problem=question,answer=answer,id=idx (answer_after=#### keeps text after a marker)")
     p.add_argument("--device", default="cpu", help="engine device: cpu or cuda[:i] (default: %(default)s)")
@@ -72,9 +99,24 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch-size", type=int, default=64, help="engine: samples generated together (default: %(default)s)")
     p.add_argument("--gpu-memory-utilization", type=float, default=None,
                    help="vllm: memory fraction per model (default 0.85 for one model, 0.42 each for two)")
-    p.add_argument("--instruction", default=INSTRUCTION,
-                   help='instruction appended to every problem (default: "%(default)s"); "" = the bare problem')
-    p.add_argument("--overwrite", action="store_true", help="recompute benchmarks whose outputs exist with another config")
+    p.add_argument("--instruction", default=None,
+                   help='instruction appended to every problem ("" = the bare problem); ' + _preset_help("instruction"))
+    p.add_argument("--save-every", type=int, default=DEFAULT_SAVE_EVERY,
+                   help="problems generated and graded between two saves of a benchmark's finished samples (what a "
+                        "killed run resumes from; the samples do not depend on it) (default: %(default)s)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="start over the benchmarks whose outputs exist with another config or preset")
+
+
+def resolve_preset(args) -> EvalPreset:
+    """Fill every flag left out (None) from `args.preset`; return the preset."""
+    preset = get_preset(getattr(args, "preset", None) or DEFAULT_PRESET)
+    args.preset = preset.name
+    for attr, field in PRESET_FLAGS.items():
+        if getattr(args, attr, None) is None:
+            value = getattr(preset, field)
+            setattr(args, attr, ",".join(value) if isinstance(value, tuple) else value)
+    return preset
 
 
 def sampling_from_args(args) -> EvalSampling:
@@ -97,6 +139,20 @@ def _file_stem(benchmark: str) -> str:
     return benchmark.replace("/", "__").replace(":", "_")
 
 
+def check_same_config(path: Path, stored: dict, config: dict) -> None:
+    """One line naming what differs between a stored output's config and this run's (another preset first)."""
+    if stored.get("preset", DEFAULT_PRESET) != config.get("preset", DEFAULT_PRESET):
+        raise TandemError(
+            f"{path} was made with the {stored.get('preset', DEFAULT_PRESET)!r} eval preset, this run asks for "
+            f"{config.get('preset', DEFAULT_PRESET)!r}; outputs of two presets are never mixed: pass --overwrite "
+            "to start over, or choose another --out-dir")
+    differ = config_diff(stored, config) or ["(unreadable config)"]
+    raise TandemError(
+        f"{path} was written with a different config (differs in: {', '.join(differ)}); "
+        "pass --overwrite to recompute it, or choose another --out-dir"
+    )
+
+
 def _existing_summary(summary_path: Path, samples_path: Path, config: dict, overwrite: bool) -> dict | None:
     """The stored summary if this benchmark is already done with the same config, else None."""
     if not (summary_path.is_file() and samples_path.is_file()):
@@ -109,11 +165,41 @@ def _existing_summary(summary_path: Path, samples_path: Path, config: dict, over
         return stored
     if overwrite:
         return None
-    differ = config_diff(stored.get("config", {}), config) or ["(unreadable summary)"]
-    raise TandemError(
-        f"{summary_path} was written with a different config (differs in: {', '.join(differ)}); "
-        "pass --overwrite to recompute it, or choose another --out-dir"
-    )
+    check_same_config(summary_path, stored.get("config", {}), config)
+    return None
+
+
+def _read_partial(path: Path, config: dict, n: int, overwrite: bool) -> dict[str, list[dict]]:
+    """Finished samples of an interrupted run of this benchmark: {problem id: its n rows}."""
+    if not path.is_file():
+        return {}
+    lines = path.read_text(encoding="utf-8").splitlines()
+    try:
+        head = json.loads(lines[0]) if lines else {}
+    except json.JSONDecodeError:
+        head = {}
+    if head.get("config") != config:
+        if overwrite:
+            return {}
+        check_same_config(path, head.get("config", {}), config)
+    rows: dict[str, list[dict]] = {}
+    for line in lines[1:]:
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:  # the last line of a killed write
+            break
+        rows.setdefault(row["problem_id"], []).append(row)
+    return {pid: sorted(r, key=lambda x: x["sample"]) for pid, r in rows.items() if len(r) == n}
+
+
+def _append_rows(path: Path, config: dict, rows: list[dict]) -> None:
+    new = not path.is_file()
+    with path.open("a", encoding="utf-8") as f:
+        if new:
+            f.write(json.dumps({"config": config}) + "\n")
+        for row in rows:
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+        f.flush()
 
 
 def _grade_rows(problems: list[Problem], samples, n: int, benchmark: str) -> list[dict]:
@@ -156,53 +242,92 @@ def _summary(config: dict, problems: list[Problem], rows: list[dict], n: int, ha
     if handoff:
         out["mean_handoffs"] = sum(r["num_handoffs"] for r in rows) / max(1, len(rows))
         out["senior_token_fraction"] = sum(sum(r["authorship_mask"]) for r in rows) / max(1, sum(r["num_tokens"] for r in rows))
+        out["chains_cut_by_max_rounds"] = sum(r["cut_by_max_rounds"] for r in rows)
     return out
 
 
-def _generate(backend, problems: list[Problem], n: int, benchmark: str, handoff: bool, instruction: str = INSTRUCTION):
+def _generate(backend, problems: list[Problem], n: int, benchmark: str, handoff: bool, preset: EvalPreset,
+              args) -> tuple[list, list[list[int]], list[bool]]:
+    """n samples per problem, in (problem, sample) order, each prompt under its own response budget; with
+    each sample's prompt ids and whether the preset's handoff round cap cut it."""
     from tandem.coins import request_key
 
-    texts = [chat_prompt_text(backend.tokenizer, p.problem, instruction) for p in problems]
-    ids = [chat_prompt_ids(backend.tokenizer, p.problem, instruction) for p in problems]
-    prompts = [ids[i // n] for i in range(len(problems) * n)]
-    keys = [request_key(f"{benchmark}/{problems[i // n].id}", i % n) for i in range(len(prompts))]
-    if handoff:
-        return backend.handoff(prompts, keys, [texts[i // n] for i in range(len(prompts))]), prompts
-    return backend.solo(prompts, keys), prompts
+    separator = preset.instruction_separator
+    texts = [chat_prompt_text(backend.tokenizer, p.problem, args.instruction, separator) for p in problems]
+    ids = [chat_prompt_ids(backend.tokenizer, p.problem, args.instruction, separator) for p in problems]
+    budgets = [response_budget(preset, args.max_new_tokens, len(i)) for i in ids]
+    out: list = [None] * (len(problems) * n)
+    for budget in sorted(set(budgets)):
+        rows = [i for i in range(len(out)) if budgets[i // n] == budget]
+        prompts = [ids[i // n] for i in rows]
+        keys = [request_key(f"{benchmark}/{problems[i // n].id}", i % n) for i in rows]
+        cap = None if budget == args.max_new_tokens else budget
+        if handoff:
+            got = backend.handoff(prompts, keys, [texts[i // n] for i in rows], max_new_tokens=cap)
+        else:
+            got = backend.solo(prompts, keys, max_new_tokens=cap)
+        for i, rollout in zip(rows, got):
+            out[i] = rollout
+    cut = [False] * len(out)
+    if handoff:  # what the release's round cap leaves is what gets graded
+        for i, rollout in enumerate(out):
+            out[i], cut[i] = cap_rounds(rollout, preset.max_rounds, backend.tokenizer)
+    return out, [ids[i // n] for i in range(len(out))], cut
 
 
 def run_benchmark(backend_factory, benchmark: str, problems: list[Problem], base_config: dict, args, handoff: bool,
                   state: dict) -> dict:
-    """Evaluate one benchmark (or load its finished outputs); return its summary."""
+    """Evaluate one benchmark (or load its finished outputs, or go on from its finished problems); return its summary."""
     config = {**base_config, "benchmark": benchmark, "num_problems": len(problems),
               "problems_sha256": _problems_digest(problems)}
+    preset = get_preset(config["preset"])
     stem = _file_stem(benchmark)
     samples_path, summary_path = args.out_dir / f"{stem}.samples.jsonl", args.out_dir / f"{stem}.summary.json"
+    partial_path = args.out_dir / f"{stem}.partial.jsonl"
     done = _existing_summary(summary_path, samples_path, config, args.overwrite)
     if done is not None:
         print(f"{benchmark}: already done with this config, skipped ({summary_path})", file=sys.stderr)
         return done
-    if "backend" not in state:
-        state["backend"] = backend_factory()
+    finished = _read_partial(partial_path, config, args.n, args.overwrite)
+    if not finished and partial_path.exists():
+        partial_path.unlink()  # another config's (with --overwrite) or nothing whole in it
+    elif finished:
+        print(f"{benchmark}: resuming after {len(finished)} finished problems ({partial_path})", file=sys.stderr)
+        # Rewrite with whole problems only, so a half-written problem is generated again in full.
+        partial_path.unlink()
+        _append_rows(partial_path, config, [r for p in problems if p.id in finished for r in finished[p.id]])
+    todo = [p for p in problems if p.id not in finished]
     before = grader.stats()
-    samples, prompts = _generate(state["backend"], problems, args.n, benchmark, handoff,
-                                 getattr(args, "instruction", INSTRUCTION))
-    rows = _grade_rows(problems, samples, args.n, benchmark)
-    for row, sample, prompt in zip(rows, samples, prompts):
-        row["prompt_ids"] = prompt
-        if handoff:
-            row["authorship_mask"] = sample.authorship_mask
-            row["num_handoffs"] = sample.num_handoffs
-            row["senior_fraction"] = sum(sample.authorship_mask) / max(1, len(sample.authorship_mask))
+    for start in range(0, len(todo), args.save_every):
+        chunk = todo[start : start + args.save_every]
+        if "backend" not in state:
+            state["backend"] = backend_factory()
+        backend = state["backend"]
+        samples, prompts, cuts = _generate(backend, chunk, args.n, benchmark, handoff, preset, args)
+        rows = _grade_rows(chunk, samples, args.n, benchmark)
+        for row, sample, prompt, cut in zip(rows, samples, prompts, cuts):
+            row["prompt_ids"] = prompt
+            if handoff:
+                row["cut_by_max_rounds"] = cut
+                row["authorship_mask"] = sample.authorship_mask
+                row["num_handoffs"] = sample.num_handoffs
+                row["senior_fraction"] = sum(sample.authorship_mask) / max(1, len(sample.authorship_mask))
+        _append_rows(partial_path, config, rows)
+        for p in chunk:
+            finished[p.id] = [r for r in rows if r["problem_id"] == p.id]
+    rows = [r for p in problems for r in finished[p.id]]
     after = grader.stats()
-    stats = {k: after[k] - before[k] for k in after}
+    stats = {k: after[k] - before[k] for k in after}  # this process's grading (a resumed run: its part only)
     summary = _summary(config, problems, rows, args.n, handoff, stats)
     write_jsonl(samples_path, rows)
     write_json(summary_path, summary)
+    partial_path.unlink(missing_ok=True)
     return summary
 
 
 def validate_args(args) -> None:
+    if args.save_every < 1:
+        raise TandemError(f"--save-every must be >= 1, got {args.save_every}")
     if args.n < 1:
         raise TandemError(f"--n must be >= 1, got {args.n}")
     if args.max_problems is not None and args.max_problems < 1:
@@ -213,20 +338,26 @@ def validate_args(args) -> None:
 
 def run_eval(args, phase: str, models: dict, backend_factory) -> dict:
     """Evaluate every benchmark of `args`; write and return the overall summary."""
+    preset = resolve_preset(args)
     validate_args(args)
     sampling = sampling_from_args(args)
     benchmarks = load_benchmarks([b for b in args.benchmarks.split(",") if b.strip()], args.data_dir,
                                  FieldMap.parse(args.fields) if args.fields else None, args.errata,
                                  allow_hub=not args.offline, max_problems=args.max_problems)
-    base = {"phase": phase, **models, "backend": args.backend, "n": args.n, "sampling": sampling.record(),
-            "max_problems": args.max_problems, "errata": args.errata, "instruction": args.instruction,
+    base = {"phase": phase, "preset": preset.name, **models, "backend": args.backend, "n": args.n,
+            "sampling": sampling.record(), "max_problems": args.max_problems, "errata": args.errata,
+            "instruction": args.instruction, "instruction_separator": preset.instruction_separator,
+            "budget_rule": {"context_length": preset.context_length, "context_reserve": preset.context_reserve},
             "dtype": args.dtype}
+    if phase == "handoff":
+        base["max_rounds"] = preset.max_rounds
     args.out_dir.mkdir(parents=True, exist_ok=True)
     state: dict = {}
     per = {name: run_benchmark(backend_factory, name, problems, base, args, phase == "handoff", state)
            for name, problems in benchmarks.items()}
     counts = {name: [(p["n"], p["c"]) for p in s["per_problem"]] for name, s in per.items()}
-    overall = {"phase": phase, "config": base, "ks": ks_for(args.n), **summarize(counts, ks_for(args.n))}
+    overall = {"phase": phase, "preset": preset.name, "config": base, "ks": ks_for(args.n),
+               **summarize(counts, ks_for(args.n))}
     if phase == "handoff":
         overall["mean_handoffs"] = {name: s["mean_handoffs"] for name, s in per.items()}
     write_json(args.out_dir / "summary.json", overall)
@@ -252,8 +383,10 @@ def backend_factory(args, senior: str, junior: str | None = None):
                             dtype=args.dtype, batch_size=args.batch_size,
                             allow_vocab_mismatch=getattr(args, "allow_vocab_mismatch", False),
                             gpu_memory_utilization=args.gpu_memory_utilization,
-                            handoff_route=getattr(args, "vllm_handoff", "two-engine"))
+                            handoff_route=getattr(args, "vllm_handoff", "two-engine"),
+                            max_model_len=get_preset(args.preset).context_length)
     return build
 
 
-__all__ = ["add_common_arguments", "backend_factory", "cli_main", "print_table", "run_eval", "model_id"]
+__all__ = ["add_common_arguments", "backend_factory", "cli_main", "print_table", "resolve_preset", "run_eval",
+           "model_id"]

@@ -26,7 +26,8 @@ def pytest_sessionfinish(session, exitstatus):
         reasons = sorted({str(r.longrepr[-1]) if isinstance(r.longrepr, tuple) else str(r.longrepr) for r in skipped})
         print(f"\nscale lane: {len(skipped)} test(s) skipped, which the lane does not allow: {reasons}")
         session.exitstatus = 1
-SHARED = REPO.parent / "shared"
+# $TANDEM_SHARED_DIR points a checkout that has no ../shared beside it (a git worktree) at one.
+SHARED = Path(os.environ.get("TANDEM_SHARED_DIR") or REPO.parent / "shared")
 
 
 @pytest.fixture(scope="session")

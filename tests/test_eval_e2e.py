@@ -68,7 +68,10 @@ def test_solo_summary_records_config_and_pass_at_k(solo_run):
 
 
 def test_default_sampling_is_the_papers_eval():
+    from tandem_eval.runner import resolve_preset
+
     args = eval_solo.build_parser().parse_args(["--model", "m", "--out-dir", "o"])
+    resolve_preset(args)
     assert (args.temperature, args.top_p, args.top_k, args.max_new_tokens) == (0.7, 0.8, 20, 3000)
 
 
@@ -76,7 +79,7 @@ def test_handoff_run_records_authorship(handoff_run):
     rows = read_jsonl(handoff_run / "mini.samples.jsonl")
     assert len(rows) == 4
     for r in rows:
-        assert set(r) == SAMPLE_KEYS | {"authorship_mask", "num_handoffs", "senior_fraction"}
+        assert set(r) == SAMPLE_KEYS | {"authorship_mask", "num_handoffs", "senior_fraction", "cut_by_max_rounds"}
         assert len(r["authorship_mask"]) == r["num_tokens"] and r["authorship_mask"][0] == 1
     summary = json.loads((handoff_run / "mini.summary.json").read_text())
     assert summary["phase"] == "handoff" and "senior_token_fraction" in summary
@@ -149,5 +152,7 @@ def test_tandem_rlvr_subcommands_take_the_scripts_flags(solo_run, capsys):
     args = parser.parse_args(["eval-solo", *solo_args])
     assert args.func(args) == 0  # resumes: every benchmark is already done
     assert "already done" in capsys.readouterr().err
-    assert parser.parse_args(["eval-handoff", "--senior", "a", "--junior", "b", "--out-dir", "o"]).n == 8
+    handoff = parser.parse_args(["eval-handoff", "--senior", "a", "--junior", "b", "--out-dir", "o",
+                                 "--preset", "paper"])
+    assert handoff.preset == "paper" and handoff.n is None  # left out: filled from the preset at run time
     assert parser.parse_args(["eval-plot", "--run", "a=b", "--out", "c.png"]).run == ["a=b"]

@@ -29,6 +29,7 @@ def test_writes_the_four_files_the_launchers_read(written):
     out, counts = written
     assert counts == {
         "deepscaler/train.parquet": 40,
+        "deepscaler/heldout.parquet": 1000,  # the release's held-out slice
         "amc_23_25/test.parquet": 121,  # the paper's AMC 2023-2025 set
         "aime_24_26/test.parquet": 90,
         "minerva/test.parquet": 272,
@@ -41,7 +42,8 @@ def test_rows_follow_verls_rl_schema(written, shared_data):
     df = pd.read_parquet(out / "deepscaler" / "train.parquet")
     assert list(df.columns) == ["data_source", "prompt", "ability", "reward_model", "extra_info"]
     row = df.iloc[0]
-    first = pd.read_json(shared_data / "deepscaler_train_partial.jsonl", lines=True).iloc[0]
+    source = pd.read_json(shared_data / "deepscaler_train_partial.jsonl", lines=True, dtype=False)
+    first = source.drop(source.sample(n=1000, random_state=0).index).iloc[0]  # the first row not held out
     assert row["data_source"] == "deepscaler" and row["ability"] == "math"
     assert list(row["prompt"])[0]["role"] == "user"
     assert list(row["prompt"])[0]["content"].startswith(first["problem"])

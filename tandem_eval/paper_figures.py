@@ -1,0 +1,112 @@
+"""The paper's pass@k figures from eval outputs: one panel per benchmark and the macro average, solo and handoff.
+
+Rows are the phases (solo, handoff), columns the benchmarks then `macro`; each checkpoint
+is one line over k (log2 axis) with a band of one bootstrap standard error (resampling
+problems, `tandem_eval.bootstrap`; `--resamples`, default 2000, seed fixed). Written as
+PNG and SVG with matplotlib's Agg backend.
+
+    python -m tandem_eval.paper_figures --checkpoint base=DIR/runs/base --checkpoint trl=DIR/runs/trl \\
+        --out DIR/figures/passk
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from tandem_eval.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, pass_at_k_with_se
+from tandem_eval.paper_results import PHASES, CheckpointResult, check_comparable, load_checkpoint
+
+DESCRIPTION = "pass@k curves per benchmark and macro, solo and handoff, several checkpoints, bootstrap SE bands."
+FORMATS = ("png", "svg")
+
+
+def passk_figure(results: list[CheckpointResult], out_stem: str | Path, resamples: int = DEFAULT_RESAMPLES,
+                 seed: int = DEFAULT_SEED) -> list[Path]:
+    """Draw the grid; returns the files written (STEM.png, STEM.svg)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    preset = check_comparable(results)
+    phases = [p for p in PHASES if any(p in r.phases for r in results)]
+    columns: list[str] = []
+    for r in results:
+        for p in phases:
+            for b in list(r.phases[p].counts) if p in r.phases else []:
+                if b not in columns:
+                    columns.append(b)
+    columns.append("macro")
+    fig, axes = plt.subplots(len(phases), len(columns), figsize=(3.2 * len(columns), 2.8 * len(phases)),
+                             squeeze=False, sharex=True)
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for row, phase in enumerate(phases):
+        for i, r in enumerate(results):
+            if phase not in r.phases:
+                continue
+            pr = r.phases[phase]
+            stats = pass_at_k_with_se(pr.counts, pr.ks, resamples, seed)
+            for col, bench in enumerate(columns):
+                if bench not in stats:
+                    continue
+                mean = [100 * stats[bench][f"pass@{k}"]["mean"] for k in pr.ks]
+                se = [100 * stats[bench][f"pass@{k}"]["se"] for k in pr.ks]
+                ax = axes[row][col]
+                colour = colours[i % len(colours)]
+                ax.plot(pr.ks, mean, marker="o", ms=3, color=colour, label=r.label)
+                ax.fill_between(pr.ks, [m - s for m, s in zip(mean, se)], [m + s for m, s in zip(mean, se)],
+                                color=colour, alpha=0.2, lw=0)
+        for col, bench in enumerate(columns):
+            ax = axes[row][col]
+            ax.set_xscale("log", base=2)
+            ax.set_title(f"{phase}: {bench}", fontsize=9)
+            ax.grid(alpha=0.3)
+            if col == 0:
+                ax.set_ylabel("pass@k (%)")
+            if row == len(phases) - 1:
+                ax.set_xlabel("k")
+    axes[0][0].legend(fontsize=7)
+    fig.suptitle(f"pass@k, preset {preset}; bands: ±1 bootstrap SE ({resamples} resamples over problems)",
+                 fontsize=10)
+    fig.tight_layout()
+    out_stem = Path(out_stem)
+    out_stem.parent.mkdir(parents=True, exist_ok=True)
+    written = []
+    for fmt in FORMATS:
+        path = out_stem.with_name(f"{out_stem.name}.{fmt}")
+        fig.savefig(path, dpi=150)
+        written.append(path)
+    plt.close(fig)
+    return written
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--checkpoint", action="append", required=True, metavar="LABEL=DIR",
+                   help="a checkpoint's result directory (solo/, handoff/); repeat for several checkpoints")
+    p.add_argument("--out", required=True, type=Path, help="output stem: writes STEM.png and STEM.svg")
+    p.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES,
+                   help="bootstrap resamples over problems (default: %(default)s)")
+    p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="bootstrap seed (default: %(default)s)")
+
+
+def run(args) -> int:
+    from tandem_eval.paper_table import parse_checkpoints
+
+    results = [load_checkpoint(label, path) for label, path in parse_checkpoints(args.checkpoint)]
+    for path in passk_figure(results, args.out, args.resamples, args.seed):
+        print(f"wrote {path}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    from tandem_eval.runner import cli_main
+
+    p = argparse.ArgumentParser(description=DESCRIPTION)
+    add_arguments(p)
+    return cli_main(p, run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

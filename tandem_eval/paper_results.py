@@ -1,0 +1,102 @@
+"""The eval outputs of several checkpoints, read back for the paper's figures and table.
+
+A checkpoint's results live in one directory (the layout `tandem_eval.reproduce` writes):
+    solo/       an `eval_solo` output directory (summary.json and <benchmark>.summary.json files)
+    handoff/    an `eval_sentence_handoff` output directory
+    legibility.json   `tandem_eval.legibility` output (optional)
+Per benchmark, the per-problem (n, c) counts are what the bootstrap resamples. Checkpoints
+evaluated with different presets, benchmark sets or sample counts are refused: their
+pass@k would not be comparable.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tandem.errors import TandemError
+
+PHASES = ("solo", "handoff")
+
+
+@dataclass
+class PhaseResult:
+    preset: str
+    ks: list[int]
+    counts: dict[str, list[tuple[int, int]]]  # benchmark -> per-problem (n, c)
+    config: dict
+
+
+@dataclass
+class CheckpointResult:
+    label: str
+    phases: dict[str, PhaseResult] = field(default_factory=dict)
+    legibility: dict | None = None
+    drift: dict | None = None
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as e:
+        raise TandemError(f"{path}: cannot read it ({e}); re-run the evaluation that writes it") from None
+
+
+def load_phase(directory: Path) -> PhaseResult:
+    """One `eval_solo` / `eval_sentence_handoff` output directory."""
+    from tandem_eval.runner import _file_stem
+
+    summary_path = directory / "summary.json"
+    if not summary_path.is_file():
+        raise TandemError(f"{summary_path}: no such file; run the evaluation first (or pass its output directory)")
+    overall = _read_json(summary_path)
+    counts = {}
+    for name in overall.get("benchmarks", {}):
+        per = _read_json(directory / f"{_file_stem(name)}.summary.json")
+        counts[name] = [(int(p["n"]), int(p["c"])) for p in per["per_problem"]]
+    if not counts:
+        raise TandemError(f"{summary_path}: no benchmarks in it; re-run the evaluation")
+    return PhaseResult(overall.get("preset", overall.get("config", {}).get("preset", "ours")), list(overall["ks"]),
+                       counts, overall.get("config", {}))
+
+
+def load_checkpoint(label: str, directory: str | Path) -> CheckpointResult:
+    directory = Path(directory)
+    result = CheckpointResult(label)
+    for phase in PHASES:
+        if (directory / phase / "summary.json").is_file():
+            result.phases[phase] = load_phase(directory / phase)
+    if not result.phases:
+        raise TandemError(f"{directory}: neither solo/summary.json nor handoff/summary.json; pass a checkpoint's "
+                          "result directory")
+    if (directory / "legibility.json").is_file():
+        leg = _read_json(directory / "legibility.json")
+        result.legibility, result.drift = leg.get("legibility"), leg.get("drift")
+    return result
+
+
+def check_comparable(results: list[CheckpointResult]) -> str:
+    """The preset every phase of every checkpoint shares, or one line naming the first mismatch.
+
+    Within a phase, the checkpoints must also share benchmarks, k and samples per problem.
+    """
+    first_preset: tuple[str, str] | None = None
+    first_phase: dict[str, tuple[str, tuple]] = {}
+    for r in results:
+        for phase, pr in r.phases.items():
+            where = f"{r.label}/{phase}"
+            if first_preset is None:
+                first_preset = (where, pr.preset)
+            elif pr.preset != first_preset[1]:
+                raise TandemError(f"{where} was evaluated with the {pr.preset!r} preset and {first_preset[0]} with "
+                                  f"{first_preset[1]!r}; re-run one of them so that both use the same preset")
+            key = (tuple(pr.ks), tuple(sorted(pr.counts)), tuple(sorted({n for c in pr.counts.values() for n, _ in c})))
+            if phase not in first_phase:
+                first_phase[phase] = (where, key)
+            elif key != first_phase[phase][1]:
+                raise TandemError(f"{where} and {first_phase[phase][0]} differ in benchmarks, k or samples per "
+                                  "problem; evaluate every checkpoint with the same flags")
+    if first_preset is None:
+        raise TandemError("no eval results to compare")
+    return first_preset[1]
