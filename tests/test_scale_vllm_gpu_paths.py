@@ -130,3 +130,58 @@ def test_the_processor_under_the_async_runner_sequence_picks_the_replayed_author
             assert req.authors == want, req.rid
             checked += 1
     assert checked >= 8 and sim.swaps > 0 and sim.resumes > 0 and sim.truncations > 0
+
+
+# --- with a real engine (in-process, the lane's tiny bases) ---------------------------------
+
+
+@pytest.fixture()
+def in_process(monkeypatch):
+    monkeypatch.setenv("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+
+
+def test_an_engine_under_the_v2_model_runner_is_refused(in_process, scale_senior, scale_junior, monkeypatch):
+    from vllm_source.engine import VLLMEngine
+
+    monkeypatch.setenv("VLLM_USE_V2_MODEL_RUNNER", "1")
+    with pytest.raises(Exception, match="VLLM_USE_V2_MODEL_RUNNER") as err:
+        VLLMEngine(str(scale_senior), TandemConfig(junior_model=str(scale_junior)), dtype="float32",
+                   max_model_len=256, seed=0)
+    chain = [err.value, err.value.__cause__, err.value.__context__]
+    assert any(isinstance(e, TandemError) for e in chain) or "TandemError" in str(err.value)
+
+
+def test_a_wiped_junior_is_restored_from_its_host_copy_at_the_next_weight_sync(
+    in_process, scale_senior, scale_junior, monkeypatch
+):
+    """What a level-2 sleep does to the junior (its weights discarded), and what the next sync does about it."""
+    import gc
+
+    from tandem.sampling import SamplingConfig
+    from vllm_source.engine import VLLMEngine
+
+    monkeypatch.setenv("TANDEM_VLLM_CPU_LIVE_WEIGHTS", "1")  # the CPU build computes from the live weights
+    cfg = TandemConfig(selection_strategy="word", prob_senior=0.5, max_gap_tokens=4, junior_model=str(scale_junior))
+    engine = VLLMEngine(str(scale_senior), cfg, dtype="float32", max_model_len=256, seed=0)
+    greedy = SamplingConfig(temperature=0.0, max_new_tokens=24)
+    prompts, keys = [[1, 2, 3, 4, 5], [7, 8, 9]], [11, 12]
+
+    def wipe_then_sync(model):
+        for p in model.junior.parameters():
+            p.data.fill_(0.5)
+        model.load_weights(iter([]))  # a weight sync's bucket: senior names only (here none)
+
+    try:
+        want = engine.generate(prompts, greedy, keys)
+        engine.llm.apply_model(lambda model: model.keep_junior_host_copy())
+        engine.llm.apply_model(wipe_then_sync)
+        got = engine.generate(prompts, greedy, keys)
+        engine.llm.apply_model(lambda model: setattr(model, "_junior_host", None))
+        with pytest.raises(Exception, match="no host copy"):
+            engine.llm.apply_model(wipe_then_sync)
+    finally:
+        del engine
+        gc.collect()
+    assert [r.token_ids for r in got] == [r.token_ids for r in want]
+    assert [r.authorship_mask for r in got] == [r.authorship_mask for r in want]
+    assert 0 < sum(sum(r.authorship_mask) for r in want) < sum(len(r.token_ids) for r in want)

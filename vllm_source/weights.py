@@ -57,7 +57,12 @@ def fingerprint(tensors: Iterable[torch.Tensor]) -> float:
     Strength: a level-2 sleep frees and re-allocates the weights, so every element changes
     and the sum changes; an edit of a few elements that keeps the sum is not detected.
     """
-    total = 0.0
+    return float(tensor_sums(tensors).sum().item())
+
+
+def tensor_sums(tensors: Iterable[torch.Tensor]) -> torch.Tensor:
+    """FloatTensor[n]: each tensor's float32 sum, chunked as in `fingerprint`; no host sync."""
+    sums = []
     for t in tensors:
         if t.is_meta:
             raise TandemError(
@@ -68,5 +73,7 @@ def fingerprint(tensors: Iterable[torch.Tensor]) -> float:
         acc = torch.zeros((), dtype=torch.float32, device=flat.device)
         for start in range(0, flat.numel(), FINGERPRINT_CHUNK):
             acc += flat[start : start + FINGERPRINT_CHUNK].sum(dtype=torch.float32)
-        total += float(acc.item())
-    return total
+        sums.append(acc)
+    if not sums:
+        return torch.zeros(0)
+    return torch.stack([s.to(sums[0].device) for s in sums])
