@@ -83,11 +83,22 @@ class TandemBatchState:
 
     # --- tokens -------------------------------------------------------------------------
 
+    def _restart(self, row: int) -> None:
+        """Back to the request's start state, to replay its tokens from the first."""
+        s = start_state(self.cfg, self.keys[row : row + 1])
+        self.author[row], self.since[row], self.coin[row] = s.author[0], s.since_redraw[0], s.coin_index[0]
+        self.consumed[row] = 0
+
     def _new_tokens(self, row: int) -> int:
         """How many emitted tokens of `row` are not folded in yet (placeholders excluded)."""
         out = self.outputs[row]
         if out is None or self.solo[row]:
             return 0
+        if len(out) < self.consumed[row]:
+            # vLLM cut tokens we had folded in (a KV-load failure: `_update_states` deletes
+            # output_token_ids past num_output_tokens); the state is a pure function of the
+            # tokens, so replay the row from its start.
+            self._restart(row)
         end = len(out)
         while end > self.consumed[row] and out[end - 1] == PLACEHOLDER:
             end -= 1
@@ -119,6 +130,10 @@ class TandemBatchState:
                 todo[r] -= 1
                 if todo[r] == 0:
                     del todo[r]
+
+    def all_solo(self) -> bool:
+        """True when the batch has rows and every one is solo."""
+        return self.batch_size > 0 and bool(self.solo[: self.batch_size].all())
 
     def senior_rows(self) -> torch.Tensor:
         """BoolTensor[batch_size]: True where the senior writes this step's token."""

@@ -56,6 +56,7 @@ class TandemLogitsProcessor(LogitsProcessor):
         )
         self.state = TandemBatchState(self.cfg, is_boundary, vllm_config.scheduler_config.max_num_seqs)
         self.device = device
+        SLOT.attach(self.state)  # the model reads the batch makeup (dummy run? all solo?) from here
 
     def is_argmax_invariant(self) -> bool:
         return False

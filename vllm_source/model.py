@@ -19,6 +19,7 @@ from vllm_source.runtime import require_vllm
 
 require_vllm()
 
+import contextlib  # noqa: E402
 import itertools  # noqa: E402
 
 import torch  # noqa: E402
@@ -29,8 +30,9 @@ from vllm.model_executor.models.utils import init_vllm_registered_model  # noqa:
 
 from tandem.errors import TandemError  # noqa: E402
 from vllm_source.engine_config import tandem_config_from_hf  # noqa: E402
-from vllm_source.handoff import SLOT  # noqa: E402
-from vllm_source.weights import JUNIOR_PREFIX, fingerprint, split_stream  # noqa: E402
+from vllm_source.handoff import ALL_SENIOR, SLOT  # noqa: E402
+from vllm_source.pairing import check_pair  # noqa: E402
+from vllm_source.weights import JUNIOR_PREFIX, split_stream, tensor_sums  # noqa: E402
 
 
 def _causal_lm_architecture(hf_config, explicit: str | None) -> str:
@@ -57,18 +59,28 @@ def _junior_hf_config(model_config, junior_path: str):
     return get_config(junior_path, trust_remote_code=model_config.trust_remote_code)
 
 
-def _check_pair(senior_cfg, junior_cfg, junior_path: str) -> None:
-    """Refuse a junior that cannot co-write with the senior in one engine."""
-    if senior_cfg.vocab_size != junior_cfg.vocab_size:
+def refuse_v2_model_runner(vllm_config) -> None:
+    """vLLM's V2 model runner runs no custom logits processors: the junior would never write."""
+    if getattr(vllm_config, "use_v2_model_runner", False):
         raise TandemError(
-            f"junior {junior_path} has vocab_size {junior_cfg.vocab_size}, the senior {senior_cfg.vocab_size}; "
-            "senior and junior must share one vocabulary"
+            "vLLM's V2 model runner is on (VLLM_USE_V2_MODEL_RUNNER=1 or a V2-only feature) and runs no custom "
+            "logits processors, so the junior would never write a token; unset VLLM_USE_V2_MODEL_RUNNER"
         )
-    for attr in ("num_key_value_heads", "head_dim"):
-        if getattr(senior_cfg, attr, None) != getattr(junior_cfg, attr, None):
-            raise TandemError(
-                f"junior {junior_path} differs in {attr}; one engine needs one KV-cache geometry for both models"
-            )
+
+
+@contextlib.contextmanager
+def junior_compile_tag():
+    """The junior's trunk compiles under its own tag, so its compile artifacts never mix with the senior's."""
+    try:
+        from vllm.compilation.backends import set_model_tag
+    except ImportError:  # a vLLM without the tag: nothing to separate
+        yield
+        return
+    with set_model_tag(JUNIOR_COMPILE_TAG):
+        yield
+
+
+JUNIOR_COMPILE_TAG = "junior"
 
 
 class TandemForCausalLM(nn.Module):
@@ -76,6 +88,7 @@ class TandemForCausalLM(nn.Module):
 
     def __init__(self, *, vllm_config: VllmConfig, prefix: str = "") -> None:
         super().__init__()
+        refuse_v2_model_runner(vllm_config)
         model_config = vllm_config.model_config
         hf_config = model_config.hf_config
         self.cfg = tandem_config_from_hf(hf_config)
@@ -84,24 +97,35 @@ class TandemForCausalLM(nn.Module):
         arch = _causal_lm_architecture(hf_config, self.cfg.extra.get("senior_architecture"))
         junior_path = self.cfg.junior_model or model_config.model
         junior_hf = _junior_hf_config(model_config, junior_path)
-        _check_pair(hf_config, junior_hf, junior_path)
+        check_pair(hf_config, junior_hf, junior_path)
         self._check_tokenizers(model_config, junior_path)
 
         self.senior = init_vllm_registered_model(
             vllm_config, prefix=_join(prefix, "senior"), hf_config=hf_config, architectures=[arch]
         )
         junior_arch = arch if junior_hf is hf_config else (junior_hf.architectures or [arch])[0]
-        self.junior = init_vllm_registered_model(
-            vllm_config, prefix=_join(prefix, "junior"), hf_config=junior_hf, architectures=[junior_arch]
-        )
+        with junior_compile_tag():
+            self.junior = init_vllm_registered_model(
+                vllm_config, prefix=_join(prefix, "junior"), hf_config=junior_hf, architectures=[junior_arch]
+            )
         self.junior.requires_grad_(False)
-        self.senior_hidden = hf_config.hidden_size
+        self.senior_hidden, self.junior_hidden = hf_config.hidden_size, junior_hf.hidden_size
+        # Skipping the junior's trunk on an all-solo step leaves its KV cache unwritten for
+        # those tokens; with prefix caching a later tandem request could reuse those blocks.
+        self._may_skip_junior_trunk = not vllm_config.cache_config.enable_prefix_caching
         # vLLM's default loader streams these after the senior's checkpoint (prefix `junior.`).
         self.secondary_weights = [
             DefaultModelLoader.Source(junior_path, revision=None, prefix=JUNIOR_PREFIX),
         ]
         self._junior_loaded = False
-        self._junior_fingerprint: float | None = None  # taken at the first step, after vLLM's post-processing
+        # Per-parameter float32 sums of the junior, taken at the first step (after vLLM's
+        # post-processing) and checked once per weight sync (not once per bucket).
+        self._junior_fingerprint: torch.Tensor | None = None
+        self._junior_checked = True  # since the last step
+        # Under sleep mode a host copy of the junior restores it after a level-2 sleep
+        # (model_spec/SCALE.md, "Sleep mode and the junior").
+        self._keep_host_copy = bool(getattr(model_config, "enable_sleep_mode", False))
+        self._junior_host: list[torch.Tensor] | None = None
 
     @staticmethod
     def _check_tokenizers(model_config, junior_path: str) -> None:
@@ -120,7 +144,11 @@ class TandemForCausalLM(nn.Module):
         if inputs_embeds is not None or intermediate_tensors is not None:
             raise TandemError("the tandem engine runs on token ids only, without pipeline parallelism")
         senior = self.senior(input_ids, positions, None, None, **kwargs)
-        junior = self.junior(input_ids, positions, None, None, **kwargs)
+        if self._may_skip_junior_trunk and SLOT.all_solo():
+            # Every row is solo (e.g. a validation batch): the junior's cache is never read for them.
+            junior = senior.new_zeros(senior.shape[0], self.junior_hidden)
+        else:
+            junior = self.junior(input_ids, positions, None, None, **kwargs)
         # One tensor, so vLLM's row selection (logits_indices) applies to both halves.
         return torch.cat([senior, junior], dim=-1)
 
@@ -128,12 +156,23 @@ class TandemForCausalLM(nn.Module):
         if not self._junior_loaded:
             raise TandemError("the junior's weights were never loaded (load_format='dummy'?); use 'auto'")
         if self._junior_fingerprint is None:
-            self._junior_fingerprint = fingerprint(self._canary())
+            self._junior_fingerprint = tensor_sums(self._junior_params())
+            if self._keep_host_copy and self._junior_host is None:
+                self.keep_junior_host_copy()
+        self._junior_checked = False
         senior_h = hidden_states[..., : self.senior_hidden]
         junior_h = hidden_states[..., self.senior_hidden :]
         senior = self.senior.compute_logits(senior_h)
-        if senior is not None:  # None on ranks that do not sample
-            SLOT.put(self.junior.compute_logits(junior_h))
+        if senior is None:  # ranks that do not sample
+            return senior
+        if SLOT.all_solo():
+            SLOT.put(ALL_SENIOR)
+            return senior
+        junior = self.junior.compute_logits(junior_h)  # also in dummy runs: memory profiling must see it
+        if SLOT.live_rows() == 0:
+            SLOT.clear()  # a dummy run (profiling, warm-up): no processor takes these; keep nothing
+        else:
+            SLOT.put(junior)
         return senior
 
     def load_weights(self, weights) -> set[str]:
@@ -141,20 +180,40 @@ class TandemForCausalLM(nn.Module):
         senior_part, junior_part = split_stream(weights)
         loaded = {f"senior.{n}" for n in self.senior.load_weights(senior_part)}
         first = next(junior_part, None)
-        if first is None:  # a weight sync: senior names only
-            if self._junior_fingerprint is not None and fingerprint(self._canary()) != self._junior_fingerprint:
-                raise TandemError(
-                    "the junior's weights changed during a weight sync (a level-2 vLLM sleep discards them); "
-                    "use sleep level 1 (tandem.integrations.verl_rollout does)"
-                )
+        if first is None:  # a weight sync (one call per bucket): senior names only; check the junior once
+            if not self._junior_checked and self._junior_fingerprint is not None:
+                self._junior_checked = True
+                self._check_or_restore_junior()
             return loaded
         loaded |= {f"junior.{n}" for n in self.junior.load_weights(itertools.chain([first], junior_part))}
-        self._junior_loaded, self._junior_fingerprint = True, None
+        self._junior_loaded, self._junior_fingerprint, self._junior_host = True, None, None
         return loaded
 
-    def _canary(self):
-        params = [p for _, p in self.junior.named_parameters()]
-        return params[:2] + params[-2:]
+    def _junior_params(self) -> list[torch.Tensor]:
+        return [p for _, p in self.junior.named_parameters()]
+
+    def keep_junior_host_copy(self) -> None:
+        """Keep a host copy of the junior's weights (pinned where CUDA is), to restore after a level-2 sleep."""
+        pin = torch.cuda.is_available()
+        self._junior_host = [
+            torch.empty(p.shape, dtype=p.dtype, device="cpu", pin_memory=pin).copy_(p) for p in self._junior_params()
+        ]
+
+    def _check_or_restore_junior(self) -> None:
+        """After a sleep: the junior must be as it was; restore it from the host copy where it is not."""
+        params = self._junior_params()
+        changed = (tensor_sums(params) != self._junior_fingerprint).cpu()  # the one host sync of the check
+        if not bool(changed.any()):
+            return
+        if self._junior_host is None:
+            raise TandemError(
+                "the junior's weights changed during a weight sync (a level-2 vLLM sleep discards them) and no "
+                "host copy was kept; enable vLLM's sleep mode (the host copy is kept then) or use sleep level 1"
+            )
+        for i in changed.nonzero().flatten().tolist():
+            params[i].data.copy_(self._junior_host[i], non_blocking=True)
+        if bool((tensor_sums(params) != self._junior_fingerprint).any()):
+            raise TandemError("the junior's weights could not be restored from the host copy")
 
 
 def _join(prefix: str, name: str) -> str:

@@ -45,6 +45,35 @@ def split_stream(weights: Weights) -> tuple[Iterator[tuple[str, torch.Tensor]], 
     return senior_part(), junior_part()
 
 
+FINGERPRINT_CHUNK = 1 << 20  # elements summed per step: at most 4 MiB of float32 temporaries
+
+
 def fingerprint(tensors: Iterable[torch.Tensor]) -> float:
-    """A cheap checksum of a few tensors: detects junior weights wiped by a deep vLLM sleep."""
-    return float(sum(t.detach().float().sum().item() for t in tensors))
+    """A checksum of a few junior tensors: detects junior weights wiped by a deep vLLM sleep.
+
+    Every element counts (a float32 sum of each tensor), computed in chunks of
+    `FINGERPRINT_CHUNK` elements, so it never makes a float32 copy of a whole tensor (a
+    Qwen3-4B embedding in float32 is 1.5 GB) and syncs with the device once per tensor.
+    Strength: a level-2 sleep frees and re-allocates the weights, so every element changes
+    and the sum changes; an edit of a few elements that keeps the sum is not detected.
+    """
+    return float(tensor_sums(tensors).sum().item())
+
+
+def tensor_sums(tensors: Iterable[torch.Tensor]) -> torch.Tensor:
+    """FloatTensor[n]: each tensor's float32 sum, chunked as in `fingerprint`; no host sync."""
+    sums = []
+    for t in tensors:
+        if t.is_meta:
+            raise TandemError(
+                "the junior's weights are on the meta device (vLLM's layerwise reload, used by verl's non-naive "
+                "checkpoint engines, moved them); use actor_rollout_ref.rollout.checkpoint_engine.backend=naive"
+            )
+        flat = t.detach().reshape(-1)
+        acc = torch.zeros((), dtype=torch.float32, device=flat.device)
+        for start in range(0, flat.numel(), FINGERPRINT_CHUNK):
+            acc += flat[start : start + FINGERPRINT_CHUNK].sum(dtype=torch.float32)
+        sums.append(acc)
+    if not sums:
+        return torch.zeros(0)
+    return torch.stack([s.to(sums[0].device) for s in sums])

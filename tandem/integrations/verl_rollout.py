@@ -1,10 +1,12 @@
-"""verl's vLLM replica with sleep level 1, so the junior's weights survive the sleep.
+"""verl's vLLM replica, sleeping at level 2 like plain verl; the junior comes back from a host copy.
 
 In colocated (hybrid) mode verl puts the vLLM engine to sleep during training, at level
 2 for full-weight models: weights are discarded and restored by the next sync from the
-actor. The actor only has the senior's weights, so the junior would come back as
-garbage. Level 1 offloads weights to CPU and restores them. (`TandemForCausalLM` also
-checks a fingerprint of the junior after each sync and fails if it changed.) Its vLLM
+actor. The actor only has the senior's weights, so `TandemForCausalLM` keeps a host copy
+of the junior (when vLLM's sleep mode is on) and, at the first bucket of each sync,
+checks every junior tensor and restores those that changed; it fails if that does not
+bring the junior back exactly. Level 1 would offload and restore both models' weights
+every step instead (model_spec/SCALE.md, "Sleep mode and the junior"). Its vLLM
 workers load `tandem.integrations.verl_vllm_worker.TandemWorkerExtension`, so that
 verl's per-model patches reach both parts of `TandemForCausalLM`.
 
@@ -19,9 +21,12 @@ from verl.workers.rollout.vllm_rollout.vllm_async_server import vLLMHttpServer, 
 from tandem.integrations.verl_vllm_worker import EXTENSION
 
 
+SLEEP_LEVEL = 2  # the junior survives through TandemForCausalLM's host copy, not through the sleep
+
+
 class TandemvLLMHttpServer(vLLMHttpServer):
     def _resolve_sleep_level(self) -> int:
-        return 1
+        return SLEEP_LEVEL
 
     def _get_worker_extension_cls(self) -> str:
         return EXTENSION  # verl's extension, with its model patches reaching senior and junior

