@@ -98,6 +98,8 @@ def test_launchers_set_the_canonical_run(argvs):
     assert (t["tandem.selection_strategy"], t["tandem.prob_senior"]) == ("word", "0.5")
     assert (t["tandem.max_gap_tokens"], t["tandem.junior_token_loss_weight"]) == ("32", "0")
     assert t["tandem.junior_model"] == t["actor_rollout_ref.model.path"]  # self-paired
+    # as released: verl's default flash_attention_2 needs flash-attn, which verl[vllm] does not install
+    assert t["++actor_rollout_ref.model.override_config.attn_implementation"] == "sdpa"
 
 
 def test_data_dir_and_wandb_come_from_the_environment(tmp_path):
@@ -121,3 +123,12 @@ def test_entry_point_composes_verls_config_with_the_tandem_block():
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=REPO)
     assert res.returncode == 0, res.stderr[-2000:]
     assert "tandem:\n  enable: true" in res.stdout and "adv_estimator:" in res.stdout  # ours + verl's
+
+
+def test_cpu_overrides_compose_onto_the_launchers_arguments(argvs):
+    """scripts/scale_smoke.sh appends verl/cpu_overrides.sh's CPU_ARGS: no key may be added twice."""
+    script = f'source "{REPO / "verl" / "cpu_overrides.sh"}"; printf "%s\\n" "${{CPU_ARGS[@]}}"'
+    cpu = subprocess.run(["bash", "-c", script], check=True, capture_output=True, text=True).stdout.splitlines()
+    with initialize_config_module(config_module="verl.trainer.config", version_base=None):
+        cfg = compose(config_name="ppo_trainer", overrides=argvs["vanilla"] + cpu)
+    assert cfg.actor_rollout_ref.model.override_config.attn_implementation == "sdpa"
