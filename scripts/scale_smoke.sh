@@ -57,7 +57,7 @@ launch() {  # launch RUN N STEPS: one launcher process (scripts/scale/smoke_laun
   for attempt in 1 2; do
     rm -f "$dir/metrics-$n.jsonl"
     local t0=$SECONDS rc=0
-    timeout -s INT -k 60 "${SMOKE_TIMEOUT:-900}" bash scripts/scale/smoke_launch.sh "$OUT" "$BASE" "$run" "$n" "$steps" \
+    timeout -s INT -k 60 "${SMOKE_TIMEOUT:-900}" bash scripts/scale/smoke_launch.sh "$OUT" "$BASE/model" "$run" "$n" "$steps" \
       > "$dir/launch-$n.log" 2>&1 || rc=$?
     echo "$((SECONDS - t0))" > "$dir/launch-$n.seconds"
     if [ "$rc" = 0 ]; then return 0; fi

@@ -83,7 +83,7 @@ def crash(scale_senior, tmp_path_factory) -> dict:
     tracker = ckpt / "latest_checkpointed_iteration.txt"
 
     log1 = open(out / "launch-1.log", "w")
-    proc = subprocess.Popen(["bash", str(LAUNCH), str(out), str(base), "tandem", "1", "3", *args], env=env,
+    proc = subprocess.Popen(["bash", str(LAUNCH), str(out), str(base / "model"), "tandem", "1", "3", *args], env=env,
                             stdout=log1, stderr=subprocess.STDOUT, start_new_session=True)
     deadline, killed_at = time.monotonic() + 900, None
     try:
@@ -109,7 +109,7 @@ def crash(scale_senior, tmp_path_factory) -> dict:
                                if x.strip()),
         "train_lines": killed_at,
     }
-    relaunch = subprocess.run(["bash", str(LAUNCH), str(out), str(base), "tandem", "2", "3", *args], env=env,
+    relaunch = subprocess.run(["bash", str(LAUNCH), str(out), str(base / "model"), "tandem", "2", "3", *args], env=env,
                               capture_output=True, text=True, timeout=900)
     (out / "launch-2.log").write_text(relaunch.stdout + relaunch.stderr)
     assert relaunch.returncode == 0, relaunch.stdout[-2000:] + relaunch.stderr[-4000:]
