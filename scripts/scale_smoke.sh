@@ -2,13 +2,14 @@
 # Both DeepScaleR launchers, for real, at tiny scale on CPU: 2 GRPO steps each, then a third
 # step resumed from the checkpoint, then one summary line and DIR/summary.json.
 #
-#   bash scripts/scale_smoke.sh --out DIR [--base DIR] [--only tandem|vanilla]
+#   bash scripts/scale_smoke.sh --out DIR [--base DIR] [--only tandem|vanilla] [--prepare-only]
 #
 # What runs is the real stack: verl 0.9.1's trainer on Ray, its FSDP2 actor, its vLLM
 # rollout server (vLLM's CPU build; the tandem engine for the tandem run), weight syncs
 # every step, the project's reward function (tandem_eval's grader) and checkpoints. The
 # launchers are used unchanged: only environment variables and key=value overrides differ
-# (verl/cpu_overrides.sh for the CPU, the SMOKE_ARGS below for the tiny scale).
+# (verl/cpu_overrides.sh for the CPU, scripts/scale/smoke_launch.sh's SMOKE_ARGS for the tiny
+# scale). --prepare-only builds the base and the parquet files and stops.
 #
 # The senior is a tiny base SFT'd on a one-operation version of the synthetic task
 # (tandem.train.tiny_base, built under DIR/base unless --base names one), so rewards vary
@@ -23,13 +24,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO="$(pwd)"
-OUT="" BASE="" ONLY=""
+OUT="" BASE="" ONLY="" PREPARE_ONLY=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) OUT="$2"; shift 2 ;;
     --base) BASE="$2"; shift 2 ;;
     --only) ONLY="$2"; shift 2 ;;
-    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --prepare-only) PREPARE_ONLY=1; shift ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "error: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -48,33 +50,15 @@ echo "[smoke] parquet files in $OUT/data"
 python scripts/prepare_deepscaler.py --out "$OUT/data" --train "$BASE/task_train.jsonl" \
   --val "$BASE/task_test.jsonl" --instruction "" --heldout 0 --max-train 64 --max-val 32 >/dev/null 2>&1
 
-source verl/cpu_overrides.sh
-SMOKE_ARGS=(
-  data.train_files="$OUT/data/deepscaler/train.parquet"
-  "data.val_files=[$OUT/data/task_test/test.parquet]"
-  data.train_batch_size=8 data.val_batch_size=32 data.dataloader_num_workers=0
-  data.max_prompt_length=128 data.max_response_length=64
-  actor_rollout_ref.actor.optim.lr=1e-4
-  actor_rollout_ref.actor.ppo_mini_batch_size=8 actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=16
-  actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=16
-  actor_rollout_ref.rollout.n=4 actor_rollout_ref.rollout.val_kwargs.n=2
-  actor_rollout_ref.rollout.max_model_len=256 actor_rollout_ref.rollout.max_num_batched_tokens=2048
-  actor_rollout_ref.rollout.max_num_seqs=64
-  trainer.save_freq=2 trainer.test_freq=2 trainer.val_before_train=False
-  "trainer.logger=[console,file]"
-)
+if [ -n "$PREPARE_ONLY" ]; then echo "[smoke] prepared $BASE and $OUT/data"; exit 0; fi
 
-launch() {  # launch RUN N STEPS: one launcher process, retried once if its port was taken
-  local run="$1" n="$2" steps="$3" dir="$OUT/$1" script
-  script="verl/run_tandem_native_grpo_deepscaler.sh"
-  [ "$run" = vanilla ] && script="verl/run_vanilla_grpo_deepscaler.sh"
+launch() {  # launch RUN N STEPS: one launcher process (scripts/scale/smoke_launch.sh), retried once if its port was taken
+  local run="$1" n="$2" steps="$3" dir="$OUT/$1"
   for attempt in 1 2; do
     rm -f "$dir/metrics-$n.jsonl"
     local t0=$SECONDS rc=0
-    DATA_DIR="$OUT/data" CKPT_DIR="$dir/ckpt" SENIOR_MODEL="$BASE/model" N_GPUS=1 NAME="$run" \
-      VERL_FILE_LOGGER_PATH="$dir/metrics-$n.jsonl" TANDEM_ROLLOUT_TRACE="$dir/trace.jsonl" \
-      timeout -s INT -k 60 "${SMOKE_TIMEOUT:-900}" bash "$script" "${CPU_ARGS[@]}" "${SMOKE_ARGS[@]}" \
-      trainer.total_training_steps="$steps" hydra.run.dir="$dir/hydra-$n" > "$dir/launch-$n.log" 2>&1 || rc=$?
+    timeout -s INT -k 60 "${SMOKE_TIMEOUT:-900}" bash scripts/scale/smoke_launch.sh "$OUT" "$BASE/model" "$run" "$n" "$steps" \
+      > "$dir/launch-$n.log" 2>&1 || rc=$?
     echo "$((SECONDS - t0))" > "$dir/launch-$n.seconds"
     if [ "$rc" = 0 ]; then return 0; fi
     if [ "$attempt" = 1 ] && grep -qE "EADDRINUSE|Address already in use" "$dir/launch-$n.log"; then

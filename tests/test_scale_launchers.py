@@ -99,6 +99,8 @@ def test_launchers_set_the_canonical_run(argvs):
     assert (t["tandem.max_gap_tokens"], t["tandem.junior_token_loss_weight"]) == ("32", "0")
     assert t["tandem.loss_denominator"] == "all_response_tokens"  # the release's token-mean (SPEC §8)
     assert t["tandem.junior_model"] == t["actor_rollout_ref.model.path"]  # self-paired
+    # as released: verl's default flash_attention_2 needs flash-attn, which verl[vllm] does not install
+    assert t["++actor_rollout_ref.model.override_config.attn_implementation"] == "sdpa"
 
 
 def test_data_dir_and_wandb_come_from_the_environment(tmp_path):
@@ -122,3 +124,39 @@ def test_entry_point_composes_verls_config_with_the_tandem_block():
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=REPO)
     assert res.returncode == 0, res.stderr[-2000:]
     assert "tandem:\n  enable: true" in res.stdout and "adv_estimator:" in res.stdout  # ours + verl's
+
+
+def test_cpu_overrides_compose_onto_the_launchers_arguments(argvs):
+    """scripts/scale_smoke.sh appends verl/cpu_overrides.sh's CPU_ARGS: no key may be added twice."""
+    script = f'source "{REPO / "verl" / "cpu_overrides.sh"}"; printf "%s\\n" "${{CPU_ARGS[@]}}"'
+    cpu = subprocess.run(["bash", "-c", script], check=True, capture_output=True, text=True).stdout.splitlines()
+    with initialize_config_module(config_module="verl.trainer.config", version_base=None):
+        cfg = compose(config_name="ppo_trainer", overrides=argvs["vanilla"] + cpu)
+    assert cfg.actor_rollout_ref.model.override_config.attn_implementation == "sdpa"
+
+
+@pytest.mark.parametrize("device, gpus", [("cpu", "1"), ("gpu", "1"), ("gpu", "2")])
+def test_the_smoke_launch_composes_into_a_valid_tandem_config(tmp_path, device, gpus):
+    """scripts/scale/smoke_launch.sh (the CPU smoke, the crash test and gpu_check.sh's launcher runs)."""
+    script = REPO / "scripts" / "scale" / "smoke_launch.sh"
+    env = {"SMOKE_DEVICE": device, "SMOKE_N_GPUS": gpus}
+    stub = tmp_path / "bin" / "python"
+    stub.parent.mkdir()
+    stub.write_text('#!/usr/bin/env bash\nprintf "%s\\n" "$@" > "$ARGV_OUT"\n')
+    stub.chmod(0o755)
+    out = tmp_path / "argv"
+    full_env = {**os.environ, "PATH": f"{stub.parent}:{os.environ['PATH']}", "ARGV_OUT": str(out), **env}
+    subprocess.run(["bash", str(script), str(tmp_path), "Qwen/Qwen3-0.6B", "tandem", "1", "2"], check=True,
+                   env=full_env, timeout=60)
+    args = [a for a in out.read_text().splitlines()[1:] if not a.startswith("hydra.")]
+    with initialize_config_dir(config_dir=str(REPO / "verl" / "config"), version_base=None):
+        cfg = compose(config_name="tandem_trainer", overrides=args)
+    apply_tandem(cfg)
+    from verl.trainer.ppo.utils import need_critic, need_reference_policy
+    from verl.utils.config import validate_config
+
+    validate_config(config=cfg, use_reference_policy=need_reference_policy(cfg), use_critic=need_critic(cfg))
+    assert cfg.trainer.n_gpus_per_node == int(gpus) and cfg.trainer.total_training_steps == 2
+    assert cfg.actor_rollout_ref.model.path == "Qwen/Qwen3-0.6B"
+    assert (cfg.trainer.device == "cpu") == (device == "cpu")
+    assert cfg.data.max_response_length == (64 if device == "cpu" else 512)

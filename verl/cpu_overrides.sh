@@ -31,7 +31,7 @@ CPU_ARGS=(
     actor_rollout_ref.actor.use_dynamic_bsz=False
     actor_rollout_ref.model.use_remove_padding=False      # remove-padding needs flash-attn
     actor_rollout_ref.model.enable_gradient_checkpointing=False
-    +actor_rollout_ref.model.override_config.attn_implementation=sdpa
+    ++actor_rollout_ref.model.override_config.attn_implementation=sdpa   # also deepscaler_common.sh's
     # --- rollout: vLLM's CPU backend, float32, never asleep ----------------------------------
     actor_rollout_ref.rollout.dtype=float32
     actor_rollout_ref.rollout.free_cache_engine=False

@@ -12,6 +12,12 @@
 #   SENIOR_MODEL  the trainable senior                               (default Qwen/Qwen3-4B-Instruct-2507)
 #   N_GPUS        GPUs on this node                                  (default 2)
 #   WANDB_API_KEY or WANDB_MODE=offline   enable the wandb logger (console only otherwise)
+#
+# A launcher calls `deepscaler_preflight "${COMMON_ARGS[@]}" ... "$@"` before its entry point:
+# it exits with one line when the actor's attention implementation cannot be imported.
+
+DEEPSCALER_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+deepscaler_preflight() { python "$DEEPSCALER_DIR/preflight.py" "$@"; }
 
 DATA_DIR=${DATA_DIR:-$HOME/data/tandem}
 CKPT_DIR=${CKPT_DIR:-$HOME/checkpoints/tandem}
@@ -44,6 +50,8 @@ COMMON_ARGS=(
     actor_rollout_ref.model.path=$SENIOR_MODEL
     actor_rollout_ref.model.use_remove_padding=True
     actor_rollout_ref.model.enable_gradient_checkpointing=True
+    # sdpa as released: verl's default is flash_attention_2, which verl[vllm] does not install
+    ++actor_rollout_ref.model.override_config.attn_implementation=sdpa
     actor_rollout_ref.actor.strategy=fsdp
     actor_rollout_ref.actor.optim.lr=1e-6
     actor_rollout_ref.actor.ppo_mini_batch_size=8     # prompts per optimiser step (x n responses)

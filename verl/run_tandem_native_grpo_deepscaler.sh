@@ -29,6 +29,7 @@ TANDEM_ARGS=(
     tandem.seed=0
 )
 
+deepscaler_preflight "${COMMON_ARGS[@]}" "${TANDEM_ARGS[@]}" "$@"
 PYTHONUNBUFFERED=1 python "$HERE/main_tandem_ppo.py" \
     "${COMMON_ARGS[@]}" \
     "${TANDEM_ARGS[@]}" \

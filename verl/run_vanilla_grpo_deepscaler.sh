@@ -12,6 +12,7 @@ source "$HERE/deepscaler_common.sh"
 NAME=${NAME:-vanilla_grpo_deepscaler_$(basename "$SENIOR_MODEL")}
 export WANDB_PROJECT=${WANDB_PROJECT:-vanilla-grpo-deepscaler}
 
+deepscaler_preflight "${COMMON_ARGS[@]}" "$@"
 PYTHONUNBUFFERED=1 python -m verl.trainer.main_ppo \
     "${COMMON_ARGS[@]}" \
     trainer.project_name="$WANDB_PROJECT" \

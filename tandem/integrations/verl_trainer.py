@@ -3,14 +3,20 @@
 `apply_tandem` sets `trainer.v1.trainer_mode=tandem_sync`; verl then builds
 `TandemPPOTrainer`, which is verl's sync trainer with two substitutions:
 - the hybrid actor/rollout worker becomes `TandemActorRolloutRefWorker` (senior gate);
-- verl's "vllm" rollout replica becomes `TandemvLLMReplica` (sleep level 1).
+- verl's "vllm" rollout replica becomes `TandemvLLMReplica` (sleep level 1);
+and one ordering fix: checkpoints are crash-safe (see `TandemPPOTrainer._save_checkpoint`).
 Registries are per process, so `TandemTaskRunner` (the Ray actor that builds the
 trainer) imports this module on the remote side before verl looks the names up.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+from pathlib import Path
+
 import ray
+from omegaconf import open_dict
 from verl.trainer.main_ppo import TaskRunnerV1
 from verl.trainer.ppo.utils import Role
 from verl.trainer.ppo.v1.trainer_base import register_trainer
@@ -19,6 +25,62 @@ from verl.workers.rollout.replica import RolloutReplicaRegistry
 
 from tandem.errors import TandemError
 from tandem.integrations.verl_tandem import TRAINER_MODE
+
+
+TRACKER = "latest_checkpointed_iteration.txt"  # what verl's resume_mode=auto follows
+RETENTION_KEYS = ("max_actor_ckpt_to_keep", "max_critic_ckpt_to_keep", "remove_previous_ckpt_in_save")
+
+
+def write_tracker(root: Path, step: int) -> None:
+    """Point the tracker at `step` atomically: a reader sees the old number or the new one, never a torn file."""
+    tmp = root / f".{TRACKER}.tmp"
+    with open(tmp, "w") as f:
+        f.write(str(step))
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, root / TRACKER)
+
+
+def complete_steps(root: Path) -> list[int]:
+    """Steps whose checkpoint is whole: verl writes `data.pt` only after every actor file is saved."""
+    steps = []
+    for d in root.glob("global_step_*"):
+        tail = d.name.removeprefix("global_step_")
+        if tail.isdigit() and (d / "data.pt").is_file() and (d / "actor").is_dir():
+            steps.append(int(tail))
+    return sorted(steps)
+
+
+def remove_checkpoint(root: Path, step: int) -> None:
+    """Delete global_step_<step>, renamed out of verl's naming first so no half-deleted one can be resumed."""
+    src = root / f"global_step_{step}"
+    if src.is_dir():
+        doomed = root / f".deleting-global_step_{step}"
+        shutil.rmtree(doomed, ignore_errors=True)
+        os.replace(src, doomed)
+        shutil.rmtree(doomed, ignore_errors=True)
+
+
+def repair_tracker(root: Path) -> int | None:
+    """A tracker left empty or torn by a kill mid-write points back at the newest whole checkpoint.
+
+    Returns the step it now names (None: no tracker, or no whole checkpoint, so verl starts
+    from scratch). A readable tracker is left exactly as it is.
+    """
+    tracker = root / TRACKER
+    if not tracker.is_file():
+        return None
+    text = tracker.read_text().strip()
+    if text.isdigit():
+        return int(text)
+    steps = complete_steps(root)
+    if not steps:
+        tracker.unlink()
+        print(f"[tandem] {tracker} was unreadable ({text!r}) and no checkpoint is whole: training from scratch")
+        return None
+    write_tracker(root, steps[-1])
+    print(f"[tandem] {tracker} was unreadable ({text!r}): resuming from the newest whole checkpoint, step {steps[-1]}")
+    return steps[-1]
 
 
 def _load_tandem_vllm_replica():
@@ -40,6 +102,47 @@ class TandemPPOTrainer(PPOTrainerSync):
 
         for role in roles:
             self.role_worker_mapping[role] = ray.remote(TandemActorRolloutRefWorker)
+
+    def _save_checkpoint(self):
+        """verl's save with the old checkpoints removed only after the tracker names the new one.
+
+        verl 0.9.1 deletes the previous checkpoint's actor files as soon as the new actor files
+        are written (the checkpoint manager's retention), then writes `data.pt`, then the
+        tracker. A kill between the two leaves the tracker naming a checkpoint whose actor is
+        gone, and resume_mode=auto fails on it. Here verl saves with retention off; then the
+        tracker is rewritten atomically and this process's surplus checkpoints (verl's
+        retention is per process too) are removed whole.
+        """
+        trainer = self.config.trainer
+        saved = {key: trainer.get(key) for key in RETENTION_KEYS}
+        with open_dict(trainer):
+            trainer.max_actor_ckpt_to_keep = trainer.max_critic_ckpt_to_keep = None
+            trainer.remove_previous_ckpt_in_save = False
+        try:
+            super()._save_checkpoint()
+        finally:
+            with open_dict(trainer):
+                for key, value in saved.items():
+                    trainer[key] = value
+        root = Path(os.path.abspath(trainer.default_local_dir))
+        tracker = root / TRACKER
+        if not tracker.is_file() or tracker.read_text().strip() != str(self.global_steps):
+            return  # async save: verl writes the tracker when the save lands; keep everything
+        write_tracker(root, self.global_steps)
+        keep = 1 if saved["remove_previous_ckpt_in_save"] else saved["max_actor_ckpt_to_keep"]
+        mine = getattr(self, "_tandem_saved_steps", [])
+        self._tandem_saved_steps = mine = [s for s in mine if s != self.global_steps] + [self.global_steps]
+        if isinstance(keep, int) and keep > 0 and len(mine) > keep:
+            for step in mine[:-keep]:
+                remove_checkpoint(root, step)
+            self._tandem_saved_steps = mine[-keep:]
+
+    def _load_checkpoint(self):
+        """verl's resume, after a tracker torn by a kill has been pointed back at a whole checkpoint."""
+        trainer = self.config.trainer
+        if trainer.resume_mode == "auto":
+            repair_tracker(Path(os.path.abspath(trainer.default_local_dir)))
+        return super()._load_checkpoint()
 
 
 class _TandemTaskRunner(TaskRunnerV1.__ray_actor_class__):

@@ -1,0 +1,372 @@
+"""Validate a GPU machine for the scale path: every GPU check, one report, one summary line.
+
+    bash scripts/gpu_check.sh --out DIR [--python PY] [--model Qwen/Qwen3-0.6B] [--only NAME ...] [--skip NAME ...]
+
+Run it first on any new GPU machine (or inside the Dockerfile.repro image). It finds the
+GPU stack (--python, $GPU_CHECK_PYTHON, .venv-gpu, or the Python running it: the first
+whose torch sees CUDA and that imports vLLM and verl; with none, it installs
+`verl[vllm]==0.9.1` and this package into .venv-gpu unless --no-install), then runs on
+CUDA, each as one entry of DIR/gpu_check.json:
+
+  stack             the stack imports and torch sees the GPUs (versions recorded)
+  async_scheduling  vLLM keeps async scheduling on for the tandem engine (its CUDA default)
+  vllm_engine       the scale lane's vLLM tests against the reference engine (eager)
+  vllm_compiled     the lane's compiled-engine tests (pytest -k "compiled")
+  vllm_tp2          the lane's tensor-parallel tests (-k "tensor_parallel or tp2"); 2+ GPUs only
+  bench_vllm        scripts/bench_vllm.py --quick (solo vs tandem throughput, JSON kept)
+  launchers_data    a tiny DeepScaleR slice from the hub (64 training, 16 validation problems)
+  launch_tandem     the tandem launcher: 2 GRPO steps on --model, then a 3rd resumed from the checkpoint
+  launch_vanilla    the same for the vanilla launcher
+
+Each entry is passed, failed or skipped (with the reason); nothing is reported as passed
+that did not run. Logs go to DIR/logs/. Exit: 0 when no check failed, 1 when one did,
+2 (one line) when no NVIDIA GPU is visible or the arguments are wrong. Only the standard
+library is used here; the checks run in the stack's Python.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CHECKS = ("stack", "async_scheduling", "vllm_engine", "vllm_compiled", "vllm_tp2", "bench_vllm",
+          "launchers_data", "launch_tandem", "launch_vanilla")
+ENGINE_TESTS = "tests/test_scale_vllm_engine*.py"
+SELECT = {"vllm_engine": "not (compiled or tensor_parallel or tp2)", "vllm_compiled": "compiled",
+          "vllm_tp2": "tensor_parallel or tp2"}
+STACK_PINS = {"vllm": "0.24.0", "verl": "0.9.1", "torch": "2.11.0"}  # verl 0.9.1's [vllm] extra
+CPU_ONLY_ENV = ("VLLM_TARGET_DEVICE", "VERL_PLATFORM", "VERL_ENGINE_DEVICE", "VLLM_CPU_KVCACHE_SPACE",
+                "VLLM_CPU_OMP_THREADS_BIND", "TANDEM_VLLM_CPU_LIVE_WEIGHTS")
+DATASET = "agentica-org/DeepScaleR-Preview-Dataset"
+
+PROBE = r"""
+import json, importlib.metadata as md, platform
+out = {"python": platform.python_version()}
+import torch
+out.update(torch=torch.__version__, torch_cuda=torch.version.cuda, cuda_available=torch.cuda.is_available(),
+           device_count=torch.cuda.device_count())
+for name, dist in (("vllm", "vllm"), ("verl", "verl"), ("transformers", "transformers"),
+                   ("flashinfer", "flashinfer-python"), ("flash_attn", "flash-attn")):
+    try:
+        out[name] = md.version(dist)
+    except md.PackageNotFoundError:
+        out[name] = None
+import vllm, verl  # the stack must import, not only be installed
+print("GPU_CHECK_PROBE " + json.dumps(out))
+"""
+
+ASYNC_PROBE = r"""
+import json, os, tempfile
+os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"  # as the lane's engine tests run
+from tandem.config import TandemConfig
+from tandem.zoo import build_tiny
+from vllm_source.engine import VLLMEngine
+path = build_tiny(tempfile.mkdtemp(), seed=0)
+eng = VLLMEngine(str(path), TandemConfig(), dtype="float32", max_model_len=512, gpu_memory_utilization=0.3, seed=0)
+cfg = eng.llm.llm_engine.vllm_config
+print("GPU_CHECK_PROBE " + json.dumps({"async_scheduling": bool(cfg.scheduler_config.async_scheduling),
+                                        "enforce_eager": bool(cfg.model_config.enforce_eager)}))
+"""
+
+DATA = r"""
+import json, sys
+from datasets import load_dataset
+out, n_train, n_val = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+rows = load_dataset("%s", split="train").select(range(n_train + n_val))
+for name, part in (("task_train", range(n_train)), ("task_test", range(n_train, n_train + n_val))):
+    with open(f"{out}/{name}.jsonl", "w") as f:
+        for i in part:
+            f.write(json.dumps({"id": str(i), "problem": rows[i]["problem"], "answer": rows[i]["answer"]}) + "\n")
+""" % DATASET
+
+
+class UsageError(Exception):
+    """Bad arguments or no GPU: one line, exit 2."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError(f"gpu_check: {message} (see --help)")
+
+
+@dataclass
+class Check:
+    name: str
+    status: str = "skipped"  # passed | failed | skipped
+    reason: str = ""
+    seconds: float | None = None
+    log: str | None = None
+    details: dict = field(default_factory=dict)
+
+
+class Runner:
+    """Runs the checks' commands; tests replace it (the report logic is what they check)."""
+
+    def run(self, cmd: list[str], env: dict, log: Path, timeout: float) -> int:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "w") as f:
+            try:
+                return subprocess.run(cmd, env=env, stdout=f, stderr=subprocess.STDOUT, timeout=timeout,
+                                      cwd=REPO).returncode
+            except subprocess.TimeoutExpired:
+                f.write(f"\ngpu_check: timed out after {timeout:.0f} s\n")
+                return 124
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    ap = OneLineParser(prog="scripts/gpu_check.sh", description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True, type=Path, help="report directory (DIR/gpu_check.json, DIR/logs/)")
+    ap.add_argument("--python", default=None, help="the GPU stack's interpreter (default: found, else installed)")
+    ap.add_argument("--venv", type=Path, default=REPO / ".venv-gpu", help="where to install the stack if none is found")
+    ap.add_argument("--no-install", action="store_true", help="never install; fail the stack check instead")
+    ap.add_argument("--model", default="Qwen/Qwen3-0.6B", help="checkpoint for the launcher runs (hub name or path)")
+    ap.add_argument("--only", nargs="+", default=None, metavar="NAME", help=f"run only these of: {', '.join(CHECKS)}")
+    ap.add_argument("--skip", nargs="+", default=[], metavar="NAME", help="skip these checks")
+    ap.add_argument("--timeout", type=float, default=1800, help="seconds per command (default 1800)")
+    args = ap.parse_args(argv)
+    for name in (args.only or []) + args.skip:
+        if name not in CHECKS:
+            raise UsageError(f"gpu_check: no check named {name!r}; checks: {', '.join(CHECKS)}")
+    return args
+
+
+def detect_gpus(nvidia_smi: str) -> list[dict]:
+    """The GPUs nvidia-smi lists (name, memory, driver, CUDA the driver supports); [] when none."""
+    exe = shutil.which(nvidia_smi)
+    if exe is None:
+        return []
+    query = [exe, "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader,nounits"]
+    try:
+        res = subprocess.run(query, capture_output=True, text=True, timeout=60)
+        banner = subprocess.run([exe], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    if res.returncode != 0:
+        return []
+    cuda = banner.split("CUDA Version:")[1].split()[0] if "CUDA Version:" in banner else None
+    gpus = []
+    for line in res.stdout.strip().splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) == 3:
+            gpus.append({"name": parts[0], "memory_mib": parts[1], "driver": parts[2], "driver_cuda": cuda})
+    return gpus
+
+
+def gpu_env(out: Path) -> dict:
+    """The environment of every check: CPU-lane switches removed, this checkout first on the path."""
+    env = {k: v for k, v in os.environ.items() if k not in CPU_ONLY_ENV}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    env["TANDEM_SCALE_CACHE"] = str(out / "cache")
+    env["TANDEM_REQUIRE_SCALE"] = "1"  # a skipped test inside a check fails that check
+    return env
+
+
+def probe(runner: Runner, python: str, script: str, env: dict, log: Path, timeout: float) -> dict | None:
+    """Run `script` in `python`; the JSON it prints after GPU_CHECK_PROBE, or None."""
+    rc = runner.run([python, "-c", script], env, log, timeout)
+    if rc != 0 or not log.is_file():
+        return None
+    for line in log.read_text().splitlines():
+        if line.startswith("GPU_CHECK_PROBE "):
+            return json.loads(line.split(" ", 1)[1])
+    return None
+
+
+def usable(facts: dict | None) -> bool:
+    return bool(facts and facts.get("cuda_available") and facts.get("device_count", 0) > 0
+                and facts.get("vllm") and facts.get("verl"))
+
+
+def find_stack(args, runner: Runner, env: dict, logs: Path) -> tuple[str | None, dict | None, Check]:
+    """The first usable interpreter among the candidates, installing one if allowed."""
+    check, t0 = Check("stack"), time.monotonic()
+    candidates = [args.python] if args.python else [os.environ.get("GPU_CHECK_PYTHON"),
+                                                    str(args.venv / "bin" / "python"), sys.executable]
+    tried = []
+    for python in [c for c in candidates if c]:
+        if not (Path(python).is_file() or shutil.which(python)):
+            continue
+        facts = probe(runner, python, PROBE, env, logs / "stack.log", args.timeout)
+        tried.append(python)
+        if usable(facts):
+            return python, facts, finish(check, t0, "passed", f"{python}", logs / "stack.log", facts)
+    if args.python or args.no_install:
+        why = f"no usable GPU stack ({', '.join(tried) or 'no interpreter found'}): torch must see CUDA and vLLM " \
+              "and verl must import; see the log, or drop --no-install to build .venv-gpu"
+        return None, None, finish(check, t0, "failed", why, logs / "stack.log")
+    python = str(args.venv / "bin" / "python")
+    steps = [[sys.executable, "-m", "venv", str(args.venv)],
+             [python, "-m", "pip", "install", "--upgrade", "pip"],
+             [python, "-m", "pip", "install", f"verl[vllm]=={STACK_PINS['verl']}", "-e", f"{REPO}[dev,eval]"]]
+    for i, cmd in enumerate(steps):
+        if runner.run(cmd, env, logs / f"install-{i}.log", args.timeout * 2) != 0:
+            return None, None, finish(check, t0, "failed", f"installing the stack into {args.venv} failed",
+                                      logs / f"install-{i}.log")
+    facts = probe(runner, python, PROBE, env, logs / "stack.log", args.timeout)
+    if usable(facts):
+        return python, facts, finish(check, t0, "passed", f"installed into {args.venv}", logs / "stack.log", facts)
+    return None, None, finish(check, t0, "failed", f"installed into {args.venv}, but torch does not see CUDA or "
+                                                   "vLLM/verl do not import", logs / "stack.log", facts or {})
+
+
+def finish(check: Check, t0: float, status: str, reason: str, log: Path | None = None, details=None) -> Check:
+    check.status, check.reason, check.seconds = status, reason, round(time.monotonic() - t0, 1)
+    check.log, check.details = (str(log) if log else None), dict(details or {})
+    return check
+
+
+def pytest_check(name: str, python: str, runner: Runner, env: dict, logs: Path, timeout: float) -> Check:
+    check, t0, log = Check(name), time.monotonic(), logs / f"{name}.log"
+    files = sorted(str(p.relative_to(REPO)) for p in REPO.glob(ENGINE_TESTS))
+    cmd = [python, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", *files, "-k", SELECT[name]]
+    rc = runner.run(cmd, env, log, timeout)
+    tail = log.read_text().strip().splitlines()[-1] if log.is_file() and log.read_text().strip() else ""
+    if rc == 5:
+        return finish(check, t0, "skipped", f"no scale-lane test matches -k {SELECT[name]!r} in {ENGINE_TESTS}", log)
+    status = "passed" if rc == 0 else "failed"
+    return finish(check, t0, status, f"pytest -k {SELECT[name]!r}: {tail or f'exit {rc}'}", log, {"exit": rc})
+
+
+def command_check(name: str, cmd: list[str], runner: Runner, env: dict, logs: Path, timeout: float,
+                  what: str) -> Check:
+    check, t0, log = Check(name), time.monotonic(), logs / f"{name}.log"
+    rc = runner.run(cmd, env, log, timeout)
+    return finish(check, t0, "passed" if rc == 0 else "failed", what if rc == 0 else f"{what}: exit {rc}", log,
+                  {"exit": rc})
+
+
+def launcher_check(run: str, python: str, args, n_gpus: int, runner: Runner, env: dict, logs: Path) -> Check:
+    """Launch 1: 2 GRPO steps; launch 2: the 3rd, resumed from the step-2 checkpoint (scripts/scale/smoke_launch.sh)."""
+    check, t0 = Check(f"launch_{run}"), time.monotonic()
+    out = args.out / "launchers"
+    shutil.rmtree(out / run, ignore_errors=True)
+    (out / run).mkdir(parents=True)
+    launch_env = {**env, "SMOKE_DEVICE": "gpu", "SMOKE_N_GPUS": str(n_gpus),
+                  "PATH": f"{Path(python).parent}{os.pathsep}{env.get('PATH', '')}"}
+    for n, steps in ((1, 2), (2, 3)):
+        log, s0 = out / run / f"launch-{n}.log", time.monotonic()
+        cmd = ["bash", str(REPO / "scripts" / "scale" / "smoke_launch.sh"), str(out), args.model, run, str(n),
+               str(steps)]
+        rc = runner.run(cmd, launch_env, log, args.timeout)
+        (out / run / f"launch-{n}.seconds").write_text(str(int(time.monotonic() - s0)))
+        if rc != 0:
+            return finish(check, t0, "failed", f"launch {n} ({steps} steps) exited {rc}", log)
+    try:
+        summary = load_summary().summarize_run(out / run, tandem=run == "tandem")
+    except SystemExit as e:  # smoke_summary reports missing files this way
+        return finish(check, t0, "failed", str(e), out / run / "launch-2.log")
+    ok = summary["steps"] == 2 and summary["resumed_step"] == 3 and 3 in summary["checkpoint_steps"]
+    reason = f"2 steps + step {summary['resumed_step']} resumed; checkpoints {summary['checkpoint_steps']}"
+    if run == "tandem":
+        fraction = summary["senior_token_fraction"]
+        ok = ok and 0.3 < fraction < 0.7
+        reason += f"; senior token fraction {fraction:.3f} (0.3-0.7 expected)"
+    return finish(check, t0, "passed" if ok else "failed", reason, out / run / "launch-2.log", summary)
+
+
+def load_summary():
+    spec = importlib.util.spec_from_file_location("smoke_summary", REPO / "scripts" / "scale" / "smoke_summary.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def wanted(args) -> list[str]:
+    return [c for c in CHECKS if (args.only is None or c in args.only) and c not in args.skip]
+
+
+def run_checks(args, gpus: list[dict], runner: Runner) -> tuple[list[Check], dict]:
+    """Every check in order; the ones that cannot run are skipped with the reason."""
+    logs, env, chosen = args.out / "logs", gpu_env(args.out), wanted(args)
+    checks: dict[str, Check] = {}
+    python, facts, checks["stack"] = find_stack(args, runner, env, logs)
+    for name in CHECKS[1:]:
+        if name not in chosen:
+            checks[name] = Check(name, reason="not selected (--only/--skip)")
+        elif python is None:
+            checks[name] = Check(name, reason="the GPU stack is not usable (see the stack check)")
+        elif name == "vllm_tp2" and len(gpus) < 2:
+            checks[name] = Check(name, reason=f"needs 2 GPUs; this machine has {len(gpus)}")
+        elif name.startswith("launch_") and checks.get("launchers_data", Check("")).status != "passed":
+            checks[name] = Check(name, reason="no training data (see launchers_data)")
+        elif name == "async_scheduling":
+            t0, log = time.monotonic(), logs / "async_scheduling.log"
+            got = probe(runner, python, ASYNC_PROBE, env, log, args.timeout)
+            if got is None:
+                checks[name] = finish(Check(name), t0, "failed", "the tandem engine did not start", log)
+            else:
+                status = "passed" if got["async_scheduling"] else "failed"
+                why = "on" if got["async_scheduling"] else "vLLM turned it off for the tandem engine"
+                checks[name] = finish(Check(name), t0, status, f"async scheduling {why}", log, got)
+        elif name in SELECT:
+            checks[name] = pytest_check(name, python, runner, env, logs, args.timeout)
+        elif name == "bench_vllm":
+            cmd = [python, "scripts/bench_vllm.py", "--quick", "--out", str(args.out / "bench_vllm.json")]
+            checks[name] = command_check(name, cmd, runner, env, logs, args.timeout, "bench_vllm.json written")
+        elif name == "launchers_data":
+            data = args.out / "launchers"
+            data.mkdir(parents=True, exist_ok=True)
+            check, t0 = Check(name), time.monotonic()
+            rc = runner.run([python, "-c", DATA, str(data), "64", "16"], env, logs / "launchers_data.log", args.timeout)
+            if rc == 0:
+                rc = runner.run([python, "scripts/prepare_deepscaler.py", "--out", str(data / "data"), "--train",
+                                 str(data / "task_train.jsonl"), "--val", str(data / "task_test.jsonl")], env,
+                                logs / "launchers_data-parquet.log", args.timeout)
+            checks[name] = finish(check, t0, "passed" if rc == 0 else "failed",
+                                  f"{DATASET}: 64 training, 16 validation problems" + ("" if rc == 0 else f": exit {rc}"),
+                                  logs / "launchers_data.log")
+        else:
+            checks[name] = launcher_check(name.removeprefix("launch_"), python, args, len(gpus), runner, env, logs)
+    if "stack" not in chosen and checks["stack"].status == "passed":
+        checks["stack"].reason += " (always run: the other checks need it)"
+    return list(checks.values()), facts or {}
+
+
+def summary_line(checks: list[Check], gpus: list[dict], versions: dict, report: Path) -> str:
+    count = {s: sum(c.status == s for c in checks) for s in ("passed", "failed", "skipped")}
+    failed = [c.name for c in checks if c.status == "failed"]
+    gpu = f"{len(gpus)}x {gpus[0]['name']}" if gpus else "no GPU"
+    stack = ", ".join(f"{k} {versions.get(k)}" for k in ("driver", "cuda", "torch", "vllm", "verl"))
+    return (f"gpu check: {count['passed']} passed, {count['failed']} failed, {count['skipped']} skipped"
+            + (f" (failed: {', '.join(failed)})" if failed else "") + f" | {gpu}, {stack} -> {report}")
+
+
+def main(argv: list[str] | None = None, runner: Runner | None = None) -> int:
+    try:
+        args = parse_args(sys.argv[1:] if argv is None else argv)
+        gpus = detect_gpus(os.environ.get("GPU_CHECK_NVIDIA_SMI", "nvidia-smi"))
+        if not gpus:
+            raise UsageError("gpu_check: no NVIDIA GPU found (nvidia-smi lists none); this command validates a GPU "
+                             "machine; on CPU run bash scripts/test_scale.sh")
+    except UsageError as e:
+        print(e, file=sys.stderr)
+        return 2
+    args.out = args.out.resolve()
+    args.out.mkdir(parents=True, exist_ok=True)
+    started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    checks, facts = run_checks(args, gpus, runner or Runner())
+    versions = {"driver": gpus[0]["driver"], "driver_cuda": gpus[0]["driver_cuda"], "cuda": facts.get("torch_cuda"),
+                **{k: facts.get(k) for k in ("torch", "vllm", "verl", "transformers", "flashinfer", "flash_attn",
+                                             "python")}}
+    report = args.out / "gpu_check.json"
+    line = summary_line(checks, gpus, versions, report)
+    report.write_text(json.dumps({
+        "started_utc": started, "finished_utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "model": args.model, "gpus": gpus, "versions": versions, "expected_stack": STACK_PINS,
+        "checks": [asdict(c) for c in checks], "summary": line}, indent=2) + "\n")
+    print(line)
+    return 1 if any(c.status == "failed" for c in checks) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Validate a GPU machine for the scale path (run this first on any new GPU machine):
+#
+#   bash scripts/gpu_check.sh --out DIR [--python PY] [--model Qwen/Qwen3-0.6B] [--only NAME ...] [--skip NAME ...]
+#
+# Writes DIR/gpu_check.json (one entry per check: passed / failed / skipped with the reason,
+# and the driver, CUDA, torch, vLLM and verl versions) and prints one summary line. Exit 0
+# when no check failed, 1 when one did, 2 without a GPU. The logic is scripts/gpu_check.py
+# (standard library only; `--help` lists the checks).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+exec "${GPU_CHECK_LAUNCHER_PYTHON:-python3}" scripts/gpu_check.py "$@"

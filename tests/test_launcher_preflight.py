@@ -1,0 +1,109 @@
+"""The launchers' preflight (verl/preflight.py): an attention implementation that cannot be imported stops the run before Ray.
+
+The kernel packages are stood in for by fake modules on PYTHONPATH (one that imports,
+one that raises like a wheel built for another torch), so the tests mean the same
+whether or not flash-attn is installed here. The launcher tests put a `python` first on
+PATH that runs the preflight for real and only records the entry point's call.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PREFLIGHT = REPO / "verl" / "preflight.py"
+LAUNCHERS = [REPO / "verl" / "run_tandem_native_grpo_deepscaler.sh", REPO / "verl" / "run_vanilla_grpo_deepscaler.sh"]
+KEY = "actor_rollout_ref.model.override_config.attn_implementation"
+
+spec = importlib.util.spec_from_file_location("verl_preflight", PREFLIGHT)
+preflight = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(preflight)
+
+
+def fake_kernels(root: Path, *, broken: bool) -> Path:
+    """A directory holding stand-ins for flash_attn and flash_attn_interface."""
+    body = "raise ImportError('undefined symbol: _ZN3c10 (built for another torch)')\n" if broken else "OK = True\n"
+    for name in ("flash_attn", "flash_attn_interface"):
+        (root / name).mkdir(parents=True, exist_ok=True)
+        (root / name / "__init__.py").write_text(body)
+    return root
+
+
+def run_preflight(args: list[str], path: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(path)}
+    return subprocess.run([sys.executable, str(PREFLIGHT), *args], env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_requested_is_verls_default_the_last_override_or_the_default_again_after_deletion():
+    assert preflight.requested(["data.x=1"]) == "flash_attention_2"
+    assert preflight.requested([f"++{KEY}=sdpa", f"{KEY}=eager"]) == "eager"
+    assert preflight.requested([f"+{KEY}='sdpa'"]) == "sdpa"
+    assert preflight.requested([f"++{KEY}=sdpa", f"~{KEY}"]) == "flash_attention_2"
+    assert preflight.requested([f"{KEY}x=sdpa"]) == "flash_attention_2"  # another key
+
+
+@pytest.mark.parametrize("impl", ["sdpa", "eager", "flex_attention"])
+def test_torch_implementations_pass(impl, tmp_path):
+    res = run_preflight([f"++{KEY}={impl}"], fake_kernels(tmp_path, broken=True))
+    assert res.returncode == 0 and res.stderr == ""
+
+
+@pytest.mark.parametrize("args", [[], [f"++{KEY}=flash_attention_2"], [f"++{KEY}=flash_attention_3"]])
+def test_a_flash_attention_that_cannot_be_imported_fails_in_one_line_naming_key_and_fix(args, tmp_path):
+    res = run_preflight(args, fake_kernels(tmp_path, broken=True))
+    assert res.returncode == 2
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ")
+    assert KEY in lines[0] and f"++{KEY}=sdpa" in lines[0] and "another torch" in lines[0]
+
+
+@pytest.mark.parametrize("impl", ["flash_attention_2", "flash_attention_3"])
+def test_an_importable_flash_attention_passes(impl, tmp_path):
+    assert run_preflight([f"{KEY}={impl}"], fake_kernels(tmp_path, broken=False)).returncode == 0
+
+
+def test_an_unknown_implementation_is_refused(tmp_path):
+    res = run_preflight([f"{KEY}=flash_attn2"], fake_kernels(tmp_path, broken=False))
+    assert res.returncode == 2 and "flash_attn2" in res.stderr and "sdpa" in res.stderr
+
+
+def python_shim(tmp_path: Path) -> Path:
+    """bin/python: the preflight runs for real; any other call is only recorded in $CALLS."""
+    shim = tmp_path / "bin" / "python"
+    shim.parent.mkdir(parents=True, exist_ok=True)
+    shim.write_text(f'#!/usr/bin/env bash\nprintf "%s\\n" "$*" >> "$CALLS"\n'
+                    f'case "$1" in */preflight.py) exec "{sys.executable}" "$@" ;; esac\nexit 0\n')
+    shim.chmod(0o755)
+    return shim.parent
+
+
+def run_launcher(script: Path, tmp_path: Path, *extra: str, broken: bool):
+    calls = tmp_path / "calls.txt"
+    env = {**os.environ, "PATH": f"{python_shim(tmp_path)}:{os.environ['PATH']}", "CALLS": str(calls),
+           "PYTHONPATH": str(fake_kernels(tmp_path / "kernels", broken=broken))}
+    env.pop("WANDB_API_KEY", None)
+    res = subprocess.run(["bash", str(script), *extra], env=env, capture_output=True, text=True, timeout=60)
+    return res, calls.read_text().splitlines() if calls.exists() else []
+
+
+@pytest.mark.parametrize("script", LAUNCHERS, ids=lambda p: p.stem)
+def test_launchers_default_to_sdpa_and_run_the_preflight_before_the_entry_point(script, tmp_path):
+    res, calls = run_launcher(script, tmp_path, "trainer.total_epochs=1", broken=True)
+    assert res.returncode == 0, res.stderr
+    assert len(calls) == 2 and calls[0].split()[0].endswith("preflight.py")
+    assert f"++{KEY}=sdpa" in calls[0].split() and "trainer.total_epochs=1" in calls[0].split()
+    assert f"++{KEY}=sdpa" in calls[1].split()  # the entry point gets the same choice
+
+
+@pytest.mark.parametrize("script", LAUNCHERS, ids=lambda p: p.stem)
+def test_launchers_stop_before_the_entry_point_when_flash_attn_is_not_importable(script, tmp_path):
+    res, calls = run_launcher(script, tmp_path, f"{KEY}=flash_attention_2", broken=True)
+    assert res.returncode == 2
+    assert len(res.stderr.strip().splitlines()) == 1 and KEY in res.stderr
+    assert len(calls) == 1  # the preflight only: Ray never started
