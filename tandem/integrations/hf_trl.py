@@ -16,7 +16,7 @@ the senior taken before the first update: the paper's self-paired junior). Every
 request key is `tandem.coins.request_key` of (mode, step, prompt ids) and the row's
 sample number, so a rerun replays the same coins and tokens. It returns the authorship
 mask as `env_mask` and the response's `senior_fraction` as an extra key; the batch's
-senior token fraction is logged every step (`tandem/senior_fraction` in TRL's logs, and
+senior token fraction is logged every step (the key `"tandem/senior_fraction"` in TRL's logs, and
 `last_stats` here). Evaluation batches (`trainer.model.training` False) are written by
 the senior alone unless `solo_eval=False`.
 
