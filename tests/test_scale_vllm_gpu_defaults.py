@@ -107,7 +107,7 @@ def test_all_solo_steps_skip_the_junior(prefix_caching, scale_senior, scale_juni
         calls = {"trunk": 0, "logits": 0}
 
         def count(model):
-            model.junior.model.register_forward_hook(lambda *a: calls.__setitem__("trunk", calls["trunk"] + 1))
+            model.junior.register_forward_hook(lambda *a: calls.__setitem__("trunk", calls["trunk"] + 1))
             head = model.junior.compute_logits
 
             def counted(h):
