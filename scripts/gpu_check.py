@@ -12,7 +12,7 @@ CUDA, each as one entry of DIR/gpu_check.json:
   async_scheduling  vLLM keeps async scheduling on for the tandem engine (its CUDA default)
   vllm_engine       the scale lane's vLLM tests against the reference engine (eager)
   vllm_compiled     the lane's compiled-engine tests (pytest -k "compiled")
-  vllm_tp2          the lane's tensor-parallel tests (-k "tensor_parallel or tp2"); 2+ GPUs only
+  vllm_tp2          the lane's tensor-parallel tests and split-placement tests (-k "tensor_parallel or tp2 or split"); 2+ GPUs only
   bench_vllm        scripts/bench_vllm.py --quick (solo vs tandem throughput, JSON kept)
   launchers_data    a tiny DeepScaleR slice from the hub (64 training, 16 validation problems)
   launch_tandem     the tandem launcher: 2 GRPO steps on --model, then a 3rd resumed from the checkpoint
@@ -41,9 +41,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 CHECKS = ("stack", "async_scheduling", "vllm_engine", "vllm_compiled", "vllm_tp2", "bench_vllm",
           "launchers_data", "launch_tandem", "launch_vanilla")
-ENGINE_TESTS = "tests/test_scale_vllm_engine*.py"
-SELECT = {"vllm_engine": "not (compiled or tensor_parallel or tp2)", "vllm_compiled": "compiled",
-          "vllm_tp2": "tensor_parallel or tp2"}
+ENGINE_TESTS = ("tests/test_scale_vllm_engine*.py", "tests/test_scale_vllm_gpu_*.py", "tests/test_scale_vllm_split*.py")
+SELECT = {"vllm_engine": "not (compiled or tensor_parallel or tp2 or split)", "vllm_compiled": "compiled",
+          "vllm_tp2": "tensor_parallel or tp2 or split"}
 STACK_PINS = {"vllm": "0.24.0", "verl": "0.9.1", "torch": "2.11.0"}  # verl 0.9.1's [vllm] extra
 CPU_ONLY_ENV = ("VLLM_TARGET_DEVICE", "VERL_PLATFORM", "VERL_ENGINE_DEVICE", "VLLM_CPU_KVCACHE_SPACE",
                 "VLLM_CPU_OMP_THREADS_BIND", "TANDEM_VLLM_CPU_LIVE_WEIGHTS")
@@ -227,12 +227,12 @@ def finish(check: Check, t0: float, status: str, reason: str, log: Path | None =
 
 def pytest_check(name: str, python: str, runner: Runner, env: dict, logs: Path, timeout: float) -> Check:
     check, t0, log = Check(name), time.monotonic(), logs / f"{name}.log"
-    files = sorted(str(p.relative_to(REPO)) for p in REPO.glob(ENGINE_TESTS))
+    files = sorted(str(p.relative_to(REPO)) for pattern in ENGINE_TESTS for p in REPO.glob(pattern))
     cmd = [python, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", *files, "-k", SELECT[name]]
     rc = runner.run(cmd, env, log, timeout)
     tail = log.read_text().strip().splitlines()[-1] if log.is_file() and log.read_text().strip() else ""
     if rc == 5:
-        return finish(check, t0, "skipped", f"no scale-lane test matches -k {SELECT[name]!r} in {ENGINE_TESTS}", log)
+        return finish(check, t0, "skipped", f"no scale-lane test matches -k {SELECT[name]!r} in {', '.join(ENGINE_TESTS)}", log)
     status = "passed" if rc == 0 else "failed"
     return finish(check, t0, status, f"pytest -k {SELECT[name]!r}: {tail or f'exit {rc}'}", log, {"exit": rc})
 

@@ -140,7 +140,7 @@ def test_two_gpus_run_the_tp2_selection_and_the_launchers_on_both(tmp_path, monk
     rc, _, checks = run_main(tmp_path, [], runner=runner, gpus=2, monkeypatch=monkeypatch)
     assert rc == 0 and checks["vllm_tp2"]["status"] == "passed"
     tp2 = next(cmd for name, cmd, _ in runner.calls if name == "vllm_tp2.log")
-    assert tp2[tp2.index("-k") + 1] == "tensor_parallel or tp2"
+    assert tp2[tp2.index("-k") + 1] == "tensor_parallel or tp2 or split"
     launch_env = next(env for name, _, env in runner.calls if name == "launch-1.log")
     assert launch_env["SMOKE_DEVICE"] == "gpu" and launch_env["SMOKE_N_GPUS"] == "2"
 
