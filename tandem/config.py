@@ -22,6 +22,9 @@ COIN_STRATEGIES = ("word", "bernoulli")
 # Strategies that need a boundary set (derived from the tokenizer unless given explicitly).
 BOUNDARY_STRATEGIES = ("word", "sentence", "step")
 AUTHORS = ("senior", "junior")
+# Where a vLLM engine puts the two models: both on every device ("shared"), or the senior
+# on tensor-parallel rank 0 and the junior on rank 1 of a 2-worker engine ("split").
+PLACEMENTS = ("shared", "split")
 
 # Legacy key (released code) -> our key.
 LEGACY_ALIASES = {
@@ -51,6 +54,7 @@ class TandemConfig:
     junior_token_loss_weight: float = 0.0  # training weight of junior-written tokens
     seed: int = 0  # keys the replayable coins (not token sampling)
     junior_model: str | None = None  # path or hub name of the frozen junior (backends load it)
+    placement: str = "shared"  # vLLM: shared | split (see vllm_source/README.md)
     extra: dict = field(default_factory=dict, repr=False)  # backend-specific keys, passed through
 
     def __post_init__(self) -> None:
@@ -72,6 +76,8 @@ class TandemConfig:
             raise TandemError(
                 f"junior_token_loss_weight must be a number >= 0, got {self.junior_token_loss_weight!r}"
             )
+        if self.placement not in PLACEMENTS:
+            raise TandemError(f"unknown placement {self.placement!r}; choose 'shared' or 'split'")
         if not isinstance(self.seed, int):
             raise TandemError(f"seed must be an integer, got {self.seed!r}")
         if isinstance(self.boundary_token_ids, (list, tuple)):

@@ -46,10 +46,17 @@ def test_fractional_junior_weight_is_refused_on_the_verl_path():
         TandemVerlConfig.from_dict({"enable": True, "junior_token_loss_weight": 0.5})
 
 
-@pytest.mark.parametrize("bad", [{"prob_seniors": 0.5}, {"frozen_gpu_devices": [1]}])
-def test_unknown_or_obsolete_keys_are_refused(bad):
+@pytest.mark.parametrize("bad", [{"prob_seniors": 0.5}, {"placement": "junior_gpu"},
+                                 {"frozen_gpu_devices": [1], "placement": "shared"}])
+def test_unknown_or_contradictory_keys_are_refused(bad):
     with pytest.raises(TandemError):
         TandemVerlConfig.from_dict({"enable": True, **bad})
+
+
+def test_the_releases_junior_device_is_the_legacy_spelling_of_split():
+    assert TandemVerlConfig.from_dict({"enable": True, "frozen_gpu_devices": [1]}).process.placement == "split"
+    assert TandemVerlConfig.from_dict({"enable": True, "placement": "split"}).process.placement == "split"
+    assert TandemVerlConfig.from_dict({"enable": True}).process.placement == "shared"
 
 
 def test_apply_tandem_points_verl_at_the_tandem_classes():

@@ -54,8 +54,15 @@ class TandemVerlConfig:
             raise TandemError("both 'enabled' (legacy) and 'enable' are set with different values; keep 'enable'")
         legacy = d.pop("enabled", False)
         enable = bool(d.pop("enable", legacy))
-        if "frozen_gpu_devices" in d:
-            raise TandemError("frozen_gpu_devices: the junior runs inside the senior's vLLM engine here; remove it")
+        if "frozen_gpu_devices" in d:  # the release's junior device: our split placement
+            devices = d.pop("frozen_gpu_devices")
+            if d.get("placement", "split") != "split":
+                raise TandemError(
+                    f"frozen_gpu_devices={devices!r} (legacy for placement=split) contradicts "
+                    f"placement={d['placement']!r}; keep one of them"
+                )
+            if devices not in (None, "", [], ()):
+                d["placement"] = "split"
         process = TandemConfig.from_dict(d)
         unknown = set(process.extra) - EXTRA_KEYS
         if unknown:
