@@ -86,6 +86,9 @@ def make_engines(paths, placements):
     from vllm_source.engine import make_llm
 
     engines = {"solo": vllm.LLM(model=str(paths[0]), enforce_eager=True, **engine_defaults(), **engine_kwargs())}
+    if "split" in placements:  # solo with worker processes too: splits the executor's cost from the tandem's
+        engines["solo-mp"] = vllm.LLM(model=str(paths[0]), enforce_eager=True, distributed_executor_backend="mp",
+                                      **engine_defaults(), **engine_kwargs())
     for placement in placements:
         cfg = TandemConfig(selection_strategy="word", prob_senior=0.5, max_gap_tokens=32, junior_model=str(paths[1]),
                            placement=placement)
@@ -117,18 +120,24 @@ def rollout_runs(paths, tok, batches, lengths, repeats, placements) -> list[dict
             for name, timings in samples.items():
                 elapsed, cpu = statistics.median(t[0] for t in timings), statistics.median(t[2] for t in timings)
                 tokens = timings[0][1]
-                rows[name] = {"placement": name, "mode": f"vllm-{'tandem' if name == 'shared' else name}",
-                              "strategy": None if name == "solo" else "word", "batch": batch, "max_new_tokens": length,
-                              "tokens": tokens, "seconds": round(elapsed, 4), "tokens_per_s": round(tokens / elapsed, 1),
-                              "ms_per_step": round(1000 * elapsed / length, 3),
-                              "main_process_cpu_tokens_per_s": round(tokens / cpu, 1) if cpu else None}
+                rows[name] = {
+                    "placement": name.split("-")[0], "executor": "mp" if name in ("split", "solo-mp") else "uni",
+                    "mode": f"vllm-{'tandem' if name == 'shared' else name}",
+                    "strategy": None if name.startswith("solo") else "word", "batch": batch,
+                    "max_new_tokens": length, "tokens": tokens, "seconds": round(elapsed, 4),
+                    "tokens_per_s": round(tokens / elapsed, 1), "ms_per_step": round(1000 * elapsed / length, 3),
+                    "main_process_cpu_tokens_per_s": round(tokens / cpu, 1) if cpu else None}
             solo = rows["solo"]
-            line = f"B={batch:<3} T={length:<4} solo {solo['tokens_per_s']:>8.1f} tok/s {solo['ms_per_step']:>7.2f} ms/step"
+            line = f"B={batch:<3} T={length:<4} solo {solo['tokens_per_s']:>8.1f} tok/s {solo['ms_per_step']:.2f} ms/step"
             for name in placements:
                 r = rows[name]
                 r["ratio_over_solo"] = round(r["tokens_per_s"] / solo["tokens_per_s"], 3)
                 r["latency_over_solo"] = round(r["ms_per_step"] / solo["ms_per_step"], 3)
                 line += f" | {name} {r['tokens_per_s']:>8.1f} tok/s (x{r['ratio_over_solo']:.3f})"
+            if "solo-mp" in rows:
+                split, solo_mp = rows["split"], rows["solo-mp"]
+                split["latency_over_solo_mp"] = round(split["ms_per_step"] / solo_mp["ms_per_step"], 3)
+                line += f" | solo-mp {rows['solo-mp']['ms_per_step']:.2f} ms/step"
             runs += rows.values()
             print(line, flush=True)
     del engines
@@ -208,12 +217,13 @@ def main():
         shape = TinyModelConfig(**SIZES[args.size])
         paths = [build_tiny(Path(tmp) / f"s{s}", seed=s, cfg=shape) for s in (0, 1)]
         runs = rollout_runs(paths, load_tokenizer(paths[0]), args.batches, args.lengths, args.repeats, placements)
-    ratios = {p: {f'b{r["batch"]}/t{r["max_new_tokens"]}': r["ratio_over_solo"] for r in runs if r["placement"] == p}
-              for p in placements}
+    ratios = {p: {f'b{r["batch"]}/t{r["max_new_tokens"]}': r["ratio_over_solo"] for r in runs
+                  if r["placement"] == p and "ratio_over_solo" in r} for p in placements}
     result = {
         "machine": machine(load_before),
         "model": f"zoo Qwen3 '{args.size}' {SIZES[args.size] or 'default shape'}, float32, untrained weights, "
-                 "EOS ignored; eager; solo and shared in-process, split on 2 worker processes",
+                 "EOS ignored; eager; solo and shared in-process (executor uni), split on 2 worker processes "
+                 "(executor mp); with split, solo also on 1 worker process (solo-mp)",
         "runs": runs,
         "ratios_over_solo": ratios,
     }

@@ -25,6 +25,7 @@ from tandem.config import TandemConfig
 from tandem.errors import TandemError
 from tandem.grpo import require_authorship_mask, token_weights
 from vllm_source.engine_config import tandem_engine_kwargs
+from vllm_source.placement import check_split_world
 
 logger = logging.getLogger(__name__)
 
@@ -219,6 +220,8 @@ def apply_tandem(config: DictConfig) -> TandemVerlConfig:
         return t
     _refuse(config, t)
     arr = config.actor_rollout_ref
+    if t.process.placement == "split":  # a rollout replica = 2 tensor-parallel ranks: senior, junior
+        check_split_world(arr.rollout.tensor_model_parallel_size, arr.rollout.pipeline_model_parallel_size)
     engine = tandem_engine_kwargs(t.process, arr.model.path)
     with open_dict(config):
         arr.rollout.engine_kwargs.vllm.hf_overrides = engine["hf_overrides"]

@@ -23,6 +23,8 @@ def tandem_parts(model) -> tuple:
     senior, junior = getattr(model, "senior", None), getattr(model, "junior", None)
     if type(model).__name__ == "TandemForCausalLM" and senior is not None and junior is not None:
         return senior, junior
+    if type(model).__name__ == "TandemSplitForCausalLM":  # placement=split: one model per rank
+        return (senior if senior is not None else junior,)
     return (model,)
 
 
