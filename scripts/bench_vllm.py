@@ -128,7 +128,7 @@ def rollout_runs(paths, tok, batches, lengths, repeats, placements) -> list[dict
                     "tokens_per_s": round(tokens / elapsed, 1), "ms_per_step": round(1000 * elapsed / length, 3),
                     "main_process_cpu_tokens_per_s": round(tokens / cpu, 1) if cpu else None}
             solo = rows["solo"]
-            line = f"B={batch:<3} T={length:<4} solo {solo['tokens_per_s']:>8.1f} tok/s {solo['ms_per_step']:.2f} ms/step"
+            line = f"B={batch:<3} T={length:<4} solo {solo['tokens_per_s']:>8.1f} tok/s {solo['ms_per_step']:.2f} ms"
             for name in placements:
                 r = rows[name]
                 r["ratio_over_solo"] = round(r["tokens_per_s"] / solo["tokens_per_s"], 3)
