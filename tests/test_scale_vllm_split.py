@@ -57,7 +57,7 @@ if DEVICE == "cuda":
     LLM_KWARGS["gpu_memory_utilization"] = 0.3
 GREEDY = SamplingConfig(temperature=0.0, max_new_tokens=MAX_NEW)
 KEYS = [request_key(pid, s) for pid in PROMPT_IDS for s in range(SAMPLES)]
-LOGPROB_TOL = 1e-4  # float32 vLLM CPU kernels vs HF eager, per token
+LOGPROB_TOL = 1e-3  # float32 vLLM kernels vs HF eager, per token (senior vs junior differ by far more)
 
 
 @pytest.fixture(scope="module", autouse=True)
