@@ -36,6 +36,7 @@ from pathlib import Path
 
 
 PLACEMENTS = ("shared", "split")
+IDLE_S = 1.5  # pause before each timed run: vLLM's worker processes busy-poll for 1 s after their last step
 # Zoo model shapes (tandem.zoo.TinyModelConfig fields); "tiny" is the zoo's default.
 SIZES = {
     "tiny": {},
@@ -115,6 +116,7 @@ def rollout_runs(paths, tok, batches, lengths, repeats, placements) -> list[dict
                     params = [vllm.SamplingParams(temperature=0.6, max_tokens=length, ignore_eos=True, seed=i,
                                                   extra_args=tandem_extra_args(request_key("bench", i)))
                               for i in range(batch)]
+                    time.sleep(IDLE_S)  # the last engine's worker processes stop polling (vLLM: 1 s busy loop)
                     samples[name].append(timed_generate(llm, prompts, params))
             rows = {}
             for name, timings in samples.items():
