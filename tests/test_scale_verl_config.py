@@ -61,7 +61,7 @@ def test_the_releases_junior_device_is_the_legacy_spelling_of_split():
 
 def test_split_placement_needs_a_rollout_replica_of_two_tensor_parallel_ranks():
     with pytest.raises(TandemError, match="tensor_parallel_size must be 2"):
-        apply_tandem(tandem_config("tandem.placement=split"))
+        apply_tandem(tandem_config("tandem.placement=split", "actor_rollout_ref.rollout.tensor_model_parallel_size=1"))
     cfg = tandem_config("tandem.placement=split", "actor_rollout_ref.rollout.tensor_model_parallel_size=2")
     apply_tandem(cfg)
     assert cfg.actor_rollout_ref.rollout.engine_kwargs.vllm.hf_overrides.architectures == ["TandemSplitForCausalLM"]
