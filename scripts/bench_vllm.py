@@ -1,19 +1,26 @@
-"""Benchmark: solo vs tandem generation throughput on vLLM, measured side by side.
+"""Benchmark: solo vs tandem generation on vLLM, measured side by side.
 
-Runs wherever vLLM runs (vLLM's CPU build in the scale venv, or a GPU). Builds two tiny
-zoo models (untrained weights, identical configs; EOS ignored so every response runs
-its full budget) and times `vllm.LLM.generate` on the same prompts: `solo` (the senior's
-own engine) and `tandem` (the tandem engine, `vllm_source`, word strategy, p = 0.5), for
-each batch size and response length. Every configuration is timed `--repeats` times,
-alternating engines so drift in machine load hits both alike, and the median is kept.
-The JSON has the shape of `bench_rollout.py`'s (a list `runs` plus ratios over solo).
+Runs wherever vLLM runs (vLLM's CPU build in the scale venv, or a GPU). Builds two zoo
+models (untrained weights, identical shapes; EOS ignored so every response runs its full
+budget) and times `vllm.LLM.generate` on the same prompts for each placement:
+
+- `solo`: the senior's own engine (always run: the baseline);
+- `shared`: the tandem engine with both models on the device (`vllm_source/model.py`);
+- `split`: the tandem engine on two tensor-parallel ranks, the senior on rank 0 and the
+  junior on rank 1 (`vllm_source/split.py`); on a CPU each rank is a process on its own
+  core, solo and shared run on one core (`OMP_NUM_THREADS=1`: one thread per model).
+
+Word strategy, p = 0.5. Every configuration is timed `--repeats` times, alternating
+engines so drift in machine load hits all alike, and the median is kept. One JSON record
+per (placement, batch, length) with `placement`, `batch`, `tokens_per_s`, `ms_per_step`
+(wall time over decode steps) and the ratios over solo.
 
 With `--handoff-base DIR` (a tiny base from `python -m tandem.train.tiny_base`, which
 writes reasoning steps) it also times the evaluation's two vLLM handoff routes
 (`tandem_eval/backends.py`): one tandem engine vs two engines taking turns.
 
     .venv-scale/bin/python scripts/bench_vllm.py --out bench_vllm.json
-    .venv-scale/bin/python scripts/bench_vllm.py --quick --out bench_vllm.json
+    .venv-scale/bin/python scripts/bench_vllm.py --placement shared,split --size small --lengths 32 --out FILE.json
 """
 
 from __future__ import annotations
@@ -28,6 +35,16 @@ import time
 from pathlib import Path
 
 
+PLACEMENTS = ("shared", "split")
+IDLE_S = 1.5  # pause before each timed run: vLLM's worker processes busy-poll for 1 s after their last step
+# Zoo model shapes (tandem.zoo.TinyModelConfig fields); "tiny" is the zoo's default.
+SIZES = {
+    "tiny": {},
+    "small": dict(hidden_size=512, intermediate_size=1536, num_hidden_layers=8, num_attention_heads=8,
+                  num_key_value_heads=4, head_dim=64),
+}
+
+
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True, type=Path, help="JSON output path")
@@ -37,6 +54,10 @@ def parse_args():
     p.add_argument("--handoff-base", type=Path, default=None,
                    help="a tiny base dir (tandem.train.tiny_base): also time the eval's two handoff routes")
     p.add_argument("--handoff-prompts", type=int, default=32, help="problems for the handoff timing (default 32)")
+    p.add_argument("--placement", default="shared",
+                   help="tandem placements to time beside solo, comma-separated: shared, split (default shared)")
+    p.add_argument("--size", choices=sorted(SIZES), default="tiny",
+                   help="model shape: tiny (~0.85M params, overhead-bound) or small (~27M, compute-bound on a CPU)")
     p.add_argument("--quick", action="store_true", help="batch 16, length 64, 2 repeats")
     return p.parse_args()
 
@@ -57,20 +78,33 @@ def timed_generate(llm, prompts, params) -> tuple[float, int, float]:
     return elapsed, sum(len(o.outputs[0].token_ids) for o in outs), cpu
 
 
-def rollout_runs(paths, tok, batches, lengths, repeats) -> list[dict]:
-    """Solo and tandem engines on the same prompts; one record per (engine, batch, length)."""
+def make_engines(paths, placements):
+    """{"solo": LLM, placement: LLM, ...}: the senior's own engine and one tandem engine per placement."""
     import vllm
 
     from tandem.config import TandemConfig
-    from tandem.coins import request_key
+    from vllm_source.compat import engine_defaults
     from vllm_source.engine import make_llm
+
+    engines = {"solo": vllm.LLM(model=str(paths[0]), enforce_eager=True, **engine_defaults(), **engine_kwargs())}
+    if "split" in placements:  # solo with worker processes too: splits the executor's cost from the tandem's
+        engines["solo-mp"] = vllm.LLM(model=str(paths[0]), enforce_eager=True, distributed_executor_backend="mp",
+                                      **engine_defaults(), **engine_kwargs())
+    for placement in placements:
+        cfg = TandemConfig(selection_strategy="word", prob_senior=0.5, max_gap_tokens=32, junior_model=str(paths[1]),
+                           placement=placement)
+        engines[placement] = make_llm(cfg, str(paths[0]), **engine_kwargs())
+    return engines
+
+
+def rollout_runs(paths, tok, batches, lengths, repeats, placements) -> list[dict]:
+    """Solo and tandem engines on the same prompts; one record per (placement, batch, length)."""
+    import vllm
+
+    from tandem.coins import request_key
     from vllm_source.requests import tandem_extra_args
 
-    cfg = TandemConfig(selection_strategy="word", prob_senior=0.5, max_gap_tokens=32, junior_model=str(paths[1]))
-    from vllm_source.compat import engine_defaults
-
-    engines = {"solo": vllm.LLM(model=str(paths[0]), enforce_eager=True, **engine_defaults(), **engine_kwargs()),
-               "tandem": make_llm(cfg, str(paths[0]), **engine_kwargs())}
+    engines = make_engines(paths, placements)
     prompt = tok("Mia has 23 apples. She gets 12 more apples. How many apples does Mia have now?")["input_ids"]
     runs = []
     for batch in batches:
@@ -82,19 +116,32 @@ def rollout_runs(paths, tok, batches, lengths, repeats) -> list[dict]:
                     params = [vllm.SamplingParams(temperature=0.6, max_tokens=length, ignore_eos=True, seed=i,
                                                   extra_args=tandem_extra_args(request_key("bench", i)))
                               for i in range(batch)]
+                    time.sleep(IDLE_S)  # the last engine's worker processes stop polling (vLLM: 1 s busy loop)
                     samples[name].append(timed_generate(llm, prompts, params))
-            rows = []
+            rows = {}
             for name, timings in samples.items():
                 elapsed, cpu = statistics.median(t[0] for t in timings), statistics.median(t[2] for t in timings)
                 tokens = timings[0][1]
-                rows.append({"mode": f"vllm-{name}", "strategy": "word" if name == "tandem" else None,
-                             "batch": batch, "max_new_tokens": length, "tokens": tokens,
-                             "seconds": round(elapsed, 4), "tokens_per_s": round(tokens / elapsed, 1),
-                             "cpu_tokens_per_s": round(tokens / cpu, 1) if cpu else None})
-            rows[1]["ratio_over_solo"] = round(rows[1]["tokens_per_s"] / rows[0]["tokens_per_s"], 3)
-            runs += rows
-            print(f"B={batch:<3} T={length:<4} solo {rows[0]['tokens_per_s']:>8.1f} tok/s  tandem "
-                  f"{rows[1]['tokens_per_s']:>8.1f} tok/s  (x{rows[1]['ratio_over_solo']:.3f})", flush=True)
+                rows[name] = {
+                    "placement": name.split("-")[0], "executor": "mp" if name in ("split", "solo-mp") else "uni",
+                    "mode": f"vllm-{'tandem' if name == 'shared' else name}",
+                    "strategy": None if name.startswith("solo") else "word", "batch": batch,
+                    "max_new_tokens": length, "tokens": tokens, "seconds": round(elapsed, 4),
+                    "tokens_per_s": round(tokens / elapsed, 1), "ms_per_step": round(1000 * elapsed / length, 3),
+                    "main_process_cpu_tokens_per_s": round(tokens / cpu, 1) if cpu else None}
+            solo = rows["solo"]
+            line = f"B={batch:<3} T={length:<4} solo {solo['tokens_per_s']:>8.1f} tok/s {solo['ms_per_step']:.2f} ms"
+            for name in placements:
+                r = rows[name]
+                r["ratio_over_solo"] = round(r["tokens_per_s"] / solo["tokens_per_s"], 3)
+                r["latency_over_solo"] = round(r["ms_per_step"] / solo["ms_per_step"], 3)
+                line += f" | {name} {r['tokens_per_s']:>8.1f} tok/s (x{r['ratio_over_solo']:.3f})"
+            if "solo-mp" in rows:
+                split, solo_mp = rows["split"], rows["solo-mp"]
+                split["latency_over_solo_mp"] = round(split["ms_per_step"] / solo_mp["ms_per_step"], 3)
+                line += f" | solo-mp {rows['solo-mp']['ms_per_step']:.2f} ms/step"
+            runs += rows.values()
+            print(line, flush=True)
     del engines
     gc.collect()
     return runs
@@ -162,22 +209,34 @@ def main():
     from tandem.models import load_tokenizer
     from tandem.zoo import build_tiny
 
+    placements = [p.strip() for p in args.placement.split(",") if p.strip()]
+    if not placements or any(p not in PLACEMENTS for p in placements):
+        raise SystemExit(f"--placement {args.placement!r}: a comma-separated list of {', '.join(PLACEMENTS)}")
+    from tandem.zoo import TinyModelConfig
+
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
-        paths = [build_tiny(Path(tmp) / f"s{s}", seed=s) for s in (0, 1)]
-        runs = rollout_runs(paths, load_tokenizer(paths[0]), args.batches, args.lengths, args.repeats)
-    ratios = {f'b{r["batch"]}/t{r["max_new_tokens"]}': r["ratio_over_solo"] for r in runs if "ratio_over_solo" in r}
+        shape = TinyModelConfig(**SIZES[args.size])
+        paths = [build_tiny(Path(tmp) / f"s{s}", seed=s, cfg=shape) for s in (0, 1)]
+        runs = rollout_runs(paths, load_tokenizer(paths[0]), args.batches, args.lengths, args.repeats, placements)
+    ratios = {p: {f'b{r["batch"]}/t{r["max_new_tokens"]}': r["ratio_over_solo"] for r in runs
+                  if r["placement"] == p and "ratio_over_solo" in r} for p in placements}
     result = {
         "machine": machine(load_before),
-        "model": "tiny zoo Qwen3 (~0.85M params), float32, untrained weights, EOS ignored; vLLM in-process, eager",
+        "model": f"zoo Qwen3 '{args.size}' {SIZES[args.size] or 'default shape'}, float32, untrained weights, "
+                 "EOS ignored; eager; solo and shared in-process (executor uni), split on 2 worker processes "
+                 "(executor mp); with split, solo also on 1 worker process (solo-mp)",
         "runs": runs,
         "ratios_over_solo": ratios,
-        "ratio_tandem_over_solo": round(statistics.median(ratios.values()), 3),
     }
+    for p in placements:
+        result[f"ratio_{'tandem' if p == 'shared' else p}_over_solo"] = round(statistics.median(ratios[p].values()), 3)
     if args.handoff_base:
         result["handoff"] = handoff_runs(args.handoff_base, args.handoff_prompts, args.repeats)
     write_json(args.out, result)
-    print(f"ratio_tandem_over_solo (median over configs) = {result['ratio_tandem_over_solo']}")
+    for p in placements:
+        key = f"ratio_{'tandem' if p == 'shared' else p}_over_solo"
+        print(f"{key} (median over configs) = {result[key]}")
 
 
 if __name__ == "__main__":

@@ -28,8 +28,8 @@ COIN_STRATEGIES = ("word", "bernoulli")
 # Strategies that need a boundary set (derived from the tokenizer unless given explicitly).
 BOUNDARY_STRATEGIES = ("word", "sentence", "step")
 AUTHORS = ("senior", "junior")
-# Where the senior and the junior sit: one vLLM engine holding both (shared), or the
-# junior on GPUs of its own (split).
+# Where a vLLM engine puts the two models: both on every device ("shared"), or the senior
+# on tensor-parallel rank 0 and the junior on rank 1 of a 2-worker engine ("split").
 PLACEMENTS = ("shared", "split")
 
 # Legacy key (released code) -> our key.
@@ -44,6 +44,20 @@ LEGACY_ALIASES = {
 LOSS_KEYS = ("junior_token_loss_weight", "tandem_jr_tkn_weight", "loss_denominator")
 LEGACY_AUTHOR_NAMES = {"primary": "senior", "hot": "senior", "frozen": "junior"}
 ENV_VAR = "VLLM_TANDEM_CONFIG"
+
+
+def legacy_placement(d: dict) -> dict:
+    """The release's `frozen_gpu_devices` (the junior on GPUs of its own) is our `split` placement."""
+    if "frozen_gpu_devices" not in d:
+        return d
+    d = dict(d)
+    devices = d.pop("frozen_gpu_devices")
+    if devices in (None, "", [], ()):
+        return d
+    if d.get("placement", "split") != "split":
+        raise TandemError(f"frozen_gpu_devices={devices!r} (legacy for placement=split) contradicts "
+                          f"placement={d['placement']!r}; keep one of them")
+    return {**d, "placement": "split"}
 
 
 @dataclass
@@ -61,7 +75,7 @@ class TandemConfig:
     boundary_token_ids: list[int] | str | None = None  # explicit id list or JSON file; None = derive
     seed: int = 0  # keys the replayable coins (not token sampling)
     junior_model: str | None = None  # path or hub name of the frozen junior (backends load it)
-    placement: str = "shared"  # shared: one engine holds both models | split: the junior on its own GPUs
+    placement: str = "shared"  # vLLM: shared | split (see vllm_source/README.md)
     # Backend keys, declared by name. vLLM (vllm_source/model.py): the senior's causal-LM class
     # when its HF config names none (e.g. 'Qwen3ForCausalLM').
     senior_architecture: str | None = None
@@ -73,7 +87,6 @@ class TandemConfig:
         "tandem_jr_tkn_weight": "(legacy) is a loss setting: set loss.junior_token_loss_weight",
         "loss_denominator": "is a loss setting: set loss.loss_denominator (verl: tandem.loss_denominator)",
         "primary_model": "(legacy) names the senior, which is the engine's own model here; remove it",
-        "frozen_gpu_devices": "(legacy) put the junior on GPUs of its own; set placement (shared or split) instead",
         "enabled": "(legacy) is the switch of verl's tandem: block (tandem.enable), not a process key",
         "extra": "is gone: backend keys are declared TandemConfig fields (e.g. senior_architecture)",
     }
@@ -139,7 +152,7 @@ class TandemConfig:
     @classmethod
     def from_dict(cls, d: dict | None, where: str = "") -> "TandemConfig":
         """Build from a plain dict, strictly (`tandem.strict.build`); legacy keys are renamed."""
-        return build(cls, d or {}, where)
+        return build(cls, legacy_placement(d or {}), where)
 
     @classmethod
     def from_env(cls, var: str = ENV_VAR) -> "TandemConfig | None":

@@ -119,7 +119,9 @@ def test_the_releases_env_json_is_read(monkeypatch, tmp_path):
     monkeypatch.setenv("VLLM_TANDEM_CONFIG", json.dumps({**release, "enabled": False}))
     assert TandemConfig.from_env() is None
     monkeypatch.setenv("VLLM_TANDEM_CONFIG", json.dumps({**release, "frozen_gpu_devices": [1]}))
-    with pytest.raises(TandemError, match=r"'\$VLLM_TANDEM_CONFIG.frozen_gpu_devices' \(legacy\).*set placement"):
+    assert TandemConfig.from_env().placement == "split"  # the release's junior device is our split placement
+    monkeypatch.setenv("VLLM_TANDEM_CONFIG", json.dumps({**release, "frozen_gpu_devices": [1], "placement": "shared"}))
+    with pytest.raises(TandemError, match=r"frozen_gpu_devices=\[1\] \(legacy for placement=split\) contradicts"):
         TandemConfig.from_env()
 
 

@@ -46,10 +46,25 @@ def test_fractional_junior_weight_is_refused_on_the_verl_path():
         TandemVerlConfig.from_dict({"enable": True, "junior_token_loss_weight": 0.5})
 
 
-@pytest.mark.parametrize("bad", [{"prob_seniors": 0.5}, {"frozen_gpu_devices": [1]}, {"senior_model": "x"}])
-def test_unknown_or_obsolete_keys_are_refused(bad):
+@pytest.mark.parametrize("bad", [{"prob_seniors": 0.5}, {"senior_model": "x"}, {"placement": "junior_gpu"},
+                                 {"frozen_gpu_devices": [1], "placement": "shared"}])
+def test_unknown_obsolete_or_contradictory_keys_are_refused(bad):
     with pytest.raises(TandemError):
         TandemVerlConfig.from_dict({"enable": True, **bad})
+
+
+def test_the_releases_junior_device_is_the_legacy_spelling_of_split():
+    assert TandemVerlConfig.from_dict({"enable": True, "frozen_gpu_devices": [1]}).process.placement == "split"
+    assert TandemVerlConfig.from_dict({"enable": True, "placement": "split"}).process.placement == "split"
+    assert TandemVerlConfig.from_dict({"enable": True}).process.placement == "shared"
+
+
+def test_split_placement_needs_a_rollout_replica_of_two_tensor_parallel_ranks():
+    with pytest.raises(TandemError, match="tensor_parallel_size must be 2"):
+        apply_tandem(tandem_config("tandem.placement=split", "actor_rollout_ref.rollout.tensor_model_parallel_size=1"))
+    cfg = tandem_config("tandem.placement=split", "actor_rollout_ref.rollout.tensor_model_parallel_size=2")
+    apply_tandem(cfg)
+    assert cfg.actor_rollout_ref.rollout.engine_kwargs.vllm.hf_overrides.architectures == ["TandemSplitForCausalLM"]
 
 
 def test_apply_tandem_points_verl_at_the_tandem_classes():

@@ -14,6 +14,7 @@ import torch
 from tandem.boundaries import config_boundary_lookup
 from tandem.config import TandemConfig
 from tandem.errors import TandemError
+from vllm_source.placement import architecture, split_engine_kwargs
 
 ARCHITECTURE = "TandemForCausalLM"
 MODEL_CLASS = "vllm_source.model:TandemForCausalLM"
@@ -44,12 +45,14 @@ def tandem_engine_kwargs(cfg: TandemConfig, senior_model: str, **engine_kwargs) 
     for key in ("hf_overrides", "logits_processors"):
         if engine_kwargs.get(key):
             raise TandemError(f"{key} is set by the tandem backend; do not pass it yourself")
+    if cfg.placement == "split":  # senior on tensor-parallel rank 0, junior on rank 1 (vllm_source/split.py)
+        engine_kwargs = split_engine_kwargs(engine_kwargs)
     tandem = cfg.to_dict()
     tandem["junior_model"] = cfg.junior_model or senior_model
     tandem.update(cfg.extra)  # e.g. senior_architecture
     return {
         "model": senior_model,
-        "hf_overrides": {"architectures": [ARCHITECTURE], HF_KEY: tandem},
+        "hf_overrides": {"architectures": [architecture(cfg)], HF_KEY: tandem},
         "logits_processors": [PROCESSOR_CLASS],
         "enforce_eager": True,
         **engine_kwargs,

@@ -1,4 +1,4 @@
-"""vLLM general plugin: registers `TandemForCausalLM` in every vLLM process.
+"""vLLM general plugin: registers `TandemForCausalLM` (and its split twin) in every vLLM process.
 
 vLLM calls `register()` in each process it starts (API server, engine core, workers)
 when the package declares the entry point
@@ -16,12 +16,14 @@ from __future__ import annotations
 
 from vllm_source import cpu_weights
 from vllm_source.engine_config import ARCHITECTURE, MODEL_CLASS
+from vllm_source.placement import SPLIT_ARCHITECTURE, SPLIT_MODEL_CLASS
 from vllm_source.runtime import require_vllm
 
 
 def register() -> None:
     vllm = require_vllm()
-    if ARCHITECTURE not in vllm.ModelRegistry.get_supported_archs():
-        vllm.ModelRegistry.register_model(ARCHITECTURE, MODEL_CLASS)
+    for arch, model_class in ((ARCHITECTURE, MODEL_CLASS), (SPLIT_ARCHITECTURE, SPLIT_MODEL_CLASS)):
+        if arch not in vllm.ModelRegistry.get_supported_archs():
+            vllm.ModelRegistry.register_model(arch, model_class)
     if cpu_weights.wanted():
         cpu_weights.apply()

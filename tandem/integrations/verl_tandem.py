@@ -29,6 +29,7 @@ from tandem.errors import TandemError
 from tandem.grpo import TandemLossConfig, require_authorship_mask, token_weights
 from tandem.strict import build, unknown_key, valid_keys
 from vllm_source.engine_config import tandem_engine_kwargs
+from vllm_source.placement import check_split_world
 
 logger = logging.getLogger(__name__)
 
@@ -64,9 +65,7 @@ class TandemVerlConfig:
             raise TandemError("both 'enabled' (legacy) and 'enable' are set with different values; keep 'enable'")
         legacy = d.pop("enabled", False)
         enable = build(_Switch, {"enable": d.pop("enable", legacy)}, "tandem").enable
-        if "frozen_gpu_devices" in d:
-            raise TandemError("frozen_gpu_devices: the junior runs inside the senior's vLLM engine here; remove it")
-        valid = ["enable", "enabled", *LOSS_BLOCK_KEYS, *valid_keys(TandemConfig)]
+        valid = ["enable", "enabled", "frozen_gpu_devices", *LOSS_BLOCK_KEYS, *valid_keys(TandemConfig)]
         for key in d:
             if key not in valid:
                 raise unknown_key(str(key), valid, "tandem")
@@ -245,6 +244,8 @@ def apply_tandem(config: DictConfig) -> TandemVerlConfig:
         return t
     _refuse(config, t)
     arr = config.actor_rollout_ref
+    if t.process.placement == "split":  # a rollout replica = 2 tensor-parallel ranks: senior, junior
+        check_split_world(arr.rollout.tensor_model_parallel_size, arr.rollout.pipeline_model_parallel_size)
     engine = tandem_engine_kwargs(t.process, arr.model.path)
     with open_dict(config):
         arr.rollout.engine_kwargs.vllm.hf_overrides = engine["hf_overrides"]

@@ -39,6 +39,8 @@ def tandem_parts(model) -> tuple:
     senior, junior = getattr(inner, "senior", None), getattr(inner, "junior", None)
     if type(inner).__name__ == "TandemForCausalLM" and senior is not None and junior is not None:
         return senior, junior
+    if type(model).__name__ == "TandemSplitForCausalLM":  # placement=split: one model per rank
+        return (senior if senior is not None else junior,)
     return (model,)
 
 

@@ -1,0 +1,79 @@
+"""Where a tandem vLLM engine puts its two models, and the checks a split engine needs.
+
+`TandemConfig.placement`:
+
+- `"shared"` (default): `TandemForCausalLM` (`vllm_source/model.py`), senior and junior on
+  every device of the engine (sharded like any model under tensor parallelism);
+- `"split"`: `TandemSplitForCausalLM` (`vllm_source/split.py`) on a 2-worker engine
+  (tensor-parallel world size 2): the whole senior on rank 0, the whole junior on rank 1.
+
+Everything here runs in the calling process before any engine starts, so a bad setting
+fails with one line before weights load. No vLLM import.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from tandem.config import TandemConfig
+from tandem.errors import TandemError
+
+SPLIT_WORLD = 2  # rank 0 holds the senior, rank 1 the junior
+SHARED_ARCHITECTURE = "TandemForCausalLM"
+SPLIT_ARCHITECTURE = "TandemSplitForCausalLM"
+SPLIT_MODEL_CLASS = "vllm_source.split:TandemSplitForCausalLM"
+
+
+def architecture(cfg: TandemConfig) -> str:
+    """The vLLM architecture name of the wrapper model for `cfg.placement`."""
+    return SPLIT_ARCHITECTURE if cfg.placement == "split" else SHARED_ARCHITECTURE
+
+
+def check_split_world(tensor_parallel_size, pipeline_parallel_size=1) -> None:
+    """Refuse a split engine that is not exactly two tensor-parallel ranks."""
+    if tensor_parallel_size != SPLIT_WORLD:
+        raise TandemError(
+            f"placement='split' puts the senior on tensor-parallel rank 0 and the junior on rank 1: "
+            f"tensor_parallel_size must be 2, got {tensor_parallel_size!r}; set it to 2 or use placement='shared'"
+        )
+    if pipeline_parallel_size not in (None, 1):
+        raise TandemError(
+            f"placement='split' does not combine with pipeline parallelism (pipeline_parallel_size="
+            f"{pipeline_parallel_size!r}); set it to 1"
+        )
+
+
+def check_split_devices(device_count: int | None = None) -> None:
+    """Refuse a split engine on a GPU machine with fewer than two visible GPUs (CPU ranks are processes)."""
+    if device_count is None:
+        device_count = torch.cuda.device_count() if torch.cuda.is_available() else None
+    if device_count is not None and device_count < SPLIT_WORLD:
+        raise TandemError(
+            f"placement='split' needs 2 GPUs (senior on one, junior on the other) but {device_count} is visible; "
+            "expose two (CUDA_VISIBLE_DEVICES) or use placement='shared'"
+        )
+
+
+def split_engine_kwargs(engine_kwargs: dict) -> dict:
+    """`engine_kwargs` for a split engine: tensor_parallel_size 2 (the default here), checked."""
+    tp = engine_kwargs.get("tensor_parallel_size", SPLIT_WORLD)
+    check_split_world(tp, engine_kwargs.get("pipeline_parallel_size", 1))
+    check_split_devices()
+    return {**engine_kwargs, "tensor_parallel_size": SPLIT_WORLD}
+
+
+def check_split_vocab(senior_model: str, junior_model: str, trust_remote_code: bool = False) -> None:
+    """Refuse a junior whose vocabulary size differs from the senior's, from the HF configs alone."""
+    if junior_model == senior_model:
+        return
+    from transformers import AutoConfig
+
+    sizes = [
+        getattr(AutoConfig.from_pretrained(m, trust_remote_code=trust_remote_code), "vocab_size", None)
+        for m in (senior_model, junior_model)
+    ]
+    if sizes[0] != sizes[1]:
+        raise TandemError(
+            f"junior {junior_model} has vocab_size {sizes[1]}, the senior {sizes[0]}; "
+            "senior and junior must share one vocabulary"
+        )

@@ -1,0 +1,159 @@
+"""`TandemSplitForCausalLM`: the senior on tensor-parallel rank 0, the junior on rank 1.
+
+The split placement (`TandemConfig.placement = "split"`) runs on a vLLM engine with two
+workers (tensor-parallel world size 2). vLLM sends both workers the same scheduler output
+every step, so both build the same attention metadata and keep the same persistent batch.
+This model is rank-specialised:
+
+- rank 0 builds the whole senior, rank 1 the whole junior, each unsharded: their layers
+  are built (and run) while vLLM's tensor-parallel group reads as a group of one, so every
+  linear layer, embedding and attention layer takes its tensor-parallel-size-1 shape and
+  issues no collective;
+- each rank allocates the paged KV cache of the layers it holds (vLLM merges the two
+  workers' layer sets as it does for pipeline stages, `get_kv_cache_configs`);
+- each rank computes its own model's logits for the rows to sample, and one all-gather
+  over the real tensor-parallel group gives both ranks both: `compute_logits` returns the
+  senior's and leaves the junior's in `handoff.SLOT`, so `TandemLogitsProcessor` and
+  vLLM's sampler run unchanged, identically on both ranks (same logits, same seeds).
+
+Weights: vLLM streams the senior's checkpoint to both ranks; rank 0 loads it and rank 1
+passes over it. Only rank 1 declares the junior's checkpoint (`secondary_weights`). Weight
+syncs (senior names only) reach rank 0's senior; rank 1 ignores them and checks the
+junior's fingerprint.
+"""
+
+from __future__ import annotations
+
+from vllm_source.runtime import require_vllm
+
+require_vllm()
+
+import contextlib  # noqa: E402
+import itertools  # noqa: E402
+
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
+from vllm.config import VllmConfig  # noqa: E402
+from vllm.distributed import parallel_state  # noqa: E402
+from vllm.model_executor.model_loader.default_loader import DefaultModelLoader  # noqa: E402
+from vllm.model_executor.models.utils import init_vllm_registered_model  # noqa: E402
+
+from tandem.errors import TandemError  # noqa: E402
+from vllm_source.engine_config import tandem_config_from_hf  # noqa: E402
+from vllm_source.handoff import SLOT  # noqa: E402
+from vllm_source.model import (  # noqa: E402
+    TandemForCausalLM,
+    _causal_lm_architecture,
+    _check_pair,
+    _join,
+    _junior_hf_config,
+)
+from vllm_source.placement import check_split_world  # noqa: E402
+from vllm_source.weights import JUNIOR_PREFIX, fingerprint, split_stream  # noqa: E402
+
+SENIOR_RANK = 0  # the junior's rank is 1
+
+
+def own_group():
+    """A tensor-parallel group of one per rank (built collectively: every rank calls this once)."""
+    world = parallel_state.get_world_group()
+    backend = torch.distributed.get_backend(world.device_group)
+    ranks = [[r] for r in range(torch.distributed.get_world_size())]
+    # The name must not start with "tp": vLLM's CPU backend gives such groups a shared-memory communicator.
+    return parallel_state.init_model_parallel_group(ranks, world.local_rank, backend, group_name="tandem_own")
+
+
+class TandemSplitForCausalLM(nn.Module):
+    """Senior (rank 0) or junior (rank 1) of a split tandem engine; see the module docstring."""
+
+    def __init__(self, *, vllm_config: VllmConfig, prefix: str = "") -> None:
+        super().__init__()
+        model_config, parallel = vllm_config.model_config, vllm_config.parallel_config
+        hf_config = model_config.hf_config
+        self.cfg = tandem_config_from_hf(hf_config)
+        check_split_world(parallel.tensor_parallel_size, parallel.pipeline_parallel_size)
+        arch = _causal_lm_architecture(hf_config, self.cfg.extra.get("senior_architecture"))
+        junior_path = self.cfg.junior_model or model_config.model
+        junior_hf = _junior_hf_config(model_config, junior_path)
+        _check_pair(hf_config, junior_hf, junior_path)
+        TandemForCausalLM._check_tokenizers(model_config, junior_path)
+
+        self._tp = parallel_state.get_tp_group()
+        self.holds_senior = self._tp.rank_in_group == SENIOR_RANK
+        self._own = own_group()
+        with self.own_model_parallelism():
+            if self.holds_senior:
+                self.senior = init_vllm_registered_model(
+                    vllm_config, prefix=_join(prefix, "senior"), hf_config=hf_config, architectures=[arch]
+                )
+            else:
+                junior_arch = arch if junior_hf is hf_config else (junior_hf.architectures or [arch])[0]
+                self.junior = init_vllm_registered_model(
+                    vllm_config, prefix=_join(prefix, "junior"), hf_config=junior_hf, architectures=[junior_arch]
+                )
+                self.junior.requires_grad_(False)
+                # vLLM's default loader streams it after the senior's checkpoint (prefix `junior.`).
+                self.secondary_weights = [DefaultModelLoader.Source(junior_path, revision=None, prefix=JUNIOR_PREFIX)]
+        self._junior_loaded = self.holds_senior  # rank 0 never holds the junior
+        self._junior_fingerprint: float | None = None
+
+    @property
+    def own_model(self) -> nn.Module:
+        """This rank's model: the senior on rank 0, the junior on rank 1."""
+        return self.senior if self.holds_senior else self.junior
+
+    @contextlib.contextmanager
+    def own_model_parallelism(self):
+        """vLLM's tensor-parallel group reads as this rank alone (layers unsharded, no collectives)."""
+        saved = parallel_state._TP
+        parallel_state._TP = self._own
+        try:
+            yield
+        finally:
+            parallel_state._TP = saved
+
+    def embed_input_ids(self, input_ids: torch.Tensor) -> torch.Tensor:
+        raise TandemError("the tandem engine runs on token ids only (no prompt embeddings)")
+
+    def forward(self, input_ids, positions, intermediate_tensors=None, inputs_embeds=None, **kwargs):
+        if inputs_embeds is not None or intermediate_tensors is not None:
+            raise TandemError("the tandem engine runs on token ids only, without pipeline parallelism")
+        with self.own_model_parallelism():
+            return self.own_model(input_ids, positions, None, None, **kwargs)
+
+    def compute_logits(self, hidden_states: torch.Tensor) -> torch.Tensor | None:
+        if not self._junior_loaded:
+            raise TandemError("the junior's weights were never loaded (load_format='dummy'?); use 'auto'")
+        if not self.holds_senior and self._junior_fingerprint is None:
+            self._junior_fingerprint = fingerprint(self._canary())
+        with self.own_model_parallelism():
+            own = self.own_model.compute_logits(hidden_states)
+        rows = own.shape[0]
+        # The step's one collective: [senior rows; junior rows] on both ranks.
+        both = self._tp.all_gather(own.contiguous(), dim=0)
+        SLOT.put(both[rows:])
+        return both[:rows]
+
+    def load_weights(self, weights) -> set[str]:
+        """Rank 0: the senior's weights (initial load or sync). Rank 1: the junior's, once."""
+        senior_part, junior_part = split_stream(weights)
+        with self.own_model_parallelism():
+            if self.holds_senior:
+                return {f"senior.{n}" for n in self.senior.load_weights(senior_part)}
+            for _ in senior_part:  # the senior lives on rank 0
+                pass
+            first = next(junior_part, None)
+            if first is None:  # a weight sync: senior names only
+                if self._junior_fingerprint is not None and fingerprint(self._canary()) != self._junior_fingerprint:
+                    raise TandemError(
+                        "the junior's weights changed during a weight sync (a level-2 vLLM sleep discards them); "
+                        "use sleep level 1 (tandem.integrations.verl_rollout does)"
+                    )
+                return set()
+            loaded = {f"junior.{n}" for n in self.junior.load_weights(itertools.chain([first], junior_part))}
+        self._junior_loaded, self._junior_fingerprint = True, None
+        return loaded
+
+    def _canary(self):
+        params = [p for _, p in self.junior.named_parameters()]
+        return params[:2] + params[-2:]
