@@ -3,7 +3,7 @@
 `apply_tandem` sets `trainer.v1.trainer_mode=tandem_sync`; verl then builds
 `TandemPPOTrainer`, which is verl's sync trainer with two substitutions:
 - the hybrid actor/rollout worker becomes `TandemActorRolloutRefWorker` (senior gate);
-- verl's "vllm" rollout replica becomes `TandemvLLMReplica` (sleep level 1);
+- verl's "vllm" rollout replica becomes `TandemvLLMReplica` (sleep level 2; the junior comes back from a host copy);
 and one ordering fix: checkpoints are crash-safe (see `TandemPPOTrainer._save_checkpoint`).
 Registries are per process, so `TandemTaskRunner` (the Ray actor that builds the
 trainer) imports this module on the remote side before verl looks the names up.
