@@ -320,7 +320,8 @@ def run_checks(args, gpus: list[dict], runner: Runner) -> tuple[list[Check], dic
             rc = runner.run([python, "-c", DATA, str(data), "64", "16"], env, logs / "launchers_data.log", args.timeout)
             if rc == 0:
                 rc = runner.run([python, "scripts/prepare_deepscaler.py", "--out", str(data / "data"), "--train",
-                                 str(data / "task_train.jsonl"), "--val", str(data / "task_test.jsonl")], env,
+                                 str(data / "task_train.jsonl"), "--val", str(data / "task_test.jsonl"),
+                                 "--heldout", "0"], env,
                                 logs / "launchers_data-parquet.log", args.timeout)
             checks[name] = finish(check, t0, "passed" if rc == 0 else "failed",
                                   f"{DATASET}: 64 training, 16 validation problems" + ("" if rc == 0 else f": exit {rc}"),

@@ -26,12 +26,14 @@ preflight = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(preflight)
 
 
-def fake_kernels(root: Path, *, broken: bool) -> Path:
-    """A directory holding stand-ins for flash_attn and flash_attn_interface."""
+def fake_kernels(root: Path, *, broken: bool, trl_value_head: bool = True) -> Path:
+    """A directory holding stand-ins for flash_attn, flash_attn_interface and trl."""
     body = "raise ImportError('undefined symbol: _ZN3c10 (built for another torch)')\n" if broken else "OK = True\n"
     for name in ("flash_attn", "flash_attn_interface"):
         (root / name).mkdir(parents=True, exist_ok=True)
         (root / name / "__init__.py").write_text(body)
+    (root / "trl").mkdir(parents=True, exist_ok=True)
+    (root / "trl" / "__init__.py").write_text("AutoModelForCausalLMWithValueHead = object\n" if trl_value_head else "")
     return root
 
 
@@ -107,3 +109,10 @@ def test_launchers_stop_before_the_entry_point_when_flash_attn_is_not_importable
     assert res.returncode == 2
     assert len(res.stderr.strip().splitlines()) == 1 and KEY in res.stderr
     assert len(calls) == 1  # the preflight only: Ray never started
+
+
+def test_a_trl_without_verls_value_head_class_stops_the_run_in_one_line(tmp_path):
+    res = run_preflight([f"++{KEY}=sdpa"], fake_kernels(tmp_path, broken=False, trl_value_head=False))
+    assert res.returncode == 2
+    assert res.stderr.count("\n") == 1 and "AutoModelForCausalLMWithValueHead" in res.stderr
+    assert "pip uninstall trl" in res.stderr

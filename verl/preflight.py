@@ -1,4 +1,4 @@
-"""Launcher preflight: refuse, before Ray starts, an actor attention implementation this Python cannot import.
+"""Launcher preflight: refuse, before Ray starts, an actor this Python cannot build.
 
     python verl/preflight.py key=value ...     (the launcher's full override list)
 
@@ -7,13 +7,16 @@ verl builds the FSDP actor (and the reference policy) with
 `flash_attention_2` when the key is absent (verl 0.9.1 `workers/config/model.py`). A
 missing or mis-built kernel package otherwise surfaces minutes later, deep inside a Ray
 worker. This check imports what the asked-for implementation needs and exits 0, or
-prints one line naming the key and the fix and exits 2. It needs neither verl nor Ray.
+prints one line naming the key and the fix and exits 2. It also refuses a trl that verl's
+actor cannot use (`trl_conflict`). It needs neither verl nor Ray.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
+import warnings
 
 KEY = "actor_rollout_ref.model.override_config.attn_implementation"
 VERL_DEFAULT = "flash_attention_2"
@@ -60,8 +63,29 @@ def check(overrides: list[str]) -> str | None:
     return None
 
 
+def trl_conflict() -> str | None:
+    """None unless a trl is importable that lacks the class verl's actor imports from it.
+
+    verl 0.9.1's FSDP actor imports trl's `AutoModelForCausalLMWithValueHead` whenever trl
+    is installed (`verl/models/transformers/monkey_patch.py`); trl 1.16, the `hf-trl`
+    extra, no longer has it, so the actor would fail inside a Ray worker.
+    """
+    if importlib.util.find_spec("trl") is None:
+        return None
+    for module in ("trl.experimental.ppo", "trl"):
+        try:
+            with warnings.catch_warnings():  # trl warns on importing its experimental package
+                warnings.simplefilter("ignore")
+                if hasattr(importlib.import_module(module), "AutoModelForCausalLMWithValueHead"):
+                    return None
+        except Exception:  # absent submodule, or a trl that fails to import: verl would fail the same way
+            continue
+    return ("error: trl is installed here without AutoModelForCausalLMWithValueHead, which verl 0.9.1's FSDP actor "
+            "imports whenever trl is present; pip uninstall trl in this environment (keep the hf-trl extra in another)")
+
+
 def main(argv: list[str]) -> int:
-    problem = check(argv)
+    problem = check(argv) or trl_conflict()
     if problem:
         print(problem, file=sys.stderr)
         return 2
