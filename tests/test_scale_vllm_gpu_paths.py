@@ -174,10 +174,10 @@ def test_a_wiped_junior_is_restored_from_its_host_copy_at_the_next_weight_sync(
 
     try:
         want = engine.generate(prompts, greedy, keys)
-        engine.llm.apply_model(lambda model: model.keep_junior_host_copy())
+        engine.llm.apply_model(lambda model: model.junior_guard.keep_host_copy())
         engine.llm.apply_model(wipe_then_sync)
         got = engine.generate(prompts, greedy, keys)
-        engine.llm.apply_model(lambda model: setattr(model, "_junior_host", None))
+        engine.llm.apply_model(lambda model: setattr(model.junior_guard, "_host", None))
         with pytest.raises(Exception, match="no host copy"):
             engine.llm.apply_model(wipe_then_sync)
     finally:

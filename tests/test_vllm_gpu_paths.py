@@ -28,7 +28,7 @@ from vllm_source.batch_state import TandemBatchState
 from vllm_source.handoff import ALL_SENIOR, JuniorLogitsSlot, merge_junior_rows
 from vllm_source.pairing import check_pair
 from vllm_source.requests import tandem_extra_args
-from vllm_source.weights import FINGERPRINT_CHUNK, fingerprint
+from vllm_source.weights import FINGERPRINT_CHUNK, tensor_sums
 
 VOCAB = 40
 BOUNDARY = boundary_lookup(list(range(0, VOCAB, 3)), VOCAB)
@@ -154,17 +154,17 @@ def test_fingerprint_makes_no_float32_copy_of_a_whole_tensor_and_sees_a_wipe():
     emb = torch.randn(3 * FINGERPRINT_CHUNK + 17, generator=g).to(torch.bfloat16)
     norm = torch.randn(64, generator=g).to(torch.bfloat16)
     with LargestFloat32() as probe:
-        first = fingerprint([emb, norm])
+        first = tensor_sums([emb, norm])
     assert probe.largest <= FINGERPRINT_CHUNK
-    assert fingerprint([emb, norm]) == first  # deterministic: a check compares two takes
+    assert torch.equal(tensor_sums([emb, norm]), first)  # deterministic: a check compares two takes
     wiped = emb.clone()
     wiped[: FINGERPRINT_CHUNK // 2] = 0  # a level-2 sleep re-allocates: here half of one tensor
-    assert fingerprint([wiped, norm]) != first
+    assert not torch.equal(tensor_sums([wiped, norm]), first)
 
 
 def test_fingerprint_on_the_meta_device_names_the_checkpoint_engine():
     with pytest.raises(TandemError, match="checkpoint_engine.backend=naive"):
-        fingerprint([torch.empty(4, device="meta")])
+        tensor_sums([torch.empty(4, device="meta")])
 
 
 QWEN3_4B = dict(vocab_size=151936, hidden_size=2560, num_attention_heads=32, num_key_value_heads=8, head_dim=128,

@@ -32,7 +32,8 @@ from tandem.errors import TandemError  # noqa: E402
 from vllm_source.engine_config import tandem_config_from_hf  # noqa: E402
 from vllm_source.handoff import ALL_SENIOR, SLOT  # noqa: E402
 from vllm_source.pairing import check_pair  # noqa: E402
-from vllm_source.weights import JUNIOR_PREFIX, split_stream, tensor_sums  # noqa: E402
+from vllm_source.junior_guard import JuniorGuard  # noqa: E402
+from vllm_source.weights import JUNIOR_PREFIX, split_stream  # noqa: E402
 
 
 def _causal_lm_architecture(hf_config, explicit: str | None) -> str:
@@ -118,14 +119,8 @@ class TandemForCausalLM(nn.Module):
             DefaultModelLoader.Source(junior_path, revision=None, prefix=JUNIOR_PREFIX),
         ]
         self._junior_loaded = False
-        # Per-parameter float32 sums of the junior, taken at the first step (after vLLM's
-        # post-processing) and checked once per weight sync (not once per bucket).
-        self._junior_fingerprint: torch.Tensor | None = None
-        self._junior_checked = True  # since the last step
-        # Under sleep mode a host copy of the junior restores it after a level-2 sleep
-        # (model_spec/SCALE.md, "Sleep mode and the junior").
-        self._keep_host_copy = bool(getattr(model_config, "enable_sleep_mode", False))
-        self._junior_host: list[torch.Tensor] | None = None
+        # Under sleep mode a host copy of the junior restores it after a level-2 sleep.
+        self.junior_guard = JuniorGuard(self._junior_params, bool(getattr(model_config, "enable_sleep_mode", False)))
 
     @staticmethod
     def _check_tokenizers(model_config, junior_path: str) -> None:
@@ -155,11 +150,7 @@ class TandemForCausalLM(nn.Module):
     def compute_logits(self, hidden_states: torch.Tensor) -> torch.Tensor | None:
         if not self._junior_loaded:
             raise TandemError("the junior's weights were never loaded (load_format='dummy'?); use 'auto'")
-        if self._junior_fingerprint is None:
-            self._junior_fingerprint = tensor_sums(self._junior_params())
-            if self._keep_host_copy and self._junior_host is None:
-                self.keep_junior_host_copy()
-        self._junior_checked = False
+        self.junior_guard.on_step()
         senior_h = hidden_states[..., : self.senior_hidden]
         junior_h = hidden_states[..., self.senior_hidden :]
         senior = self.senior.compute_logits(senior_h)
@@ -180,40 +171,16 @@ class TandemForCausalLM(nn.Module):
         senior_part, junior_part = split_stream(weights)
         loaded = {f"senior.{n}" for n in self.senior.load_weights(senior_part)}
         first = next(junior_part, None)
-        if first is None:  # a weight sync (one call per bucket): senior names only; check the junior once
-            if not self._junior_checked and self._junior_fingerprint is not None:
-                self._junior_checked = True
-                self._check_or_restore_junior()
+        if first is None:  # a weight sync (one call per bucket): senior names only
+            self.junior_guard.on_sync()
             return loaded
         loaded |= {f"junior.{n}" for n in self.junior.load_weights(itertools.chain([first], junior_part))}
-        self._junior_loaded, self._junior_fingerprint, self._junior_host = True, None, None
+        self._junior_loaded = True
+        self.junior_guard.loaded()
         return loaded
 
     def _junior_params(self) -> list[torch.Tensor]:
         return [p for _, p in self.junior.named_parameters()]
-
-    def keep_junior_host_copy(self) -> None:
-        """Keep a host copy of the junior's weights (pinned where CUDA is), to restore after a level-2 sleep."""
-        pin = torch.cuda.is_available()
-        self._junior_host = [
-            torch.empty(p.shape, dtype=p.dtype, device="cpu", pin_memory=pin).copy_(p) for p in self._junior_params()
-        ]
-
-    def _check_or_restore_junior(self) -> None:
-        """After a sleep: the junior must be as it was; restore it from the host copy where it is not."""
-        params = self._junior_params()
-        changed = (tensor_sums(params) != self._junior_fingerprint).cpu()  # the one host sync of the check
-        if not bool(changed.any()):
-            return
-        if self._junior_host is None:
-            raise TandemError(
-                "the junior's weights changed during a weight sync (a level-2 vLLM sleep discards them) and no "
-                "host copy was kept; enable vLLM's sleep mode (the host copy is kept then) or use sleep level 1"
-            )
-        for i in changed.nonzero().flatten().tolist():
-            params[i].data.copy_(self._junior_host[i], non_blocking=True)
-        if bool((tensor_sums(params) != self._junior_fingerprint).any()):
-            raise TandemError("the junior's weights could not be restored from the host copy")
 
 
 def _join(prefix: str, name: str) -> str:

@@ -19,7 +19,7 @@ This model is rank-specialised:
 Weights: vLLM streams the senior's checkpoint to both ranks; rank 0 loads it and rank 1
 passes over it. Only rank 1 declares the junior's checkpoint (`secondary_weights`). Weight
 syncs (senior names only) reach rank 0's senior; rank 1 ignores them and checks the
-junior's fingerprint.
+junior's fingerprint (`junior_guard.py`).
 """
 
 from __future__ import annotations
@@ -41,15 +41,18 @@ from vllm.model_executor.models.utils import init_vllm_registered_model  # noqa:
 from tandem.errors import TandemError  # noqa: E402
 from vllm_source.engine_config import tandem_config_from_hf  # noqa: E402
 from vllm_source.handoff import SLOT  # noqa: E402
+from vllm_source.junior_guard import JuniorGuard  # noqa: E402
 from vllm_source.model import (  # noqa: E402
     TandemForCausalLM,
     _causal_lm_architecture,
-    _check_pair,
     _join,
     _junior_hf_config,
+    junior_compile_tag,
+    refuse_v2_model_runner,
 )
+from vllm_source.pairing import check_pair  # noqa: E402
 from vllm_source.placement import check_split_world  # noqa: E402
-from vllm_source.weights import JUNIOR_PREFIX, fingerprint, split_stream  # noqa: E402
+from vllm_source.weights import JUNIOR_PREFIX, split_stream  # noqa: E402
 
 SENIOR_RANK = 0  # the junior's rank is 1
 
@@ -68,6 +71,7 @@ class TandemSplitForCausalLM(nn.Module):
 
     def __init__(self, *, vllm_config: VllmConfig, prefix: str = "") -> None:
         super().__init__()
+        refuse_v2_model_runner(vllm_config)
         model_config, parallel = vllm_config.model_config, vllm_config.parallel_config
         hf_config = model_config.hf_config
         self.cfg = tandem_config_from_hf(hf_config)
@@ -75,7 +79,7 @@ class TandemSplitForCausalLM(nn.Module):
         arch = _causal_lm_architecture(hf_config, self.cfg.extra.get("senior_architecture"))
         junior_path = self.cfg.junior_model or model_config.model
         junior_hf = _junior_hf_config(model_config, junior_path)
-        _check_pair(hf_config, junior_hf, junior_path)
+        check_pair(hf_config, junior_hf, junior_path)
         TandemForCausalLM._check_tokenizers(model_config, junior_path)
 
         self._tp = parallel_state.get_tp_group()
@@ -88,14 +92,16 @@ class TandemSplitForCausalLM(nn.Module):
                 )
             else:
                 junior_arch = arch if junior_hf is hf_config else (junior_hf.architectures or [arch])[0]
-                self.junior = init_vllm_registered_model(
-                    vllm_config, prefix=_join(prefix, "junior"), hf_config=junior_hf, architectures=[junior_arch]
-                )
+                with junior_compile_tag():
+                    self.junior = init_vllm_registered_model(
+                        vllm_config, prefix=_join(prefix, "junior"), hf_config=junior_hf, architectures=[junior_arch]
+                    )
                 self.junior.requires_grad_(False)
                 # vLLM's default loader streams it after the senior's checkpoint (prefix `junior.`).
                 self.secondary_weights = [DefaultModelLoader.Source(junior_path, revision=None, prefix=JUNIOR_PREFIX)]
         self._junior_loaded = self.holds_senior  # rank 0 never holds the junior
-        self._junior_fingerprint: float | None = None
+        keep_host_copy = bool(getattr(model_config, "enable_sleep_mode", False))
+        self.junior_guard = None if self.holds_senior else JuniorGuard(self._junior_params, keep_host_copy)
 
     @property
     def own_model(self) -> nn.Module:
@@ -124,14 +130,17 @@ class TandemSplitForCausalLM(nn.Module):
     def compute_logits(self, hidden_states: torch.Tensor) -> torch.Tensor | None:
         if not self._junior_loaded:
             raise TandemError("the junior's weights were never loaded (load_format='dummy'?); use 'auto'")
-        if not self.holds_senior and self._junior_fingerprint is None:
-            self._junior_fingerprint = fingerprint(self._canary())
+        if self.junior_guard is not None:
+            self.junior_guard.on_step()
         with self.own_model_parallelism():
             own = self.own_model.compute_logits(hidden_states)
         rows = own.shape[0]
         # The step's one collective: [senior rows; junior rows] on both ranks.
         both = self._tp.all_gather(own.contiguous(), dim=0)
-        SLOT.put(both[rows:])
+        if SLOT.live_rows() == 0:
+            SLOT.clear()  # a dummy run (profiling, warm-up): no processor takes these; keep nothing
+        else:
+            SLOT.put(both[rows:])
         return both[:rows]
 
     def load_weights(self, weights) -> set[str]:
@@ -143,17 +152,13 @@ class TandemSplitForCausalLM(nn.Module):
             for _ in senior_part:  # the senior lives on rank 0
                 pass
             first = next(junior_part, None)
-            if first is None:  # a weight sync: senior names only
-                if self._junior_fingerprint is not None and fingerprint(self._canary()) != self._junior_fingerprint:
-                    raise TandemError(
-                        "the junior's weights changed during a weight sync (a level-2 vLLM sleep discards them); "
-                        "use sleep level 1 (tandem.integrations.verl_rollout does)"
-                    )
+            if first is None:  # a weight sync (one call per bucket): senior names only
+                self.junior_guard.on_sync()
                 return set()
             loaded = {f"junior.{n}" for n in self.junior.load_weights(itertools.chain([first], junior_part))}
-        self._junior_loaded, self._junior_fingerprint = True, None
+        self._junior_loaded = True
+        self.junior_guard.loaded()
         return loaded
 
-    def _canary(self):
-        params = [p for _, p in self.junior.named_parameters()]
-        return params[:2] + params[-2:]
+    def _junior_params(self) -> list[torch.Tensor]:
+        return [p for _, p in self.junior.named_parameters()]

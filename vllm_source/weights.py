@@ -48,20 +48,14 @@ def split_stream(weights: Weights) -> tuple[Iterator[tuple[str, torch.Tensor]], 
 FINGERPRINT_CHUNK = 1 << 20  # elements summed per step: at most 4 MiB of float32 temporaries
 
 
-def fingerprint(tensors: Iterable[torch.Tensor]) -> float:
-    """A checksum of a few junior tensors: detects junior weights wiped by a deep vLLM sleep.
-
-    Every element counts (a float32 sum of each tensor), computed in chunks of
-    `FINGERPRINT_CHUNK` elements, so it never makes a float32 copy of a whole tensor (a
-    Qwen3-4B embedding in float32 is 1.5 GB) and syncs with the device once per tensor.
-    Strength: a level-2 sleep frees and re-allocates the weights, so every element changes
-    and the sum changes; an edit of a few elements that keeps the sum is not detected.
-    """
-    return float(tensor_sums(tensors).sum().item())
-
-
 def tensor_sums(tensors: Iterable[torch.Tensor]) -> torch.Tensor:
-    """FloatTensor[n]: each tensor's float32 sum, chunked as in `fingerprint`; no host sync."""
+    """FloatTensor[n]: each tensor's float32 sum, the junior's fingerprint (`junior_guard.py`); no host sync.
+
+    Every element counts, summed in chunks of `FINGERPRINT_CHUNK` elements, so it never
+    makes a float32 copy of a whole tensor (a Qwen3-4B embedding in float32 is 1.5 GB).
+    Strength: a level-2 sleep frees and re-allocates the weights, so every element changes
+    and the sums change; an edit of a few elements that keeps a sum is not detected.
+    """
     sums = []
     for t in tensors:
         if t.is_meta:
