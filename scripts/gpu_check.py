@@ -16,6 +16,7 @@ CUDA, each as one entry of DIR/gpu_check.json:
   bench_vllm        scripts/bench_vllm.py --quick (solo vs tandem throughput, JSON kept)
   launchers_data    a tiny DeepScaleR slice from the hub (64 training, 16 validation problems)
   launch_tandem     the tandem launcher: 2 GRPO steps on --model, then a 3rd resumed from the checkpoint
+  launch_tandem_split  the tandem launcher with tandem.placement=split (senior and junior on two GPUs); 2+ GPUs only
   launch_vanilla    the same for the vanilla launcher
 
 Each entry is passed, failed or skipped (with the reason); nothing is reported as passed
@@ -40,7 +41,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 CHECKS = ("stack", "async_scheduling", "vllm_engine", "vllm_compiled", "vllm_tp2", "bench_vllm",
-          "launchers_data", "launch_tandem", "launch_vanilla")
+          "launchers_data", "launch_tandem", "launch_tandem_split", "launch_vanilla")
 ENGINE_TESTS = ("tests/test_scale_vllm_engine*.py", "tests/test_scale_vllm_gpu_*.py", "tests/test_scale_vllm_split*.py")
 SELECT = {"vllm_engine": "not (compiled or tensor_parallel or tp2 or split)", "vllm_compiled": "compiled",
           "vllm_tp2": "tensor_parallel or tp2 or split"}
@@ -262,12 +263,12 @@ def launcher_check(run: str, python: str, args, n_gpus: int, runner: Runner, env
         if rc != 0:
             return finish(check, t0, "failed", f"launch {n} ({steps} steps) exited {rc}", log)
     try:
-        summary = load_summary().summarize_run(out / run, tandem=run == "tandem")
+        summary = load_summary().summarize_run(out / run, tandem=run.startswith("tandem"))
     except SystemExit as e:  # smoke_summary reports missing files this way
         return finish(check, t0, "failed", str(e), out / run / "launch-2.log")
     ok = summary["steps"] == 2 and summary["resumed_step"] == 3 and 3 in summary["checkpoint_steps"]
     reason = f"2 steps + step {summary['resumed_step']} resumed; checkpoints {summary['checkpoint_steps']}"
-    if run == "tandem":
+    if run.startswith("tandem"):
         fraction = summary["senior_token_fraction"]
         ok = ok and 0.3 < fraction < 0.7
         reason += f"; senior token fraction {fraction:.3f} (0.3-0.7 expected)"
@@ -295,7 +296,7 @@ def run_checks(args, gpus: list[dict], runner: Runner) -> tuple[list[Check], dic
             checks[name] = Check(name, reason="not selected (--only/--skip)")
         elif python is None:
             checks[name] = Check(name, reason="the GPU stack is not usable (see the stack check)")
-        elif name == "vllm_tp2" and len(gpus) < 2:
+        elif name in ("vllm_tp2", "launch_tandem_split") and len(gpus) < 2:
             checks[name] = Check(name, reason=f"needs 2 GPUs; this machine has {len(gpus)}")
         elif name.startswith("launch_") and checks.get("launchers_data", Check("")).status != "passed":
             checks[name] = Check(name, reason="no training data (see launchers_data)")

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Both DeepScaleR launchers, for real, at tiny scale on CPU: 2 GRPO steps each, then a third
-# step resumed from the checkpoint, then one summary line and DIR/summary.json.
+# step resumed from the checkpoint, then one summary line and DIR/summary.json. The tandem
+# launcher runs twice: placement shared (run `tandem`) and split (run `tandem_split`: senior
+# and junior on two tensor-parallel ranks of one rollout replica, two processes on CPU).
 #
-#   bash scripts/scale_smoke.sh --out DIR [--base DIR] [--only tandem|vanilla] [--prepare-only]
+#   bash scripts/scale_smoke.sh --out DIR [--base DIR] [--only tandem|tandem_split|vanilla] [--prepare-only]
 #
 # What runs is the real stack: verl 0.9.1's trainer on Ray, its FSDP2 actor, its vLLM
 # rollout server (vLLM's CPU build; the tandem engine for the tandem run), weight syncs
@@ -18,7 +20,7 @@
 #
 # Output: DIR/<run>/launch-{1,2}.log, metrics-{1,2}.jsonl (verl's file logger), trace.jsonl
 # (tandem: one line per response, tandem.integrations.verl_agent_loop), checkpoints under
-# DIR/<run>/ckpt, and DIR/summary.json: {"runs": {"tandem": {...}, "vanilla": {...}}}.
+# DIR/<run>/ckpt, and DIR/summary.json: {"runs": {"tandem": {...}, "tandem_split": {...}, "vanilla": {...}}}.
 # Needs the scale venv (SCALE_VENV, default .venv-scale: `bash scripts/test_scale.sh --install-only`).
 # Environment: SMOKE_TIMEOUT seconds per launch (default 900).
 set -euo pipefail
@@ -31,12 +33,12 @@ while [ $# -gt 0 ]; do
     --base) BASE="$2"; shift 2 ;;
     --only) ONLY="$2"; shift 2 ;;
     --prepare-only) PREPARE_ONLY=1; shift ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "error: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 [ -n "$OUT" ] || { echo "error: --out DIR is required (see --help)" >&2; exit 2; }
-case "$ONLY" in ""|tandem|vanilla) ;; *) echo "error: --only takes tandem or vanilla" >&2; exit 2 ;; esac
+case "$ONLY" in ""|tandem|tandem_split|vanilla) ;; *) echo "error: --only takes tandem, tandem_split or vanilla" >&2; exit 2 ;; esac
 mkdir -p "$OUT"; OUT="$(cd "$OUT" && pwd)"
 VENV="${SCALE_VENV:-$REPO/.venv-scale}"
 if [ -x "$VENV/bin/python" ]; then export PATH="$VENV/bin:$PATH"; fi
@@ -70,7 +72,7 @@ launch() {  # launch RUN N STEPS: one launcher process (scripts/scale/smoke_laun
   done
 }
 
-for run in tandem vanilla; do
+for run in tandem tandem_split vanilla; do
   [ -z "$ONLY" ] || [ "$ONLY" = "$run" ] || continue
   rm -rf "$OUT/$run"; mkdir -p "$OUT/$run"
   echo "[smoke] $run: 2 steps"

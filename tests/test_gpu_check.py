@@ -60,7 +60,7 @@ class FakeRunner(gpu_check.Runner):
             text = "3 passed in 9.1s"
         log.write_text(text + "\n")
         if name == "launch-2" and self.rcs.get("launches", 0) == 0:
-            write_launch_files(log.parent, tandem=log.parent.name == "tandem")
+            write_launch_files(log.parent, tandem=log.parent.name.startswith("tandem"))
         return self.rcs.get(name, 0 if (name != "stack" or self.facts) else 1)
 
 
@@ -73,6 +73,13 @@ def write_launch_files(run_dir: Path, tandem: bool) -> None:
                                                            if tandem else {})}}) + "\n" for s in steps)
     (run_dir / "metrics-1.jsonl").write_text(metrics([1, 2]))
     (run_dir / "metrics-2.jsonl").write_text(metrics([3]))
+    placement = {"tandem": "shared", "tandem_split": "split"}.get(run_dir.name)
+    tp = 2 if placement == "split" else 1
+    hydra = run_dir / "hydra-1" / ".hydra"
+    hydra.mkdir(parents=True, exist_ok=True)
+    (hydra / "config.yaml").write_text(json.dumps({  # JSON is YAML
+        "tandem": {"enable": tandem, "placement": placement},
+        "actor_rollout_ref": {"rollout": {"tensor_model_parallel_size": tp}}}))
     for s in (2, 3):
         (run_dir / "ckpt" / run_dir.name / f"global_step_{s}").mkdir(parents=True, exist_ok=True)
 
@@ -125,20 +132,25 @@ def test_detect_gpus_reads_name_driver_and_the_drivers_cuda(tmp_path):
 def test_all_green_on_one_gpu_with_tp2_skipped_for_want_of_a_second(tmp_path, monkeypatch, capsys):
     rc, data, checks = run_main(tmp_path, [], monkeypatch=monkeypatch)
     assert rc == 0 and [c["name"] for c in data["checks"]] == list(gpu_check.CHECKS)
-    assert checks["vllm_tp2"]["status"] == "skipped" and "needs 2 GPUs; this machine has 1" in checks["vllm_tp2"]["reason"]
-    assert all(c["status"] == "passed" for n, c in checks.items() if n != "vllm_tp2")
+    for two_gpu_check in ("vllm_tp2", "launch_tandem_split"):
+        assert checks[two_gpu_check]["status"] == "skipped"
+        assert "needs 2 GPUs; this machine has 1" in checks[two_gpu_check]["reason"]
+    assert all(c["status"] == "passed" for n, c in checks.items() if n not in ("vllm_tp2", "launch_tandem_split"))
     assert data["versions"] == {"driver": "580.95.05", "driver_cuda": "13.0", "cuda": "13.0", "torch": "2.11.0+cu130",
                                 "vllm": "0.24.0", "verl": "0.9.1", "transformers": "5.9.0", "flashinfer": "0.6.12",
                                 "flash_attn": "2.8.3.post2", "python": "3.12.3"}
     line = capsys.readouterr().out.strip()
-    assert line == data["summary"] and line.startswith("gpu check: 8 passed, 0 failed, 1 skipped | 1x NVIDIA H100")
+    assert line == data["summary"] and line.startswith("gpu check: 8 passed, 0 failed, 2 skipped | 1x NVIDIA H100")
     assert checks["launch_tandem"]["details"]["resumed_step"] == 3
+    assert checks["launch_tandem"]["details"]["placement"] == "shared"
 
 
 def test_two_gpus_run_the_tp2_selection_and_the_launchers_on_both(tmp_path, monkeypatch):
     runner = FakeRunner()
     rc, _, checks = run_main(tmp_path, [], runner=runner, gpus=2, monkeypatch=monkeypatch)
     assert rc == 0 and checks["vllm_tp2"]["status"] == "passed"
+    assert checks["launch_tandem_split"]["status"] == "passed"
+    assert checks["launch_tandem_split"]["details"]["placement"] == "split"
     tp2 = next(cmd for name, cmd, _ in runner.calls if name == "vllm_tp2.log")
     assert tp2[tp2.index("-k") + 1] == "tensor_parallel or tp2 or split"
     launch_env = next(env for name, _, env in runner.calls if name == "launch-1.log")

@@ -22,7 +22,7 @@ from verl.workers.config import FSDPActorConfig  # noqa: E402
 from verl.workers.utils.losses import ppo_loss  # noqa: E402
 
 from tandem.errors import TandemError  # noqa: E402
-from tandem.integrations.verl_tandem import apply_senior_gate  # noqa: E402
+from tandem.integrations.verl_tandem import apply_senior_gate, senior_rollout_probs_diff_max  # noqa: E402
 
 PROMPT_LENS = [2, 3, 2]
 RESPONSE_LENS = [4, 2, 5]
@@ -181,3 +181,24 @@ def test_gate_counts_the_junior_tokens_it_gives_weight_zero(weight, gated):
     data, _, _ = actor_batch()
     counts = apply_senior_gate(data, weight, "senior_tokens")
     assert counts.metrics()["tandem/gated_junior_tokens"] == gated
+
+
+def test_senior_rollout_gap_reads_senior_tokens_only():
+    """A stale junior-token log-prob (the author's, not the trainer's senior) does not count; a senior one does."""
+    data, _, _ = actor_batch()
+    old = [[-1.0] * r for r in RESPONSE_LENS]
+    rollout = [row[:] for row in old]
+    rollout[0][1] = -3.0  # a junior token (AUTHORSHIP[0][1] == 0): the junior's log-prob, ignored
+    rollout[2][3] = -1.5  # a senior token: the rollout's senior was 0.145 away in probability
+    data["old_log_probs"] = nested(old, torch.float32)
+    data["rollout_log_probs"] = nested(rollout, torch.float32)
+    gap = senior_rollout_probs_diff_max(data)
+    assert gap == pytest.approx(torch.tensor(-1.0).exp().item() - torch.tensor(-1.5).exp().item(), abs=1e-6)
+    rollout[2][3] = -1.0
+    data["rollout_log_probs"] = nested(rollout, torch.float32)
+    assert senior_rollout_probs_diff_max(data) == 0.0
+
+
+def test_senior_rollout_gap_is_absent_without_rollout_log_probs():
+    data, _, _ = actor_batch()
+    assert senior_rollout_probs_diff_max(data) is None

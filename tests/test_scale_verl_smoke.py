@@ -1,5 +1,9 @@
 """Both DeepScaleR launchers, run for real on CPU at tiny scale (`scripts/scale_smoke.sh`).
 
+The tandem launcher runs twice: `tandem` (placement shared) and `tandem_split` (placement
+split: one rollout replica of two tensor-parallel ranks, the senior on rank 0 and the
+junior on rank 1, two worker processes here).
+
 Runs in the scale lane and skips where vLLM is not installed. One module fixture runs
 the smoke: each launcher for 2 GRPO steps with verl's real trainer, FSDP2 actor, vLLM
 rollout server (the tandem engine for TRL), weight sync, reward function and
@@ -37,25 +41,39 @@ def smoke(scale_senior, tmp_path_factory) -> dict:
     return json.loads((out / "summary.json").read_text())["runs"]
 
 
-@pytest.mark.parametrize("run", ["tandem", "vanilla"])
+TANDEM_RUNS = ["tandem", "tandem_split"]
+RUNS = [*TANDEM_RUNS, "vanilla"]
+SYNC_TOL = 1e-3  # max |p_rollout - p_trainer| after a weight sync (float32 on CPU: ~1e-6 measured)
+
+
+@pytest.mark.parametrize("run", RUNS)
 def test_each_launcher_trains_two_steps_and_resumes_a_third_from_its_checkpoint(smoke, run):
     r = smoke[run]
     assert r["steps"] == 2 and r["resumed_step"] == 3 and r["total_steps"] == 3
     assert r["checkpoint_steps"] == [2, 3]
 
 
-def test_tandem_run_logs_a_senior_token_fraction_near_one_half_every_step(smoke):
-    r = smoke["tandem"]
+@pytest.mark.parametrize(("run", "placement", "tp"), [("tandem", "shared", 1), ("tandem_split", "split", 2),
+                                                   ("vanilla", "solo", 1)])
+def test_the_summary_reports_each_runs_placement(smoke, run, placement, tp):
+    assert smoke[run]["placement"] == placement and smoke[run]["rollout_tensor_parallel_size"] == tp
+
+
+@pytest.mark.parametrize("run", TANDEM_RUNS)
+def test_tandem_run_logs_a_senior_token_fraction_near_one_half_every_step(smoke, run):
+    r = smoke[run]
     assert len(r["senior_token_fraction_per_step"]) == 3 and None not in r["senior_token_fraction_per_step"]
     assert abs(r["senior_token_fraction"] - 0.5) <= 0.1
 
 
-def test_tandem_senior_gate_gives_junior_tokens_weight_zero_every_step(smoke):
-    assert all(n > 0 for n in smoke["tandem"]["gated_junior_tokens_per_step"])
+@pytest.mark.parametrize("run", TANDEM_RUNS)
+def test_tandem_senior_gate_gives_junior_tokens_weight_zero_every_step(smoke, run):
+    assert all(n > 0 for n in smoke[run]["gated_junior_tokens_per_step"])
 
 
-def test_tandem_validation_is_solo_and_training_is_co_written(smoke):
-    trace = smoke["tandem"]["trace"]
+@pytest.mark.parametrize("run", TANDEM_RUNS)
+def test_tandem_validation_is_solo_and_training_is_co_written(smoke, run):
+    trace = smoke[run]["trace"]
     assert trace["validation"]["responses"] > 0 and trace["validation"]["senior_token_fraction"] == 1.0
     assert trace["train"]["responses"] == 3 * 8 * 4  # steps x prompts x responses
     assert 0.3 < trace["train"]["senior_token_fraction"] < 0.7
@@ -66,7 +84,7 @@ def test_vanilla_run_is_all_senior_and_logs_no_tandem_metric(smoke):
     assert r["senior_token_fraction"] == 1.0 and r["tandem_metrics_logged"] == []
 
 
-@pytest.mark.parametrize("run", ["tandem", "vanilla"])
+@pytest.mark.parametrize("run", RUNS)
 def test_the_tiny_senior_earns_reward_so_gradients_flow(smoke, run):
     r = smoke[run]
     assert 0 < max(r["reward_mean_per_step"]) and min(r["reward_mean_per_step"]) < 1
@@ -76,10 +94,20 @@ def test_the_tiny_senior_earns_reward_so_gradients_flow(smoke, run):
 def test_vanilla_rollouts_use_the_synced_weights(smoke):
     """After an update, vLLM's probabilities match the trainer's: the weight sync reached the engine."""
     diffs = smoke["vanilla"]["rollout_probs_diff_max_per_step"]
-    assert all(d is not None and d < 1e-3 for d in diffs[1:])
+    assert all(d is not None and d < SYNC_TOL for d in diffs[1:])
 
 
-@pytest.mark.parametrize("run", ["tandem", "vanilla"])
+@pytest.mark.parametrize("run", TANDEM_RUNS)
+def test_tandem_weight_syncs_reach_the_engines_senior(smoke, run):
+    """On senior-written tokens vLLM's probabilities match the trainer's after every sync (junior tokens
+    carry the junior's, so verl's all-token diff cannot show it); with split, the senior is on rank 0.
+    The junior's weights are checked by the engine at each sync (`JuniorGuard`): a change stops the run."""
+    gaps = smoke[run]["senior_rollout_probs_diff_max_per_step"]
+    assert len(gaps) == 3 and all(g is not None and g < SYNC_TOL for g in gaps)
+    assert max(smoke[run]["rollout_probs_diff_max_per_step"][1:]) > 10 * SYNC_TOL  # junior tokens: the junior's
+
+
+@pytest.mark.parametrize("run", RUNS)
 def test_validation_ran_and_scored(smoke, run):
     val = smoke[run]["validation"]
     assert val and all(0 <= v <= 1 for v in val.values())

@@ -7,18 +7,23 @@
 # OUT holds data/ (deepscaler/train.parquet and task_test/test.parquet, as
 # scripts/prepare_deepscaler.py writes them) and receives OUT/RUN/: metrics-N.jsonl (verl's
 # file logger), trace.jsonl (tandem runs), hydra-N/ and the checkpoints under ckpt/RUN.
-# MODEL is the senior (a path or a hub name). RUN is tandem or vanilla; STEPS is
-# trainer.total_training_steps; extra overrides go last. Output goes to stdout.
+# MODEL is the senior (a path or a hub name). RUN is tandem, tandem_split (the tandem launcher
+# with tandem.placement=split: one rollout replica over two workers, senior on tensor-parallel
+# rank 0, junior on rank 1) or vanilla; STEPS is trainer.total_training_steps; extra overrides
+# go last. Output goes to stdout.
 # Environment: SMOKE_DEVICE=cpu (default: verl/cpu_overrides.sh, one worker) or gpu
 # (SMOKE_N_GPUS GPUs, default 1, and room for a real model's prompts and answers).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 [ $# -ge 5 ] || { echo "error: usage: smoke_launch.sh OUT MODEL RUN N STEPS [key=value ...]" >&2; exit 2; }
 OUT="$1" MODEL="$2" RUN="$3" N="$4" STEPS="$5"; shift 5
+PLACEMENT_ARGS=()
 case "$RUN" in
   tandem) SCRIPT=verl/run_tandem_native_grpo_deepscaler.sh ;;
+  tandem_split) SCRIPT=verl/run_tandem_native_grpo_deepscaler.sh
+                PLACEMENT_ARGS=(tandem.placement=split actor_rollout_ref.rollout.tensor_model_parallel_size=2) ;;
   vanilla) SCRIPT=verl/run_vanilla_grpo_deepscaler.sh ;;
-  *) echo "error: RUN must be tandem or vanilla, not $RUN" >&2; exit 2 ;;
+  *) echo "error: RUN must be tandem, tandem_split or vanilla, not $RUN" >&2; exit 2 ;;
 esac
 case "${SMOKE_DEVICE:-cpu}" in
   cpu) source verl/cpu_overrides.sh; DEVICE_ARGS=("${CPU_ARGS[@]}"); GPUS=1; SCALE_ARGS=() ;;
@@ -28,6 +33,10 @@ case "${SMOKE_DEVICE:-cpu}" in
                    actor_rollout_ref.rollout.gpu_memory_utilization=0.5) ;;
   *) echo "error: SMOKE_DEVICE must be cpu or gpu, not $SMOKE_DEVICE" >&2; exit 2 ;;
 esac
+if [ "$RUN" = tandem_split ]; then  # two workers (on CPU: two processes, one fake Ray GPU each)
+  GPUS=2
+  [ "${SMOKE_DEVICE:-cpu}" = gpu ] || DEVICE_ARGS+=(ray_kwargs.ray_init.num_gpus=2 trainer.n_gpus_per_node=2)
+fi
 SMOKE_ARGS=(
   data.train_files="$OUT/data/deepscaler/train.parquet"
   "data.val_files=[$OUT/data/task_test/test.parquet]"
@@ -46,5 +55,5 @@ DIR="$OUT/$RUN"
 mkdir -p "$DIR"
 DATA_DIR="$OUT/data" CKPT_DIR="$DIR/ckpt" SENIOR_MODEL="$MODEL" N_GPUS="$GPUS" NAME="$RUN" \
   VERL_FILE_LOGGER_PATH="$DIR/metrics-$N.jsonl" TANDEM_ROLLOUT_TRACE="$DIR/trace.jsonl" \
-  exec bash "$SCRIPT" "${DEVICE_ARGS[@]}" "${SMOKE_ARGS[@]}" "${SCALE_ARGS[@]}" \
+  exec bash "$SCRIPT" "${DEVICE_ARGS[@]}" "${SMOKE_ARGS[@]}" "${SCALE_ARGS[@]}" "${PLACEMENT_ARGS[@]}" \
   trainer.total_training_steps="$STEPS" hydra.run.dir="$DIR/hydra-$N" "$@"

@@ -2,7 +2,7 @@
 
     python scripts/scale/smoke_summary.py --out DIR
 
-Reads, per run (`tandem`, `vanilla`) under DIR/<run>/: verl's file-logger metrics of the
+Reads, per run (`tandem`, `tandem_split`, `vanilla`) under DIR/<run>/: verl's file-logger metrics of the
 first launch (`metrics-1.jsonl`, steps 1-2) and of the resumed one (`metrics-2.jsonl`),
 the tandem agent loop's trace (`trace.jsonl`), the launch times and the checkpoints.
 Every number comes from those files; a run whose files are missing is an error.
@@ -14,7 +14,11 @@ tandem metric, 1.0 — the summary records that no tandem metric was logged), it
 step, `seconds_per_step` (mean `timing_s/step` over steps after the first of each launch,
 whose time includes vLLM's warm-up), and the evidence the tests check: gated junior
 tokens, gradient norms, rewards, validation accuracy, the trace's split into training and
-(solo) validation responses, checkpoint steps and wall times.
+(solo) validation responses, checkpoint steps and wall times; `placement` (`shared` or
+`split` for tandem runs, `solo` for vanilla, from the launch's resolved Hydra config) with
+the rollout's tensor-parallel size; and, for tandem runs, the senior tokens' rollout-vs-
+trainer probability gap per step (`actor/tandem/senior_rollout_probs_diff_max`), which is
+small after every weight sync only if the sync reached the engine's senior.
 """
 
 from __future__ import annotations
@@ -25,9 +29,10 @@ import statistics
 import sys
 from pathlib import Path
 
-RUNS = ("tandem", "vanilla")
+RUNS = ("tandem", "tandem_split", "vanilla")
 FRACTION = "actor/tandem/senior_token_fraction"
 GATED = "actor/tandem/gated_junior_tokens"
+SENIOR_GAP = "actor/tandem/senior_rollout_probs_diff_max"
 
 
 def read_metrics(path: Path) -> dict[int, dict]:
@@ -63,6 +68,21 @@ def checkpoint_steps(ckpt: Path) -> list[int]:
     return sorted(int(p.name.split("_")[-1]) for p in ckpt.glob("*/global_step_*") if p.is_dir())
 
 
+def placement(run_dir: Path) -> dict:
+    """The placement and rollout TP size the first launch resolved (Hydra's saved config)."""
+    import yaml
+
+    path = run_dir / "hydra-1" / ".hydra" / "config.yaml"
+    if not path.is_file():
+        raise SystemExit(f"error: {path} is missing; did the launch run?")
+    cfg = yaml.safe_load(path.read_text())
+    tandem = cfg.get("tandem") or {}
+    return {
+        "placement": tandem.get("placement", "shared") if tandem.get("enable") else "solo",
+        "rollout_tensor_parallel_size": cfg["actor_rollout_ref"]["rollout"]["tensor_model_parallel_size"],
+    }
+
+
 def summarize_run(run_dir: Path, tandem: bool) -> dict:
     first, resumed = read_metrics(run_dir / "metrics-1.jsonl"), read_metrics(run_dir / "metrics-2.jsonl")
     steps = {**first, **resumed}
@@ -78,6 +98,7 @@ def summarize_run(run_dir: Path, tandem: bool) -> dict:
                                                                         for s in sorted(resumed)[1:]]
     val = {k: v for m in steps.values() for k, v in m.items() if k.startswith("val-core/") and "/mean@" in k}
     return {
+        **placement(run_dir),
         "steps": len(first),
         "resumed_step": min(resumed),
         "total_steps": max(steps),
@@ -91,6 +112,7 @@ def summarize_run(run_dir: Path, tandem: bool) -> dict:
         "reward_mean_per_step": per_step(steps, "critic/score/mean"),
         "grad_norm_per_step": per_step(steps, "actor/grad_norm"),
         "rollout_probs_diff_max_per_step": per_step(steps, "training/rollout_probs_diff_max"),
+        "senior_rollout_probs_diff_max_per_step": per_step(steps, SENIOR_GAP) if tandem else None,
         "validation": val,
         "trace": trace_split(run_dir / "trace.jsonl") if tandem else None,
         "checkpoint_steps": checkpoint_steps(run_dir / "ckpt"),
@@ -100,7 +122,7 @@ def summarize_run(run_dir: Path, tandem: bool) -> dict:
 def summary_line(runs: dict[str, dict]) -> str:
     parts = []
     for name, r in runs.items():
-        parts.append(f"{name}: {r['steps']} steps + step {r['resumed_step']} resumed, senior token fraction "
+        parts.append(f"{name} ({r['placement']}): {r['steps']} steps + step {r['resumed_step']} resumed, senior token fraction "
                      f"{r['senior_token_fraction']:.3f}, {r['seconds_per_step']:.1f} s/step")
     return "scale smoke | " + " | ".join(parts)
 
@@ -109,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True, type=Path, help="the directory scripts/scale_smoke.sh wrote")
     args = ap.parse_args(argv)
-    runs = {name: summarize_run(args.out / name, tandem=name == "tandem")
+    runs = {name: summarize_run(args.out / name, tandem=name.startswith("tandem"))
             for name in RUNS if (args.out / name).is_dir()}
     if not runs:
         raise SystemExit(f"error: no run directories ({', '.join(RUNS)}) under {args.out}")

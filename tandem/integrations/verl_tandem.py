@@ -175,6 +175,28 @@ def apply_senior_gate(data, junior_token_loss_weight: float, loss_denominator: s
     return counts
 
 
+def senior_rollout_probs_diff_max(data) -> float | None:
+    """max |p_rollout - p_trainer| over senior-written tokens, or None without rollout log-probs.
+
+    verl's `training/rollout_probs_diff_max` covers every response token; a tandem engine's
+    log-probs (`processed_logprobs`) are the author's, so junior tokens differ from the
+    trainer's senior once the senior has moved. On senior tokens alone the two agree when
+    the weight sync reached the engine's senior (the scale smoke checks it after each sync).
+    Call before `apply_senior_gate` (which replaces `response_mask`).
+    """
+    if "rollout_log_probs" not in data.keys() or "old_log_probs" not in data.keys():
+        return None
+    flat_resp, layout, _ = _flat(data["response_mask"])
+    parts = [_flat(data[k]) for k in ("authorship_mask", "rollout_log_probs", "old_log_probs")]
+    if not all(_same_layout(layout, part[1]) for part in parts):
+        raise TandemError("rollout_log_probs / old_log_probs / authorship_mask and response_mask differ in layout")
+    (auth, _, _), (rollout, _, _), (old, _, _) = parts
+    senior = flat_resp.bool() & auth.bool()
+    if not bool(senior.any()):
+        return 0.0
+    return float((rollout.float().exp() - old.float().exp()).abs()[senior].max())
+
+
 def _counts(senior: torch.Tensor, valid: torch.Tensor, layout) -> GateCounts:
     if layout[0] == "nested":
         row = torch.repeat_interleave(torch.arange(len(layout[1]) - 1), layout[1].diff())

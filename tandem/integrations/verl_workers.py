@@ -3,7 +3,8 @@
 `TandemActorRolloutRefWorker` is verl's hybrid actor/rollout/ref worker whose inner
 training worker (`actor_worker_cls`) applies `apply_senior_gate` to every actor update
 before verl's own mini-batching, loss and normalisation run, and reports the senior
-token fraction (summed over data-parallel ranks) with the actor metrics of each step.
+token fraction (summed over data-parallel ranks) and the senior tokens' rollout-vs-trainer
+probability gap (`senior_rollout_probs_diff_max`) with the actor metrics of each step.
 Old/ref log-prob passes are untouched: they need every token's log-probability.
 """
 
@@ -16,7 +17,14 @@ from verl.utils.device import get_device_id
 from verl.workers.engine_workers import ActorRolloutRefWorker, TrainingWorker
 
 from tandem.errors import TandemError
-from tandem.integrations.verl_tandem import GateCounts, apply_senior_gate, worker_loss_config
+from tandem.integrations.verl_tandem import (
+    GateCounts,
+    apply_senior_gate,
+    senior_rollout_probs_diff_max,
+    worker_loss_config,
+)
+
+SENIOR_DRIFT_METRIC = "tandem/senior_rollout_probs_diff_max"  # per mini-batch; verl averages a step's list
 
 
 class SeniorGatedTrainingWorker(TrainingWorker):
@@ -32,6 +40,7 @@ class SeniorGatedTrainingWorker(TrainingWorker):
                 "SeniorGatedTrainingWorker has no junior_token_loss_weight / loss_denominator; "
                 "refusing to train ungated"
             )
+        drift = senior_rollout_probs_diff_max(data)
         counts = self._all_ranks(apply_senior_gate(data, self.junior_token_loss_weight, self.loss_denominator))
         no_senior = self.junior_token_loss_weight == 0 and counts.senior_tokens == 0
         if no_senior and self.loss_denominator == "senior_tokens":
@@ -41,8 +50,18 @@ class SeniorGatedTrainingWorker(TrainingWorker):
         if output is not None:
             metrics = tu.get(output, "metrics")
             metrics.update({k: [v] for k, v in counts.metrics().items()})
+            if drift is not None:
+                metrics[SENIOR_DRIFT_METRIC] = [self._max_over_ranks(drift)]
             tu.assign_non_tensor(output, metrics=metrics)
         return output
+
+    def _max_over_ranks(self, value: float) -> float:
+        group = self.engine.get_data_parallel_group()
+        if group is None or not torch.distributed.is_initialized():
+            return value
+        t = torch.tensor([value], device=get_device_id())
+        torch.distributed.all_reduce(t, op=torch.distributed.ReduceOp.MAX, group=group)
+        return float(t.item())
 
     def _all_ranks(self, counts: GateCounts) -> GateCounts:
         group = self.engine.get_data_parallel_group()
