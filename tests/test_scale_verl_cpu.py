@@ -131,3 +131,32 @@ def test_importing_verl_installs_the_guard_through_the_plugin_entry_point():
             "assert getattr(device.auto_set_device, '_tandem_guard', False), 'guard not installed'\nprint('ok')")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0 and "ok" in res.stdout, res.stderr[-2000:]
+
+
+FORWARD_ONLY_FSDP2 = """
+import os, sys, torch, torch.distributed as dist
+from torch.distributed.fsdp import CPUOffloadPolicy, fully_shard
+if sys.argv[1] == "shim":
+    from tandem.integrations import verl_cpu
+    verl_cpu._patch_cpu_offload_policy()
+os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=sys.argv[2])
+dist.init_process_group("gloo", rank=0, world_size=1)
+layer = fully_shard(torch.nn.Linear(4, 4), offload_policy=CPUOffloadPolicy(pin_memory=True))  # as verl's reference
+print(float(layer(torch.ones(1, 4)).sum()) == float(layer(torch.ones(1, 4)).sum()))
+"""
+
+
+@pytest.mark.parametrize("mode", ["stock", "shim"])
+def test_a_forward_only_fsdp2_engine_shards_on_cpu_only_with_the_offload_shim(mode):
+    """verl's reference policy (the KL ablation) is FSDP2 under CPUOffloadPolicy(pin_memory=True)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = str(s.getsockname()[1])
+    res = subprocess.run([sys.executable, "-c", FORWARD_ONLY_FSDP2, mode, port], capture_output=True, text=True,
+                         timeout=120, cwd=REPO)
+    if mode == "shim":
+        assert res.returncode == 0 and res.stdout.strip() == "True", res.stderr[-2000:]
+    else:
+        assert res.returncode != 0 and "Cannot access accelerator device" in res.stderr

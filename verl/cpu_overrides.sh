@@ -27,6 +27,10 @@ CPU_ARGS=(
     '++actor_rollout_ref.actor.fsdp_config.mixed_precision={param_dtype:fp32,reduce_dtype:fp32,buffer_dtype:fp32}'
     actor_rollout_ref.actor.fsdp_config.param_offload=False
     actor_rollout_ref.actor.fsdp_config.optimizer_offload=False
+    # --- reference policy (the KL ablation): FSDP2 in float32 like the actor, so KL(actor || ref) starts at 0
+    actor_rollout_ref.ref.fsdp_config.strategy=fsdp2
+    actor_rollout_ref.ref.fsdp_config.dtype=float32
+    '++actor_rollout_ref.ref.fsdp_config.mixed_precision={param_dtype:fp32,reduce_dtype:fp32,buffer_dtype:fp32}'
     actor_rollout_ref.actor.use_torch_compile=False
     actor_rollout_ref.actor.use_dynamic_bsz=False
     actor_rollout_ref.model.use_remove_padding=False      # remove-padding needs flash-attn

@@ -9,7 +9,7 @@
 # file logger), trace.jsonl (tandem runs), hydra-N/ and the checkpoints under ckpt/RUN.
 # MODEL is the senior (a path or a hub name). RUN is tandem, tandem_split (the tandem launcher
 # with tandem.placement=split: one rollout replica over two workers, senior on tensor-parallel
-# rank 0, junior on rank 1) or vanilla; STEPS is trainer.total_training_steps; extra overrides
+# rank 0, junior on rank 1), vanilla or kl_reg (the KL ablation, KL_COEF default 0.001); STEPS is trainer.total_training_steps; extra overrides
 # go last. Output goes to stdout.
 # Environment: SMOKE_DEVICE=cpu (default: verl/cpu_overrides.sh, one worker) or gpu
 # (SMOKE_N_GPUS GPUs, default 1, and room for a real model's prompts and answers).
@@ -23,7 +23,8 @@ case "$RUN" in
   tandem_split) SCRIPT=verl/run_tandem_native_grpo_deepscaler.sh
                 PLACEMENT_ARGS=(tandem.placement=split actor_rollout_ref.rollout.tensor_model_parallel_size=2) ;;
   vanilla) SCRIPT=verl/run_vanilla_grpo_deepscaler.sh ;;
-  *) echo "error: RUN must be tandem, tandem_split or vanilla, not $RUN" >&2; exit 2 ;;
+  kl_reg) SCRIPT=verl/run_kl_reg_grpo_deepscaler.sh; export KL_COEF="${KL_COEF:-0.001}" ;;
+  *) echo "error: RUN must be tandem, tandem_split, vanilla or kl_reg, not $RUN" >&2; exit 2 ;;
 esac
 case "${SMOKE_DEVICE:-cpu}" in
   cpu) source verl/cpu_overrides.sh; DEVICE_ARGS=("${CPU_ARGS[@]}"); GPUS=1; SCALE_ARGS=() ;;
@@ -44,7 +45,7 @@ SMOKE_ARGS=(
   data.max_prompt_length=128 data.max_response_length=64
   actor_rollout_ref.actor.optim.lr=1e-4
   actor_rollout_ref.actor.ppo_mini_batch_size=8 actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=16
-  actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=16
+  actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=16 actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=16
   actor_rollout_ref.rollout.n=4 actor_rollout_ref.rollout.val_kwargs.n=2
   actor_rollout_ref.rollout.max_model_len=256 actor_rollout_ref.rollout.max_num_batched_tokens=2048
   actor_rollout_ref.rollout.max_num_seqs=64

@@ -20,6 +20,9 @@ Shims, each applied only when the switch is on:
 - `torch.distributed.init_process_group`: verl builds the backend string
   `f"cpu:gloo,{device}:{backend}"` (verl/utils/distributed.py), which with device `cpu`
   names the CPU twice and torch refuses; the doubled entry collapses to `gloo`;
+- FSDP2's `CPUOffloadPolicy` never pins memory: verl 0.9.1 puts every forward-only
+  engine (the reference policy of the KL ablation) under `CPUOffloadPolicy(pin_memory=True)`
+  (`workers/engine/fsdp/transformer_impl.py`), and pinning needs an accelerator;
 - vLLM's rollout servers get `TANDEM_VLLM_CPU_LIVE_WEIGHTS=1` (see
   `vllm_source/cpu_weights.py`): vLLM's CPU linear layers otherwise compute with a packed
   copy of their weights taken at load time, so weight syncs from the trainer would not
@@ -193,8 +196,23 @@ def _patch_init_process_group() -> None:
     dist.init_process_group = init_process_group
 
 
+def _patch_cpu_offload_policy() -> None:
+    from torch.distributed.fsdp import CPUOffloadPolicy
+
+    original = CPUOffloadPolicy.__init__
+    if getattr(original, "_tandem_cpu", False):
+        return
+
+    def __init__(self, pin_memory: bool = True):
+        original(self, pin_memory=False)
+
+    __init__._tandem_cpu = True
+    CPUOffloadPolicy.__init__ = __init__
+
+
 if enabled():
     _patch_init_process_group()
+    _patch_cpu_offload_policy()
 
 
 # --- what a CPU run needs from the config -------------------------------------------------------
