@@ -50,7 +50,7 @@ def summarize(rows: list[dict]) -> dict:
         out[f"{key}_median_s"] = statistics.median(values)
         out[f"{key}_mean_s"] = statistics.fmean(values)
     out["response_len_mean"] = statistics.fmean(r["resp_len"] for r in rows)
-    out["senior_frac_mean"] = statistics.fmean(r["senior_frac"] for r in rows)
+    out["senior_token_fraction_mean"] = statistics.fmean(r["senior_token_fraction"] for r in rows)
     return out
 
 

@@ -171,7 +171,9 @@ def metrics_callback(logger, rollout, validate, val_every: int, max_steps: int):
     """A TrainerCallback writing one metrics row per logged step (TRL logs every step here)."""
     from transformers import TrainerCallback
 
-    renames = {"tandem/senior_fraction": "senior_fraction", "tandem/num_handoffs": "num_handoffs"}
+    from tandem.integrations.hf_trl import HANDOFFS_METRIC, SENIOR_FRACTION_METRIC
+
+    renames = {SENIOR_FRACTION_METRIC: "senior_fraction", HANDOFFS_METRIC: "num_handoffs"}  # metrics.jsonl's names
 
     class TandemMetrics(TrainerCallback):
         def on_log(self, args, state, control, logs=None, **kwargs):

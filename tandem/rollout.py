@@ -3,16 +3,29 @@
 A backend is anything with a `tokenizer` and `generate(prompts, sampling, request_keys,
 solo)` returning one `Rollout` per prompt: the reference engine (`tandem.engine`), the
 vLLM engine (`vllm_source.engine.VLLMEngine`). The eval and the CLI take either; the
-embedded trainer calls `generate` on a reference engine over the senior it trains. Who writes each token is decided by the backend's `TandemConfig` (fixed
-when the backend is built); `solo=True` lets the senior write every token.
+embedded trainer calls `generate` on a reference engine over the senior it trains. Who
+writes each token is decided by the backend's `TandemConfig` (fixed when the backend is
+built); `solo=True` lets the senior write every token.
+
+The rollout statistics live here too, once: `rollout_stats` counts authorship over a
+batch of masks and `RolloutStats.metrics` names the results (`SENIOR_TOKEN_FRACTION`,
+`MEAN_HANDOFFS`, `JUNIOR_ONLY_RESPONSE_FRACTION`) for the embedded trainer, the eval,
+the HF TRL integration and the verl gate alike.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import astuple, dataclass
 from typing import Any, Protocol, runtime_checkable
 
+import torch
+
 from tandem.sampling import SamplingConfig
+
+SENIOR_TOKEN_FRACTION = "senior_token_fraction"  # senior-written tokens / response tokens
+MEAN_HANDOFFS = "mean_handoffs"  # authorship changes per response
+JUNIOR_ONLY_RESPONSE_FRACTION = "junior_only_response_fraction"  # responses without a senior token
 
 
 @dataclass
@@ -49,3 +62,53 @@ class RolloutBackend(Protocol):
                  solo: bool = False) -> list[Rollout]:
         """One response per token-id prompt, in order; `request_keys[i]` keys prompt i's coins and sampling."""
         ...
+
+
+@dataclass
+class RolloutStats:
+    """Authorship counts of a batch of responses; sums, so batches and ranks add up (`as_tensor`)."""
+
+    responses: float = 0.0
+    response_tokens: float = 0.0
+    senior_tokens: float = 0.0
+    handoffs: float = 0.0
+    junior_only_responses: float = 0.0
+
+    def as_tensor(self, device=None) -> torch.Tensor:
+        return torch.tensor(astuple(self), dtype=torch.float64, device=device)
+
+    @classmethod
+    def from_tensor(cls, t: torch.Tensor):
+        return cls(*[float(x) for x in t.tolist()])
+
+    def metrics(self, prefix: str = "") -> dict[str, float]:
+        return {
+            prefix + SENIOR_TOKEN_FRACTION: self.senior_tokens / max(1.0, self.response_tokens),
+            prefix + MEAN_HANDOFFS: self.handoffs / max(1.0, self.responses),
+            prefix + JUNIOR_ONLY_RESPONSE_FRACTION: self.junior_only_responses / max(1.0, self.responses),
+        }
+
+
+def rollout_stats(authorship: torch.Tensor, valid: torch.Tensor) -> RolloutStats:
+    """Counts over right-padded [B, T] masks (one row per response, empty ones included):
+    `authorship` 1 = senior, `valid` 1 = a response token."""
+    valid = valid.bool()
+    senior = authorship.bool() & valid
+    handoffs = (authorship[:, 1:] != authorship[:, :-1]) & valid[:, 1:]
+    junior_only = valid.any(-1) & ~senior.any(-1)
+    rows = torch.tensor(valid.shape[0], device=valid.device)
+    counts = torch.stack([rows, valid.sum(), senior.sum(), handoffs.sum(), junior_only.sum()])
+    return RolloutStats.from_tensor(counts)  # the one host sync
+
+
+def stats_of_masks(masks: Sequence[Sequence[int]]) -> RolloutStats:
+    """`rollout_stats` of per-response authorship masks (lists, as in `Rollout.authorship_mask`)."""
+    if not masks:
+        return RolloutStats()
+    width = max(1, max(len(m) for m in masks))
+    authorship = torch.zeros(len(masks), width, dtype=torch.bool)
+    valid = torch.zeros(len(masks), width, dtype=torch.bool)
+    for i, m in enumerate(masks):
+        authorship[i, : len(m)] = torch.tensor(m, dtype=torch.bool)
+        valid[i, : len(m)] = True
+    return rollout_stats(authorship, valid)

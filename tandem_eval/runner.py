@@ -32,6 +32,7 @@ from tqdm.auto import tqdm
 
 from tandem.config_files import config_diff
 from tandem.errors import TandemError, run_reporting_errors
+from tandem.rollout import stats_of_masks
 from tandem.jsonl import write_json, write_jsonl
 from tandem_eval import grader
 from tandem_eval.backends import BACKENDS, EvalSampling, make_backend
@@ -240,8 +241,7 @@ def _summary(config: dict, problems: list[Problem], rows: list[dict], n: int, ha
         "per_problem": per_problem,
     }
     if handoff:
-        out["mean_handoffs"] = sum(r["num_handoffs"] for r in rows) / max(1, len(rows))
-        out["senior_token_fraction"] = sum(sum(r["authorship_mask"]) for r in rows) / max(1, sum(r["num_tokens"] for r in rows))
+        out.update(stats_of_masks([r["authorship_mask"] for r in rows]).metrics())
         out["chains_cut_by_max_rounds"] = sum(r["cut_by_max_rounds"] for r in rows)
     return out
 

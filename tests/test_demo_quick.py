@@ -39,7 +39,7 @@ def test_quick_demo_writes_report_figures_and_results(quick_demo):
     for name in ("base", "grpo", "tandem"):
         for key in ("drift_js_vs_base", "solo_terse_share"):
             assert 0.0 <= results[name][key] <= 1.0, (name, key)
-        assert 0.0 < results[name]["handoff_senior_fraction"] < 1.0
+        assert 0.0 < results[name]["handoff_senior_token_fraction"] < 1.0 and results[name]["handoff_mean_handoffs"] > 0
     check_accuracy_against_the_graded_samples(quick_demo, results)
     timings = json.loads((quick_demo / "timings.json").read_text())
     assert set(timings) == set(PHASES)
@@ -71,8 +71,8 @@ def test_quick_demo_trains_both_methods_on_the_same_problems(quick_demo):
     grpo = [json.loads(x) for x in (quick_demo / "grpo" / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in trl] == [r["step"] for r in grpo]
     trl_train, grpo_train = [r for r in trl if "reward_mean" in r], [r for r in grpo if "reward_mean" in r]
-    assert trl_train and all(0.0 < r["senior_frac"] < 1.0 and r["switches"] > 0 for r in trl_train)
-    assert all(r["senior_frac"] == 1.0 and r["switches"] == 0 for r in grpo_train)
+    assert trl_train and all(0.0 < r["senior_token_fraction"] < 1.0 and r["mean_handoffs"] > 0 for r in trl_train)
+    assert all(r["senior_token_fraction"] == 1.0 and r["mean_handoffs"] == 0 for r in grpo_train)
     cfg_trl = json.loads((quick_demo / "tandem" / "config.json").read_text())
     cfg_grpo = json.loads((quick_demo / "grpo" / "config.json").read_text())
     differ = {k for k in cfg_trl if cfg_trl[k] != cfg_grpo[k]}

@@ -164,6 +164,7 @@ def test_gate_counts_senior_fraction_and_junior_only_responses():
     m = counts.metrics()
     assert m["tandem/senior_token_fraction"] == pytest.approx(5 / 11)
     assert m["tandem/junior_only_response_fraction"] == pytest.approx(1 / 3)
+    assert m["tandem/mean_handoffs"] == pytest.approx((2 + 0 + 3) / 3)  # tandem.rollout's names, verl's prefix
 
 
 def test_gate_handles_padded_layout():

@@ -16,7 +16,7 @@ the senior taken before the first update: the paper's self-paired junior). Every
 request key is `tandem.coins.request_key` of (mode, step, prompt ids) and the row's
 sample number, so a rerun replays the same coins and tokens. It returns the authorship
 mask as `env_mask` and the response's `senior_fraction` as an extra key; the batch's
-senior token fraction is logged every step (the key `"tandem/senior_fraction"` in TRL's logs, and
+senior token fraction is logged every step (the key `"tandem/senior_token_fraction"` in TRL's logs, and
 `last_stats` here). Evaluation batches (`trainer.model.training` False) are written by
 the senior alone unless `solo_eval=False`.
 
@@ -44,10 +44,13 @@ from tandem.engine import TandemEngine
 from tandem.errors import TandemError
 from tandem.grading import reward as grade_reward
 from tandem.models import check_same_vocab, load_model, load_tokenizer
+from tandem.rollout import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, RolloutStats, stats_of_masks
 from tandem.sampling import SamplingConfig
 
 TRL_TESTED = "1.16.0"
-SENIOR_FRACTION_METRIC = "tandem/senior_fraction"
+METRIC_PREFIX = "tandem/"  # TRL's logs: tandem/senior_token_fraction, tandem/mean_handoffs, ...
+SENIOR_FRACTION_METRIC = METRIC_PREFIX + SENIOR_TOKEN_FRACTION
+HANDOFFS_METRIC = METRIC_PREFIX + MEAN_HANDOFFS
 
 
 def check_trl() -> None:
@@ -74,8 +77,8 @@ def check_trl() -> None:
 
 
 @dataclass
-class RolloutStats:
-    """Authorship statistics of the last generation batch (all processes)."""
+class BatchStats:
+    """Authorship statistics of the last generation batch (all processes; `tandem.rollout.rollout_stats`)."""
 
     step: int = -1
     mode: str = "train"
@@ -101,7 +104,7 @@ class TandemRolloutFunc:
         if self.engine_mode not in ENGINE_MODES:
             raise TandemError(f"unknown engine_mode {self.engine_mode!r}; choose one of {', '.join(ENGINE_MODES)}")
         self.engine, self.trainer, self.senior = None, None, None
-        self.last_stats, self.history = RolloutStats(), []
+        self.last_stats, self.history = BatchStats(), []
 
     # --- binding to the trainer: every check, once, before the first generation ------------
 
@@ -198,18 +201,17 @@ class TandemRolloutFunc:
         return keys
 
     def _log(self, trainer, rollouts, mode: str, step: int) -> None:
-        device = trainer.accelerator.device
-        local = torch.tensor([[sum(r.authorship_mask), len(r.token_ids), r.num_handoffs] for r in rollouts],
-                             dtype=torch.float64, device=device).sum(0)
+        local = stats_of_masks([r.authorship_mask for r in rollouts]).as_tensor(trainer.accelerator.device)
         total = trainer.accelerator.reduce(local, reduction="sum") if trainer.accelerator.num_processes > 1 else local
-        responses = len(rollouts) * trainer.accelerator.num_processes
-        senior, tokens, handoffs = total.tolist()
-        self.last_stats = RolloutStats(step, mode, senior / max(tokens, 1.0), handoffs / responses, responses)
+        stats = RolloutStats.from_tensor(total.cpu())
+        logged = stats.metrics(prefix=METRIC_PREFIX)
+        self.last_stats = BatchStats(step, mode, logged[SENIOR_FRACTION_METRIC], logged[HANDOFFS_METRIC],
+                                     int(stats.responses))
         self.history.append(self.last_stats)
         metrics = getattr(trainer, "_metrics", None)  # TRL averages these into its logs (wandb, console)
         if metrics is not None:
-            metrics[mode][SENIOR_FRACTION_METRIC].append(self.last_stats.senior_fraction)
-            metrics[mode]["tandem/num_handoffs"].append(self.last_stats.num_handoffs)
+            for name, value in logged.items():
+                metrics[mode][name].append(value)
 
 
 def tandem_rollout_func(junior=None, tandem_config: TandemConfig | None = None, sampling: SamplingConfig | None = None,

@@ -19,7 +19,7 @@ takes `junior_token_loss_weight` in {0, 1} and refuses fractions.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import torch
 from omegaconf import DictConfig, OmegaConf, open_dict
@@ -27,6 +27,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from tandem.config import TandemConfig
 from tandem.errors import TandemError
 from tandem.grpo import TandemLossConfig, require_authorship_mask, token_weights
+from tandem.rollout import RolloutStats, rollout_stats
 from tandem.strict import build, unknown_key, valid_keys
 from vllm_source.engine_config import tandem_engine_kwargs
 from vllm_source.placement import check_split_world
@@ -98,29 +99,13 @@ class _Switch:
 
 
 @dataclass
-class GateCounts:
-    """Token and response counts behind the senior-fraction metrics (summed over ranks)."""
+class GateCounts(RolloutStats):
+    """The batch's rollout statistics plus the junior tokens the gate gave loss weight 0 (summed over ranks)."""
 
-    senior_tokens: float = 0.0
-    response_tokens: float = 0.0
-    responses: float = 0.0
-    junior_only_responses: float = 0.0
-    gated_junior_tokens: float = 0.0  # junior-written tokens the gate gave loss weight 0
+    gated_junior_tokens: float = 0.0
 
-    def as_tensor(self) -> torch.Tensor:
-        return torch.tensor([self.senior_tokens, self.response_tokens, self.responses, self.junior_only_responses,
-                             self.gated_junior_tokens])
-
-    @classmethod
-    def from_tensor(cls, t: torch.Tensor) -> GateCounts:
-        return cls(*[float(x) for x in t.tolist()])
-
-    def metrics(self) -> dict[str, float]:
-        return {
-            "tandem/senior_token_fraction": self.senior_tokens / max(1.0, self.response_tokens),
-            "tandem/junior_only_response_fraction": self.junior_only_responses / max(1.0, self.responses),
-            "tandem/gated_junior_tokens": self.gated_junior_tokens,
-        }
+    def metrics(self, prefix: str = "tandem/") -> dict[str, float]:
+        return {**super().metrics(prefix), prefix + "gated_junior_tokens": self.gated_junior_tokens}
 
 
 def _flat(t: torch.Tensor):
@@ -170,9 +155,9 @@ def apply_senior_gate(data, junior_token_loss_weight: float, loss_denominator: s
         # verl's engine counts the denominator from loss_mask; without one it would count the gate.
         data["loss_mask"] = response_mask
     data["response_mask"] = gate
-    counts = _counts(flat_auth.bool() & flat_resp.bool(), flat_resp.bool(), layout)
-    counts.gated_junior_tokens = float((flat_resp.bool() & ~flat_auth.bool() & (weights == 0)).sum())
-    return counts
+    stats = rollout_stats(_padded(flat_auth, layout), _padded(flat_resp, layout))
+    gated = float((flat_resp.bool() & ~flat_auth.bool() & (weights == 0)).sum())
+    return GateCounts(**asdict(stats), gated_junior_tokens=gated)
 
 
 def senior_rollout_probs_diff_max(data) -> float | None:
@@ -197,22 +182,11 @@ def senior_rollout_probs_diff_max(data) -> float | None:
     return float((rollout.float().exp() - old.float().exp()).abs()[senior].max())
 
 
-def _counts(senior: torch.Tensor, valid: torch.Tensor, layout) -> GateCounts:
+def _padded(flat: torch.Tensor, layout) -> torch.Tensor:
+    """A flat mask back to right-padded [B, T] rows (zeros after each response)."""
     if layout[0] == "nested":
-        row = torch.repeat_interleave(torch.arange(len(layout[1]) - 1), layout[1].diff())
-        rows = len(layout[1]) - 1
-    else:
-        rows, width = layout[1][0], layout[1][-1]
-        row = torch.arange(rows).repeat_interleave(width)
-    per_row_senior = torch.zeros(rows).index_add_(0, row, senior.float())
-    per_row_valid = torch.zeros(rows).index_add_(0, row, valid.float())
-    live = per_row_valid > 0
-    return GateCounts(
-        senior_tokens=float(senior.sum()),
-        response_tokens=float(valid.sum()),
-        responses=float(live.sum()),
-        junior_only_responses=float((live & (per_row_senior == 0)).sum()),
-    )
+        return torch.nested.nested_tensor_from_jagged(flat, layout[1]).to_padded_tensor(0)
+    return flat.reshape(layout[1])
 
 
 # --- wiring the Hydra config -------------------------------------------------------------------

@@ -22,6 +22,7 @@ import torch
 from tandem.coins import request_key
 from tandem.engine import TandemEngine
 from tandem.grading import reward
+from tandem.rollout import stats_of_masks
 from tandem.sampling import SamplingConfig
 from tandem.task import Problem, terse_share
 from tandem.train.data import prompt_ids_batch
@@ -92,9 +93,8 @@ def evaluate_senior(
     }
     examples = [{"problem": p.prompt, "answer": p.answer, "solo": g[0].text} for p, g in zip(problems, solo)]
     if together is not None:
-        masks = [m for g in together for s in g for m in s.authorship_mask]
         out.update(_summary("handoff", together, problems, n))
-        out["handoff_senior_fraction"] = sum(masks) / max(1, len(masks))
+        out.update(stats_of_masks([s.authorship_mask for g in together for s in g]).metrics(prefix="handoff_"))
         for ex, g in zip(examples, together):
             ex["handoff"] = authored_runs(backend.tokenizer, g[0].token_ids, g[0].authorship_mask)
     out["examples"] = examples[: cfg.n_examples]

@@ -42,6 +42,7 @@ from tandem.errors import TandemError
 from tandem.grading import reward
 from tandem.grpo import PolicyLossConfig, actor_loss, get_adv_estimator_fn, require_authorship_mask, token_weights
 from tandem.jsonl import write_json
+from tandem.rollout import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, rollout_stats
 from tandem.models import check_same_vocab, load_model, load_tokenizer
 from tandem.sampling import SamplingConfig
 from tandem.task import TaskConfig, generate_problems, terse_share
@@ -67,8 +68,8 @@ CONSOLE_KEYS = (
     "reward_mean",
     "val_acc",
     "terse_frac",
-    "senior_frac",
-    "switches",
+    SENIOR_TOKEN_FRACTION,
+    MEAN_HANDOFFS,
     "resp_len",
     "loss",
     "clipfrac",
@@ -336,19 +337,15 @@ def rollout_metrics(batch: dict, group_size: int) -> dict:
     """Reward, authorship and length statistics of one batch of rollouts."""
     mask, scores = batch["response_mask"], batch["token_level_rewards"].sum(-1)
     authorship = batch.get("authorship_mask")
-    senior = mask if authorship is None else authorship.float() * mask
-    switches = 0.0
-    if authorship is not None:
-        change = (authorship[:, 1:] != authorship[:, :-1]).float() * mask[:, 1:]
-        switches = change.sum().item() / mask.shape[0]
+    stats = rollout_stats(mask if authorship is None else authorship, mask)  # grpo: the senior wrote all
     groups = scores.view(-1, group_size)
     terse = terse_share(batch.get("texts", []))
     return {
         **({} if math.isnan(terse) else {"terse_frac": terse}),  # the demo task's notation (tandem.task)
         "reward_mean": scores.mean().item(),
         "accuracy": (scores > 0.5).float().mean().item(),
-        "senior_frac": (senior.sum() / mask.sum()).item(),
-        "switches": switches,
+        SENIOR_TOKEN_FRACTION: stats.metrics()[SENIOR_TOKEN_FRACTION],
+        MEAN_HANDOFFS: stats.metrics()[MEAN_HANDOFFS],
         "resp_len": mask.sum(-1).mean().item(),
         "stop_frac": sum(batch["finish_stop"]) / len(batch["finish_stop"]),
         "zero_var_groups": (groups.std(-1) == 0).float().mean().item(),
