@@ -17,8 +17,9 @@ else `paired` (model_spec/PERFORMANCE.md):
   batched forward per step; finished rows leave the batch.
 
 Solo mode runs the senior alone. Per row the engine returns token ids, the authorship
-mask, the senior's and the junior's log-probability of every emitted token (missing ones
-are filled by a final catch-up), and the finish reason. model_spec/PERFORMANCE.md has
+mask, the senior's log-probability of every emitted token (in lazy mode tokens the senior
+never saw are filled by a final catch-up), the junior's only when asked
+(`junior_logprobs=True`), and the finish reason. model_spec/PERFORMANCE.md has
 the measurements behind the default.
 """
 
@@ -76,8 +77,10 @@ class TandemEngine:
         return sorted(i for i in ids if i is not None)
 
     def generate(self, prompts: list[list[int]], sampling: SamplingConfig, request_keys: list[int] | None = None,
-                 solo: bool = False, progress: bool = False) -> list[Rollout]:
-        """Generate one response per prompt (token id lists of any lengths)."""
+                 solo: bool = False, progress: bool = False, junior_logprobs: bool = False) -> list[Rollout]:
+        """Generate one response per prompt (token id lists of any lengths); `junior_logprobs` also
+        reports the junior's log-probability of every emitted token (lazy mode then catches the
+        junior up at the end)."""
         if not solo and self.junior is None:
             raise TandemError("tandem generation needs a junior model; pass one, or generate solo")
         self.check_prompts(prompts, sampling)
@@ -86,7 +89,7 @@ class TandemEngine:
             raise TandemError(f"{len(keys)} request keys for {len(prompts)} prompts; pass one key per prompt")
         self.last_mode = None if solo else self.decoding_mode(len(prompts))
         context = GenerationContext(self.tandem, self.is_boundary, self.eos_ids(sampling), self.vocab_size,
-                                    self.device, self.tokenizer, self.max_lag)
+                                    self.device, self.tokenizer, self.max_lag, junior_logprobs)
         if solo:
             generation = LockstepGeneration(context, prompts, sampling, keys, [self.senior])
         elif self.last_mode == "paired":

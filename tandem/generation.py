@@ -46,6 +46,7 @@ class GenerationContext:
     device: torch.device
     tokenizer: Any  # decodes stop-string tails and the rollout text
     max_lag: int | None = None  # lazy mode: a model this far behind on a row catches up
+    junior_logprobs: bool = False  # also report the junior's log-probability of every emitted token
 
 
 class Generation:
@@ -99,8 +100,12 @@ class Generation:
             finish_reason=self.finish[r] or "length",
             request_key=int(self.keys[r]),
             senior_logprobs=self.logprobs[SENIOR, r, :n].tolist(),
-            junior_logprobs=None if self.solo else self.logprobs[JUNIOR, r, :n].tolist(),
+            junior_logprobs=self.logprobs[JUNIOR, r, :n].tolist() if self._reports_junior else None,
         )
+
+    @property
+    def _reports_junior(self) -> bool:
+        return not self.solo and self.context.junior_logprobs
 
     def _sample(self, logits: torch.Tensor, author: torch.Tensor | None, uniforms: torch.Tensor) -> torch.Tensor:
         """One token per row from its author's logits; `logits` [n_models, b, V], author [b] (True = senior)."""
@@ -160,8 +165,9 @@ class LockstepGeneration(Generation):
             at = slice(None) if every else live
             author = None if self.solo else state.author
             tokens = self._sample(logits, author, uniforms[:, t])
-            lp = token_logprobs(logits, tokens.expand(self.n_models, -1), self.sampling.logprob_temperature)
-            self.logprobs[:, at, t] = lp.to(torch.float64)
+            m = self.n_models if self._reports_junior else 1  # the senior's always (the trainer reads them)
+            lp = token_logprobs(logits[:m], tokens.expand(m, -1), self.sampling.logprob_temperature)
+            self.logprobs[:m, at, t] = lp.to(torch.float64)
             self._record(live, at, tokens, t)
             if author is not None:
                 self.mask[at, t] = author
@@ -208,7 +214,8 @@ class LazyGeneration(Generation):
                 if rows.numel() == 0:
                     break
         bar.close()
-        for m in (SENIOR, JUNIOR):  # catch up on tokens never seen, so every log-prob is filled
+        # Catch up on tokens never seen, so every reported log-prob is filled (the junior's only when asked).
+        for m in (SENIOR, JUNIOR) if self._reports_junior else (SENIOR,):
             behind = (self.caches[m].lengths < self.total_len - 1).nonzero().squeeze(1)
             if behind.numel():
                 self._ingest(m, behind)

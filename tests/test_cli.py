@@ -25,6 +25,15 @@ def test_rollout_writes_one_object_per_sample_with_the_contract_fields(tiny_dir,
     assert rc == 0 and len(rows) == 6
     assert all(ROLLOUT_FIELDS <= set(r) and len(r["authorship_mask"]) == len(r["token_ids"]) for r in rows)
     assert sorted((str(r["prompt_id"]), r["sample"]) for r in rows)[:3] == [("2", 0), ("2", 1), ("2", 2)]
+    assert all(r["junior_logprobs"] is None for r in rows)  # only on request (--junior-logprobs)
+
+
+def test_rollout_reports_the_juniors_logprobs_on_request(tiny_dir, tiny_dir_seed1, prompts_file, tmp_path):
+    out = tmp_path / "out.jsonl"
+    assert main(["rollout", "--senior", str(tiny_dir), "--junior", str(tiny_dir_seed1), "--prompts", str(prompts_file),
+                 "--max-new-tokens", "8", "--junior-logprobs", "--out", str(out)]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert all(len(r["junior_logprobs"]) == len(r["token_ids"]) for r in rows)
 
 
 def test_rollout_solo_marks_every_token_senior(tiny_dir, prompts_file, tmp_path):
@@ -69,6 +78,8 @@ def test_an_unloadable_tokenizer_directory_gives_one_error_line(tmp_path, capsys
       "--out", "{out}"], "prob_senior"),
     (["rollout", "--senior", "{tiny}", "--solo", "--prompts", "{prompts}", "--max-new-tokens", "5000",
       "--out", "{out}"], "context"),
+    (["rollout", "--senior", "{tiny}", "--solo", "--junior-logprobs", "--prompts", "{prompts}", "--out", "{out}"],
+     "--junior-logprobs needs"),
 ])
 def test_bad_input_gives_one_clear_line_and_exit_code_2(argv, fragment, tiny_dir, prompts_file, tmp_path, capsys):
     (tmp_path / "bad.jsonl").write_text('{"id": 1, "prompt": "ok"}\n{oops\n')

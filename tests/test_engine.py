@@ -43,8 +43,8 @@ def test_prob_senior_zero_reproduces_the_juniors_solo_generation(senior, junior,
 @pytest.mark.parametrize("strategy", ["word", "bernoulli", "alternating", "chunk", "sentence"])
 def test_lazy_decoding_equals_lockstep(senior, junior, tok, prompts, strategy):
     cfg = TandemConfig(selection_strategy=strategy, chunk_size=5)
-    a = TandemEngine(senior, junior, tok, cfg, mode="lockstep").generate(prompts, SAMPLE)
-    b = TandemEngine(senior, junior, tok, cfg, mode="lazy").generate(prompts, SAMPLE)
+    a = TandemEngine(senior, junior, tok, cfg, mode="lockstep").generate(prompts, SAMPLE, junior_logprobs=True)
+    b = TandemEngine(senior, junior, tok, cfg, mode="lazy").generate(prompts, SAMPLE, junior_logprobs=True)
     assert tokens_of(a) == tokens_of(b)
     assert [r.authorship_mask for r in a] == [r.authorship_mask for r in b]
     for x, y in zip(a, b):
@@ -84,7 +84,8 @@ def test_a_request_gets_the_same_tokens_and_coins_in_a_batch_of_1_and_of_64(seni
 @pytest.mark.parametrize("mode", ["lockstep", "lazy"])
 def test_kv_caches_agree_with_a_recompute_from_scratch_under_greedy_decoding(senior, junior, tok, prompts, mode):
     greedy = SamplingConfig(temperature=0.0, max_new_tokens=32)
-    out = TandemEngine(senior, junior, tok, TandemConfig(seed=3), mode=mode).generate(prompts, greedy)
+    out = TandemEngine(senior, junior, tok, TandemConfig(seed=3), mode=mode).generate(prompts, greedy,
+                                                                                      junior_logprobs=True)
     for r in out:
         ids = torch.tensor([r.prompt_ids + r.token_ids])
         p = len(r.prompt_ids)
@@ -156,8 +157,26 @@ def test_prompts_of_different_lengths_decode_as_if_alone(senior, tok, prompts):
 
 def test_every_logprob_is_filled_and_finite(senior, junior, tok, prompts):
     for mode in ("lockstep", "lazy"):
-        for r in TandemEngine(senior, junior, tok, mode=mode).generate(prompts, SAMPLE):
+        for r in TandemEngine(senior, junior, tok, mode=mode).generate(prompts, SAMPLE, junior_logprobs=True):
             assert all(math.isfinite(v) for v in r.senior_logprobs + r.junior_logprobs)
+
+
+@pytest.mark.parametrize("mode", ["lockstep", "lazy", "paired"])
+def test_junior_logprobs_are_reported_only_when_asked_and_change_nothing_else(senior, junior, tok, prompts, mode):
+    engine = TandemEngine(senior, junior, tok, mode=mode)
+    plain, asked = engine.generate(prompts, SAMPLE), engine.generate(prompts, SAMPLE, junior_logprobs=True)
+    assert all(r.junior_logprobs is None for r in plain)
+    assert all(r.junior_logprobs is not None and len(r.junior_logprobs) == len(r.token_ids) for r in asked)
+    assert tokens_of(plain) == tokens_of(asked) and [r.senior_logprobs for r in plain] == [r.senior_logprobs for r in asked]
+
+
+def test_lazy_mode_catches_the_junior_up_at_the_end_only_for_its_logprobs(senior, junior, tok, prompts):
+    engine = TandemEngine(senior, junior, tok, TandemConfig(prob_senior=1.0), mode="lazy")  # the junior never writes
+    engine.generate(prompts[:1], SAMPLE)
+    plain = engine.last_forward_calls
+    out = engine.generate(prompts[:1], SAMPLE, junior_logprobs=True)
+    assert engine.last_forward_calls == plain + 1  # one forward of the junior over the whole response
+    assert all(math.isfinite(v) for v in out[0].junior_logprobs)
 
 
 def test_junior_with_another_vocabulary_is_refused(senior, tok, tmp_path):

@@ -46,8 +46,9 @@ def test_paired_decoding_equals_lockstep(senior, junior, tok, prompts):
     cfg = TandemConfig(selection_strategy="word", seed=3)
     paired = TandemEngine(senior, junior, tok, cfg, mode="paired")
     assert paired.mode == "paired"
-    assert_same_rollouts(paired.generate(prompts, SAMPLE),
-                         TandemEngine(senior, junior, tok, cfg, mode="lockstep").generate(prompts, SAMPLE))
+    assert_same_rollouts(paired.generate(prompts, SAMPLE, junior_logprobs=True),
+                         TandemEngine(senior, junior, tok, cfg, mode="lockstep").generate(prompts, SAMPLE,
+                                                                                         junior_logprobs=True))
 
 
 def test_paired_decoding_runs_one_forward_per_step(senior, junior, tok, prompts):
@@ -61,9 +62,10 @@ def test_auto_mode_decodes_one_prompt_lazily_and_a_batch_paired(senior, junior, 
     auto = TandemEngine(senior, junior, tok, cfg)
     assert auto.mode == "auto"
     for batch, picked in ((prompts[:1], "lazy"), (prompts, "paired")):
-        out = auto.generate(batch, SAMPLE)
+        out = auto.generate(batch, SAMPLE, junior_logprobs=True)
         assert auto.last_mode == picked
-        assert_same_rollouts(out, TandemEngine(senior, junior, tok, cfg, mode="lockstep").generate(batch, SAMPLE))
+        lockstep = TandemEngine(senior, junior, tok, cfg, mode="lockstep")
+        assert_same_rollouts(out, lockstep.generate(batch, SAMPLE, junior_logprobs=True))
 
 
 def test_auto_mode_runs_lockstep_for_a_batch_when_the_junior_has_another_shape(senior, tok, prompts):
@@ -83,17 +85,19 @@ def test_lazy_decoding_of_one_prompt_runs_one_forward_per_token(senior, junior, 
 @pytest.mark.parametrize("mode", ["paired", "lazy"])
 def test_rows_finishing_at_different_steps_decode_as_in_lockstep(senior, junior, tok, prompts, mode):
     cfg = TandemConfig(seed=1)
-    ref = TandemEngine(senior, junior, tok, cfg, mode="lockstep").generate(prompts * 2, EARLY_EOS)
+    ref = TandemEngine(senior, junior, tok, cfg, mode="lockstep").generate(prompts * 2, EARLY_EOS, junior_logprobs=True)
     assert len({len(r.token_ids) for r in ref}) > 2, "rows should stop at different steps"
-    assert_same_rollouts(TandemEngine(senior, junior, tok, cfg, mode=mode).generate(prompts * 2, EARLY_EOS), ref)
+    got = TandemEngine(senior, junior, tok, cfg, mode=mode).generate(prompts * 2, EARLY_EOS, junior_logprobs=True)
+    assert_same_rollouts(got, ref)
 
 
 def test_paired_mode_falls_back_to_lockstep_for_a_junior_of_another_shape(senior, tok, prompts):
     other = tiny_model("qwen3", hidden_size=128, intermediate_size=256, num_hidden_layers=3, head_dim=32)
     engine = TandemEngine(senior, other, tok, mode="paired")
     assert engine.mode == "lockstep" and engine.paired is None
-    assert_same_rollouts(engine.generate(prompts, SAMPLE),
-                         TandemEngine(senior, other, tok, mode="lockstep").generate(prompts, SAMPLE))
+    assert_same_rollouts(engine.generate(prompts, SAMPLE, junior_logprobs=True),
+                         TandemEngine(senior, other, tok, mode="lockstep").generate(prompts, SAMPLE,
+                                                                                     junior_logprobs=True))
 
 
 def test_paired_decoder_gives_each_model_its_own_hidden_states(senior, junior):

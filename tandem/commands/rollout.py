@@ -63,6 +63,9 @@ def register(sub) -> None:
     p.add_argument("--device", default="cpu", help="engine: torch device (default cpu)")
     p.add_argument("--dtype", default="float32", help="model dtype: float32, bfloat16, float16, float64 (default float32)")
     p.add_argument("--solo", action="store_true", help="the senior writes alone (no junior)")
+    p.add_argument("--junior-logprobs", action="store_true",
+                   help="engine: also write the junior's log-probability of every token (junior_logprobs; null "
+                        "otherwise). Lazy mode then runs the junior over the tokens it skipped")
     p.add_argument("--no-chat-template", action="store_true", help="feed the prompt text as is, without the chat template")
     p.set_defaults(func=run)
 
@@ -101,10 +104,13 @@ def run(args) -> int:
     from tandem.errors import TandemError
     from tandem.jsonl import read_jsonl, write_jsonl
     from tandem.models import load_tokenizer
+    from tandem.rollout import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, stats_of_masks
     from tandem.strict import build
 
     if not args.solo and not args.junior:
         raise TandemError("--junior is required unless --solo is given")
+    if args.junior_logprobs and (args.backend == "vllm" or args.solo):
+        raise TandemError("--junior-logprobs needs --backend engine and a junior (vLLM reports the senior's only)")
     if args.n < 1 or args.batch_size < 1:
         raise TandemError("--n and --batch-size must be >= 1")
     rows = read_jsonl(args.prompts, required=("id", "prompt"))
@@ -124,7 +130,8 @@ def run(args) -> int:
         batch = jobs[i : i + args.batch_size]
         prompts = [encoded[str(row["id"])] for row, _ in batch]
         keys = [request_key(row["id"], s) for row, s in batch]
-        for (row, s), r in zip(batch, backend.generate(prompts, sampling, keys, solo=args.solo)):
+        extra = {"junior_logprobs": True} if args.junior_logprobs else {}
+        for (row, s), r in zip(batch, backend.generate(prompts, sampling, keys, solo=args.solo, **extra)):
             results.append({
                 "prompt_id": row["id"], "sample": s, "token_ids": r.token_ids,
                 "authorship_mask": r.authorship_mask, "senior_logprobs": r.senior_logprobs,
@@ -132,6 +139,7 @@ def run(args) -> int:
                 "senior_fraction": r.senior_fraction, "request_key": r.request_key,
             })
     write_jsonl(args.out, results)
-    share = sum(sum(r["authorship_mask"]) for r in results) / max(1, sum(len(r["token_ids"]) for r in results))
-    print(f"wrote {len(results)} samples to {args.out}; senior token share {share:.3f}")
+    stats = stats_of_masks([r["authorship_mask"] for r in results]).metrics()
+    print(f"wrote {len(results)} samples to {args.out}; senior token fraction {stats[SENIOR_TOKEN_FRACTION]:.3f}, "
+          f"{stats[MEAN_HANDOFFS]:.1f} handoffs per response")
     return 0
