@@ -12,8 +12,10 @@ The held-out split is the release's (`data/build_deepscaler.py` of CSSLab/Tandem
 1,000 rows drawn as pandas' `DataFrame.sample(n=1000, random_state=0)` draws them (seed 0
 seeds a numpy `RandomState`, whose `choice(rows, 1000, replace=False)` is the first 1,000
 of a permutation), written to `deepscaler/heldout.parquet` in that drawn order; training
-keeps the other rows in their file order. The release validates on this slice so that no
-reported benchmark takes part in choosing the checkpoint. `--heldout 0` turns it off
+keeps the other rows in their file order. The release's newest launchers validate on this
+slice so that no reported benchmark takes part in choosing the checkpoint (`VAL_SET=heldout`
+in `verl/deepscaler_common.sh`; the default validates on AMC / AIME / Minerva, as the
+older launchers behind the paper's pass@4 rule did). `--heldout 0` turns it off
 (every row trains); `--max-train` truncates the training rows after the split.
 
 Each row follows verl's RL parquet schema (as in verl's examples/data_preprocess/gsm8k.py):

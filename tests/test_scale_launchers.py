@@ -85,6 +85,21 @@ def test_runs_differ_only_in_the_tandem_switch(argvs):
     assert not any(k.startswith("tandem.") for k in vanilla)
 
 
+@pytest.mark.parametrize("script", [TANDEM, VANILLA])
+def test_val_set_heldout_validates_on_the_held_out_rows_at_the_newest_releases_n(script, tmp_path):
+    args = as_dict(launcher_args(script, tmp_path, VAL_SET="heldout", DATA_DIR="/data"))
+    assert args["data.val_files"] == "[/data/deepscaler/heldout.parquet]"
+    assert args["actor_rollout_ref.rollout.val_kwargs.n"] == "1"
+    assert as_dict(launcher_args(script, tmp_path, VAL_SET="heldout", VAL_N="4"))[
+        "actor_rollout_ref.rollout.val_kwargs.n"] == "4"
+
+
+def test_an_unknown_val_set_fails_in_one_line_before_verl_starts(tmp_path):
+    res = subprocess.run(["bash", str(TANDEM)], env={**os.environ, "VAL_SET": "test"}, capture_output=True,
+                         text=True, timeout=60)
+    assert res.returncode == 2 and res.stderr.strip() == "error: VAL_SET must be benchmarks or heldout, not test"
+
+
 def test_launchers_set_the_canonical_run(argvs):
     t = as_dict(argvs["tandem"])
     assert t["actor_rollout_ref.model.path"] == "Qwen/Qwen3-4B-Instruct-2507"

@@ -11,6 +11,12 @@
 #   CKPT_DIR      checkpoints                                        (default $HOME/checkpoints/tandem)
 #   SENIOR_MODEL  the trainable senior                               (default Qwen/Qwen3-4B-Instruct-2507)
 #   N_GPUS        GPUs on this node                                  (default 2)
+#   VAL_SET       what validation (and the best-checkpoint rule) reads (default benchmarks):
+#                 benchmarks = AMC 23-25, AIME 24-26, Minerva at VAL_N=4, as the release's
+#                 older launchers (the documented best-checkpoint rule, pass@4, needs n >= 4);
+#                 heldout = the 1,000 DeepScaleR rows prepare_deepscaler.py holds out, at
+#                 VAL_N=1, as its newest launchers (no reported benchmark picks the checkpoint)
+#   VAL_N         responses per validation problem (default: 4 or 1, as above)
 #   WANDB_API_KEY or WANDB_MODE=offline   enable the wandb logger (console only otherwise)
 #
 # A launcher calls `deepscaler_preflight "${COMMON_ARGS[@]}" ... "$@"` before its entry point:
@@ -23,6 +29,13 @@ DATA_DIR=${DATA_DIR:-$HOME/data/tandem}
 CKPT_DIR=${CKPT_DIR:-$HOME/checkpoints/tandem}
 SENIOR_MODEL=${SENIOR_MODEL:-Qwen/Qwen3-4B-Instruct-2507}
 N_GPUS=${N_GPUS:-2}
+VAL_SET=${VAL_SET:-benchmarks}
+case "$VAL_SET" in
+    benchmarks) VAL_FILES="[$DATA_DIR/amc_23_25/test.parquet,$DATA_DIR/aime_24_26/test.parquet,$DATA_DIR/minerva/test.parquet]"
+                VAL_N=${VAL_N:-4} ;;
+    heldout) VAL_FILES="[$DATA_DIR/deepscaler/heldout.parquet]"; VAL_N=${VAL_N:-1} ;;
+    *) echo "error: VAL_SET must be benchmarks or heldout, not $VAL_SET" >&2; exit 2 ;;
+esac
 
 if [ -n "${WANDB_API_KEY:-}" ] || [ "${WANDB_MODE:-}" = "offline" ]; then
     LOGGERS="[console,wandb]"
@@ -38,9 +51,9 @@ COMMON_ARGS=(
     actor_rollout_ref.actor.use_kl_loss=False
     actor_rollout_ref.actor.entropy_coeff=0
     actor_rollout_ref.actor.loss_agg_mode=token-mean
-    # --- data: DeepScaleR train; AMC 23-25, AIME 24-26, Minerva for validation ---------
+    # --- data: DeepScaleR train; validation per VAL_SET ----------------------------------
     data.train_files=$DATA_DIR/deepscaler/train.parquet
-    "data.val_files=[$DATA_DIR/amc_23_25/test.parquet,$DATA_DIR/aime_24_26/test.parquet,$DATA_DIR/minerva/test.parquet]"
+    "data.val_files=$VAL_FILES"
     data.train_batch_size=16              # prompts per step
     data.max_prompt_length=1024
     data.max_response_length=3000
@@ -73,8 +86,8 @@ COMMON_ARGS=(
     actor_rollout_ref.rollout.free_cache_engine=True
     actor_rollout_ref.rollout.enforce_eager=True      # as released; CUDA graphs untested with two models
     actor_rollout_ref.rollout.load_format=auto        # the tandem engine loads the junior's weights at start
-    # --- validation: solo senior, pass@4 at temperature 0.6 ----------------------------
-    actor_rollout_ref.rollout.val_kwargs.n=4
+    # --- validation: solo senior at temperature 0.6, VAL_N samples (pass@4 needs 4) ----
+    actor_rollout_ref.rollout.val_kwargs.n=$VAL_N
     actor_rollout_ref.rollout.val_kwargs.do_sample=True
     actor_rollout_ref.rollout.val_kwargs.temperature=0.6
     actor_rollout_ref.rollout.val_kwargs.top_p=0.95
