@@ -59,6 +59,7 @@ def main(argv=None) -> int:
     import torch
 
     from tandem.jsonl import write_json
+    from tandem.sampling import SamplingConfig
     from tandem.train.grpo_trainer import GRPOTrainer, TrainConfig
     from tandem.zoo import build_tiny
 
@@ -74,7 +75,7 @@ def main(argv=None) -> int:
                 prompts_per_step=args.prompts_per_step,
                 group_size=args.group_size,
                 ppo_mini_batches=args.ppo_mini_batches,
-                max_new_tokens=args.max_new_tokens,
+                sampling=SamplingConfig(max_new_tokens=args.max_new_tokens),
                 engine_mode=args.engine_mode,
                 threads=args.threads,
                 device=args.device,

@@ -130,13 +130,15 @@ def test_release_denominator_needs_the_response_mask():
 
 def test_trainer_honours_the_loss_denominator(tiny_dir, tmp_path):
     """The trainer's update: the release's gradient is the senior fraction times ours (one on-policy step)."""
+    from tandem.sampling import SamplingConfig
     from tandem.train.grpo_trainer import GRPOTrainer, TrainConfig
 
     norms, fracs = {}, {}
     for denominator in ("senior_tokens", "all_response_tokens"):
         cfg = TrainConfig(
             model=str(tiny_dir), out=str(tmp_path / denominator), prompts_per_step=2, group_size=2,
-            max_new_tokens=8, n_train_problems=4, n_val_problems=1, ppo_mini_batches=1, grad_clip=1e9,
+            sampling=SamplingConfig(max_new_tokens=8), n_train_problems=4, n_val_problems=1, ppo_mini_batches=1,
+            grad_clip=1e9,
         )
         cfg.loss.loss_denominator = denominator
         trainer = GRPOTrainer(cfg, progress=False)

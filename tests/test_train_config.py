@@ -8,6 +8,7 @@ from tandem.commands.cli import main
 from tandem.config import TandemConfig
 from tandem.errors import TandemError
 from tandem.config_files import load_config
+from tandem.sampling import SamplingConfig
 from tandem.train.grpo_trainer import GRPOTrainer, TrainConfig
 
 
@@ -139,7 +140,7 @@ def test_trainer_refuses_a_tandem_batch_without_authorship_mask(tiny_dir, tmp_pa
         out=str(tmp_path / "run"),
         prompts_per_step=1,
         group_size=2,
-        max_new_tokens=8,
+        sampling=SamplingConfig(max_new_tokens=8),
         n_train_problems=4,
         n_val_problems=1,
     )
@@ -149,6 +150,14 @@ def test_trainer_refuses_a_tandem_batch_without_authorship_mask(tiny_dir, tmp_pa
     del batch["authorship_mask"]
     with pytest.raises(TandemError, match="authorship_mask"):
         trainer.update(batch, 0)
+
+
+def test_rollout_sampling_is_one_section_and_the_flat_keys_still_work():
+    nested = load_config(TrainConfig, None, ["model=m", "out=o", "sampling.temperature=0.6", "sampling.max_new_tokens=9"])
+    flat = load_config(TrainConfig, None, ["model=m", "out=o", "temperature=0.6", "max_new_tokens=9"])  # the old keys
+    assert nested.sampling == flat.sampling and (nested.sampling.temperature, nested.sampling.max_new_tokens) == (0.6, 9)
+    with pytest.raises(TandemError, match="did you mean"):
+        load_config(TrainConfig, None, ["model=m", "out=o", "sampling.temprature=0.6"])
 
 
 def test_shipped_yaml_configs_match_the_demo_recipe(tmp_path):
@@ -173,7 +182,10 @@ def test_shipped_yaml_configs_match_the_demo_recipe(tmp_path):
 
 
 def test_one_seed_keys_the_run_and_its_coins():
-    assert load_config(TrainConfig, None, ["model=m", "out=o", "seed=3"]).tandem.seed == 3
+    cfg = load_config(TrainConfig, None, ["model=m", "out=o", "seed=3"])
+    assert cfg.tandem.seed == cfg.sampling.seed == 3
+    with pytest.raises(TandemError, match="sampling.seed=2 but seed=1: a run has one seed"):
+        load_config(TrainConfig, None, ["model=m", "out=o", "seed=1", "sampling.seed=2"])
     cfg = load_config(TrainConfig, None, ["model=m", "out=o", "tandem.seed=4"])  # a spelling of `seed`
     assert (cfg.seed, cfg.tandem.seed) == (4, 4)
     with pytest.raises(TandemError, match="both tandem.seed .moved. and seed are set with different values"):

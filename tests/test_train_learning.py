@@ -70,7 +70,7 @@ def test_training_raises_the_reward(method, easy_base, tmp_path):
         group_size=8,
         ppo_mini_batches=1,
         lr=3e-4,
-        max_new_tokens=MAX_NEW_TOKENS,
+        sampling=SamplingConfig(max_new_tokens=MAX_NEW_TOKENS),
         val_every=0,
         n_val_problems=4,
         n_train_problems=POOL,

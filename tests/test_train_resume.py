@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from tandem.errors import TandemError
+from tandem.sampling import SamplingConfig
 from tandem.train.grpo_trainer import GRPOTrainer, TrainConfig
 
 STEPS = 4
@@ -42,7 +43,7 @@ def _cfg(tiny_dir, out, **kw) -> TrainConfig:
         steps=STEPS,
         prompts_per_step=2,
         group_size=4,
-        max_new_tokens=20,
+        sampling=SamplingConfig(max_new_tokens=20),
         lr=1e-3,
         save_every=2,
         val_every=0,

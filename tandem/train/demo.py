@@ -29,7 +29,7 @@ notation wins, so GRPO moves to it. A TRL senior writes only half the words; the
 notation loses and TRL keeps the verbose one. In the handoff evaluation the junior
 writes every other step: after a GRPO senior's terse steps it drops out and misreads,
 after a TRL senior's verbose steps it simply carries on. Evaluation gives every model
-room (`eval.max_new_tokens`, 128 tokens), so solo accuracy measures reasoning, not the
+room (`eval.sampling.max_new_tokens`, 128 tokens), so solo accuracy measures reasoning, not the
 training budget.
 """
 
@@ -43,6 +43,7 @@ from pathlib import Path
 
 from tandem.jsonl import write_json
 from tandem.models import load_model, load_tokenizer
+from tandem.sampling import SamplingConfig
 from tandem.task import Demonstrations, TaskConfig, generate_problems
 from tandem.config_files import config_to_dict
 from tandem.train.data import prompt_ids_batch
@@ -111,7 +112,7 @@ def sft_config(cfg: DemoConfig, out: Path) -> SFTConfig:
         batch_size=cfg.sft_batch_size,
         lr=cfg.sft_lr,
         n_val_problems=cfg.n_val_problems,
-        max_new_tokens=cfg.eval.max_new_tokens,
+        max_new_tokens=cfg.eval.sampling.max_new_tokens,
         threads=cfg.threads,
         task=cfg.task,
         demos=cfg.demos,
@@ -132,7 +133,7 @@ def train_config(cfg: DemoConfig, out: Path, method: str) -> TrainConfig:
         group_size=cfg.group_size,
         ppo_mini_batches=cfg.ppo_mini_batches,
         lr=cfg.rl_lr,
-        max_new_tokens=cfg.max_new_tokens,
+        sampling=SamplingConfig(max_new_tokens=cfg.max_new_tokens),
         val_every=cfg.val_every,
         n_val_problems=cfg.n_val_problems,
         save_every=min(10, cfg.rl_steps),
@@ -202,7 +203,7 @@ def evaluate_all(cfg: DemoConfig, out: Path) -> dict:
     # and sample count) against the first, measured exactly as each senior's drift.
     again = out / "eval" / "base_again.json"
     if not again.is_file():
-        r = evaluate_senior(base_dir, base_dir, problems, replace(cfg.eval, seed=cfg.eval.seed + 1), tag, handoff=False)
+        r = evaluate_senior(base_dir, base_dir, problems, replace(cfg.eval, sampling=replace(cfg.eval.sampling, seed=cfg.eval.sampling.seed + 1)), tag, handoff=False)
         write_json(again, {"solo_tokens": r["solo_tokens"]})
     base_again = [t for g in _load_json(again)["solo_tokens"] for t in g]
     for name in ("grpo", "tandem"):

@@ -15,7 +15,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
@@ -31,21 +31,16 @@ from tandem_eval.backends import EvalSampling, make_backend
 
 @dataclass
 class EvalConfig:
-    """How seniors are evaluated on held-out problems: the eval suite's sampling (`EvalSampling`
-    defaults), with a budget and seed for the synthetic task."""
+    """How seniors are evaluated on held-out problems: the eval suite's sampling (`EvalSampling`),
+    with a budget and seed for the synthetic task."""
 
     n_problems: int = 200
     n_samples: int = 4  # sampled responses per problem; accuracy = their mean (pass@1)
-    temperature: float = EvalSampling.temperature
-    top_p: float = EvalSampling.top_p
-    top_k: int = EvalSampling.top_k
-    max_new_tokens: int = 128  # room for either notation; the task's solutions need < 100
+    # The eval suite's temperature, top-p and top-k; room for either notation (the task's
+    # solutions need < 100 tokens).
+    sampling: EvalSampling = field(default_factory=lambda: EvalSampling(max_new_tokens=128, seed=12345))
     batch_size: int = 256  # rows per engine call
-    seed: int = 12345
     n_examples: int = 3  # problems whose first responses are kept for the report
-
-    def sampling(self) -> EvalSampling:
-        return EvalSampling(self.temperature, self.top_p, self.top_k, self.max_new_tokens, self.seed)
 
 
 def _grouped(samples: list, n: int) -> list[list]:
@@ -77,7 +72,7 @@ def evaluate_senior(
     `examples` holds the first `cfg.n_examples` problems' first solo and handoff responses,
     the handoff one as (author, text) runs.
     """
-    backend = make_backend("engine", senior_path, junior_path, cfg.sampling(), dtype="float32", batch_size=cfg.batch_size)
+    backend = make_backend("engine", senior_path, junior_path, cfg.sampling, dtype="float32", batch_size=cfg.batch_size)
     prompts = prompt_ids_batch(backend.tokenizer, problems)
     n = cfg.n_samples
     rows = [(i, j) for i in range(len(problems)) for j in range(n)]

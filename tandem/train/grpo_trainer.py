@@ -98,8 +98,6 @@ class TrainConfig:
     adv_estimator: str = "grpo"
     adv_epsilon: float = 1e-6
     norm_adv_by_std: bool = True
-    temperature: float = 1.0
-    max_new_tokens: int = 160
     n_train_problems: int = 5000
     n_val_problems: int = 128
     val_every: int = 10  # 0 = only at the end
@@ -110,22 +108,29 @@ class TrainConfig:
     wandb: bool = False
     wandb_project: str = "tandem-rlvr"
     wandb_mode: str = "offline"
+    sampling: SamplingConfig = field(default_factory=lambda: SamplingConfig(max_new_tokens=160))  # rollouts
     tandem: TandemConfig = field(default_factory=TandemConfig)
     loss: PolicyLossConfig = field(default_factory=PolicyLossConfig)
     task: TaskConfig = field(default_factory=TaskConfig)
 
-    # The junior token weight was a `tandem.*` key before it moved to the loss config; the
-    # coins' seed is the run's (model_spec/SPEC.md §4: one seed rule).
+    # The junior token weight was a `tandem.*` key before it moved to the loss config, and
+    # the rollout sampling was flat before it became one `sampling:` section; the coins' and
+    # the sampling's seed is the run's (model_spec/SPEC.md §4: one seed rule).
     MOVED: ClassVar[dict[str, str]] = {
         "tandem.junior_token_loss_weight": "loss.junior_token_loss_weight",
         "tandem.tandem_jr_tkn_weight": "loss.junior_token_loss_weight",
         "tandem.seed": "seed",
+        "temperature": "sampling.temperature",
+        "max_new_tokens": "sampling.max_new_tokens",
     }
 
     def __post_init__(self):
-        if self.tandem.seed not in (0, self.seed):
-            raise TandemError(f"tandem.seed={self.tandem.seed} but seed={self.seed}: a run has one seed; set seed only")
+        for section in ("tandem", "sampling"):
+            if getattr(self, section).seed not in (0, self.seed):
+                raise TandemError(f"{section}.seed={getattr(self, section).seed} but seed={self.seed}: a run has one "
+                                  "seed; set seed only")
         self.tandem = replace(self.tandem, seed=self.seed)
+        self.sampling = replace(self.sampling, seed=self.seed)
         self.method = METHOD_ALIASES.get(self.method, self.method)
         if self.method not in METHODS:
             raise TandemError(f"unknown method {self.method!r}; choose tandem (alias trl) or grpo")
@@ -133,7 +138,7 @@ class TrainConfig:
             raise TandemError("train needs model=DIR: the pre-RL base (e.g. OUT/model of `tandem-rlvr sft`)")
         if not self.out:
             raise TandemError("train needs out=DIR (or --out DIR), the run directory")
-        for name in ("steps", "prompts_per_step", "group_size", "ppo_epochs", "ppo_mini_batches", "max_new_tokens"):
+        for name in ("steps", "prompts_per_step", "group_size", "ppo_epochs", "ppo_mini_batches"):
             if getattr(self, name) < 1:
                 raise TandemError(f"train: {name} must be >= 1, got {getattr(self, name)}")
         if self.engine_mode not in ENGINE_MODES:
@@ -173,7 +178,7 @@ class GRPOTrainer:
         self.train_problems = generate_problems("train", cfg.n_train_problems, cfg.seed, cfg.task)
         self.train_prompts = prompt_ids_batch(self.tokenizer, self.train_problems)
         self.val_problems = generate_problems("validation", cfg.n_val_problems, cfg.seed, cfg.task)
-        self.sampling = SamplingConfig(temperature=cfg.temperature, max_new_tokens=cfg.max_new_tokens, seed=cfg.seed)
+        self.sampling = cfg.sampling
 
     # --- one step -------------------------------------------------------------------
 
@@ -288,7 +293,7 @@ class GRPOTrainer:
         }
 
     def validate(self) -> float:
-        return greedy_solo_accuracy(self.senior, self.tokenizer, self.val_problems, self.cfg.max_new_tokens)
+        return greedy_solo_accuracy(self.senior, self.tokenizer, self.val_problems, self.cfg.sampling.max_new_tokens)
 
     # --- the run ----------------------------------------------------------------------
 

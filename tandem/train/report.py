@@ -175,8 +175,9 @@ def write_report(out: Path, timings: dict) -> Path:
         MECHANISM,
         "",
         f"Evaluation (eval suite `tandem_eval`, reference engine): {meta['n_problems']} held-out test problems, "
-        f"{meta['eval']['n_samples']} samples each (temperature {meta['eval']['temperature']}, top-p "
-        f"{meta['eval']['top_p']}, top-k {meta['eval']['top_k']}, up to {meta['eval']['max_new_tokens']} tokens). "
+        f"{meta['eval']['n_samples']} samples each (temperature {meta['eval']['sampling']['temperature']}, "
+        f"top-p {meta['eval']['sampling']['top_p']}, top-k {meta['eval']['sampling']['top_k']}, up to "
+        f"{meta['eval']['sampling']['max_new_tokens']} tokens). "
         "*Solo*: the senior alone. *Handoff*: senior and junior (the base) alternate at every reasoning step "
         "(blank line), senior first. *Terse steps*: the share of the solo responses' steps written in the terse "
         "notation. *Drift*: Jensen-Shannon divergence between the unigram token distributions of the senior's "
