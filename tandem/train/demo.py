@@ -61,26 +61,32 @@ DEMO_TASK = TaskConfig(
 DEMO_DEMONSTRATIONS = Demonstrations(terse_prob=0.6, terse_keep_prob=0.7, misread_prob=0.8)
 
 
+def _demo_sft() -> SFTConfig:
+    return SFTConfig(steps=700, batch_size=32, lr=3e-3, n_val_problems=64, save_every=175, log_every=58)
+
+
+def _demo_train() -> TrainConfig:
+    return TrainConfig(steps=100, prompts_per_step=12, group_size=8, ppo_mini_batches=2, lr=1e-4,
+                       sampling=SamplingConfig(max_new_tokens=82), val_every=20, n_val_problems=64, save_every=10)
+
+
 @dataclass
 class DemoConfig:
-    """Budgets of the demo's phases; `demo_config` gives the default and the --quick preset."""
+    """The demo's pipeline: settings every phase shares, then each phase's own config.
+
+    `sft` and `train` hold the phases' hyper-parameters; `sft_config` and `train_config` fill
+    in what the pipeline decides once (paths under OUT, seed, threads, task, demonstrations,
+    the method, and the SFT's greedy-validation budget = the eval's). `train` is used by both
+    methods unchanged; `sampling.max_new_tokens` (82) is the RL response budget.
+    """
 
     seed: int = 0
     quick: bool = False
     threads: int = 0  # torch CPU threads; 0 = torch's default (all cores)
     task: TaskConfig = field(default_factory=lambda: DEMO_TASK)
     demos: Demonstrations = field(default_factory=lambda: DEMO_DEMONSTRATIONS)
-    sft_steps: int = 700
-    sft_batch_size: int = 32
-    sft_lr: float = 3e-3
-    rl_steps: int = 100
-    prompts_per_step: int = 12
-    group_size: int = 8
-    ppo_mini_batches: int = 2
-    rl_lr: float = 1e-4
-    max_new_tokens: int = 82  # the RL response budget
-    val_every: int = 20
-    n_val_problems: int = 64
+    sft: SFTConfig = field(default_factory=_demo_sft)
+    train: TrainConfig = field(default_factory=_demo_train)
     eval: EvalConfig = field(default_factory=EvalConfig)
 
 
@@ -90,56 +96,23 @@ def demo_config(quick: bool = False, seed: int = 0) -> DemoConfig:
         cfg = replace(
             cfg,
             quick=True,
-            sft_steps=60,
-            sft_batch_size=16,
-            rl_steps=3,
-            prompts_per_step=4,
-            group_size=4,
-            ppo_mini_batches=1,
-            val_every=0,
-            n_val_problems=8,
+            sft=replace(cfg.sft, steps=60, batch_size=16, n_val_problems=8, save_every=15, log_every=5),
+            train=replace(cfg.train, steps=3, prompts_per_step=4, group_size=4, ppo_mini_batches=1, val_every=0,
+                          n_val_problems=8, save_every=3),
             eval=EvalConfig(n_problems=16, n_samples=2),
         )
     return cfg
 
 
 def sft_config(cfg: DemoConfig, out: Path) -> SFTConfig:
-    return SFTConfig(
-        model=str(out / "tiny"),
-        out=str(out / "sft"),
-        seed=cfg.seed,
-        steps=cfg.sft_steps,
-        batch_size=cfg.sft_batch_size,
-        lr=cfg.sft_lr,
-        n_val_problems=cfg.n_val_problems,
-        max_new_tokens=cfg.eval.sampling.max_new_tokens,
-        threads=cfg.threads,
-        task=cfg.task,
-        demos=cfg.demos,
-        save_every=max(1, cfg.sft_steps // 4),
-        log_every=max(1, cfg.sft_steps // 12),
-    )
+    return replace(cfg.sft, model=str(out / "tiny"), out=str(out / "sft"), seed=cfg.seed, threads=cfg.threads,
+                   task=cfg.task, demos=cfg.demos, max_new_tokens=cfg.eval.sampling.max_new_tokens)
 
 
 def train_config(cfg: DemoConfig, out: Path, method: str) -> TrainConfig:
     """Identical hyper-parameters for both methods; only `method` differs."""
-    return TrainConfig(
-        method=method,
-        model=str(out / "sft" / "model"),
-        out=str(out / method),
-        seed=cfg.seed,
-        steps=cfg.rl_steps,
-        prompts_per_step=cfg.prompts_per_step,
-        group_size=cfg.group_size,
-        ppo_mini_batches=cfg.ppo_mini_batches,
-        lr=cfg.rl_lr,
-        sampling=SamplingConfig(max_new_tokens=cfg.max_new_tokens),
-        val_every=cfg.val_every,
-        n_val_problems=cfg.n_val_problems,
-        save_every=min(10, cfg.rl_steps),
-        threads=cfg.threads,
-        task=cfg.task,
-    )
+    return replace(cfg.train, method=method, model=str(out / "sft" / "model"), out=str(out / method), seed=cfg.seed,
+                   threads=cfg.threads, task=cfg.task)
 
 
 def _done(run_dir: Path) -> bool:
@@ -203,7 +176,8 @@ def evaluate_all(cfg: DemoConfig, out: Path) -> dict:
     # and sample count) against the first, measured exactly as each senior's drift.
     again = out / "eval" / "base_again.json"
     if not again.is_file():
-        r = evaluate_senior(base_dir, base_dir, problems, replace(cfg.eval, sampling=replace(cfg.eval.sampling, seed=cfg.eval.sampling.seed + 1)), tag, handoff=False)
+        again_cfg = replace(cfg.eval, sampling=replace(cfg.eval.sampling, seed=cfg.eval.sampling.seed + 1))
+        r = evaluate_senior(base_dir, base_dir, problems, again_cfg, tag, handoff=False)
         write_json(again, {"solo_tokens": r["solo_tokens"]})
     base_again = [t for g in _load_json(again)["solo_tokens"] for t in g]
     for name in ("grpo", "tandem"):

@@ -134,10 +134,6 @@ class TrainConfig:
         self.method = METHOD_ALIASES.get(self.method, self.method)
         if self.method not in METHODS:
             raise TandemError(f"unknown method {self.method!r}; choose tandem (alias trl) or grpo")
-        if not self.model:
-            raise TandemError("train needs model=DIR: the pre-RL base (e.g. OUT/model of `tandem-rlvr sft`)")
-        if not self.out:
-            raise TandemError("train needs out=DIR (or --out DIR), the run directory")
         for name in ("steps", "prompts_per_step", "group_size", "ppo_epochs", "ppo_mini_batches"):
             if getattr(self, name) < 1:
                 raise TandemError(f"train: {name} must be >= 1, got {getattr(self, name)}")
@@ -155,6 +151,10 @@ class GRPOTrainer:
     """Holds the senior, the frozen junior/reference, the engine and the optimizer."""
 
     def __init__(self, cfg: TrainConfig, reward_fn: Callable[[str, str], float] = reward, progress: bool = True):
+        if not cfg.model:
+            raise TandemError("train needs model=DIR: the pre-RL base (e.g. OUT/model of `tandem-rlvr sft`)")
+        if not cfg.out:
+            raise TandemError("train needs out=DIR (or --out DIR), the run directory")
         self.cfg, self.reward_fn, self.progress = cfg, reward_fn, progress
         if cfg.threads:
             torch.set_num_threads(cfg.threads)

@@ -151,7 +151,7 @@ def write_report(out: Path, timings: dict) -> Path:
     sft = json.loads((out / "sft" / "summary.json").read_text())
     plot_reward_curves(out, out / "reward_curves.png")
     plot_accuracy_bars(res, out / "accuracy_bars.png")
-    meta, demos = res["_meta"], cfg["demos"]
+    meta, demos, rl = res["_meta"], cfg["demos"], cfg["train"]
     lines = [
         "# Tandem RL demo: the paper's findings in miniature",
         "",
@@ -160,14 +160,14 @@ def write_report(out: Path, timings: dict) -> Path:
             if cfg.get("quick")
             else []
         ),
-        f"Seed {cfg['seed']}. A tiny Qwen3-config model is fine-tuned ({cfg['sft_steps']} SFT steps) on a "
+        f"Seed {cfg['seed']}. A tiny Qwen3-config model is fine-tuned ({cfg['sft']['steps']} SFT steps) on a "
         "demonstrator's worked solutions into the pre-RL base. The demonstrator starts a solution in the terse "
         f"net-change notation with probability {demos['terse_prob']}, else in the verbose running-total one; "
         f"after each terse step it drops back to the verbose notation with probability "
         f"{1 - demos['terse_keep_prob']:.1f} and then misreads the net change as the total with probability "
-        f"{demos['misread_prob']} (its only error). The base is trained for {cfg['rl_steps']} GRPO steps "
-        f"({cfg['prompts_per_step']} prompts x {cfg['group_size']} responses, {cfg['ppo_mini_batches']} PPO "
-        f"mini-batches, lr {cfg['rl_lr']}, response budget {cfg['max_new_tokens']} tokens) two ways with the same "
+        f"{demos['misread_prob']} (its only error). The base is trained for {rl['steps']} GRPO steps "
+        f"({rl['prompts_per_step']} prompts x {rl['group_size']} responses, {rl['ppo_mini_batches']} PPO "
+        f"mini-batches, lr {rl['lr']}, response budget {rl['sampling']['max_new_tokens']} tokens) two ways with the same "
         "seed, problems and hyper-parameters: **TRL** (every rollout co-written with the frozen base as junior, "
         "authorship redrawn at word boundaries, p = 0.5, at most 32 tokens between redraws; loss on senior tokens "
         "only) and **GRPO** (solo rollouts).",

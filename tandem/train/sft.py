@@ -65,10 +65,6 @@ class SFTConfig:
     demos: Demonstrations = field(default_factory=Demonstrations)  # how the worked solutions are written
 
     def __post_init__(self):
-        if not self.model:
-            raise TandemError("sft needs model=DIR (an HF model, e.g. from `tandem-rlvr build-tiny`)")
-        if not self.out:
-            raise TandemError("sft needs out=DIR (or --out DIR), where the base is written")
         for name in ("steps", "batch_size", "n_train_problems", "n_val_problems"):
             if getattr(self, name) < 1:
                 raise TandemError(f"sft: {name} must be >= 1, got {getattr(self, name)}")
@@ -100,6 +96,10 @@ def sft_loss(model, input_ids: torch.Tensor, labels: torch.Tensor) -> torch.Tens
 
 def run_sft(cfg: SFTConfig, resume: bool = False, progress: bool = True) -> dict:
     """Train, validate (greedy solo accuracy) and save the base; return the summary."""
+    if not cfg.model:
+        raise TandemError("sft needs model=DIR (an HF model, e.g. from `tandem-rlvr build-tiny`)")
+    if not cfg.out:
+        raise TandemError("sft needs out=DIR (or --out DIR), where the base is written")
     out = Path(cfg.out)
     check_run_dir(out, config_to_dict(cfg), resume)
     if cfg.threads:
