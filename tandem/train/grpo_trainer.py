@@ -342,15 +342,15 @@ def rollout_metrics(batch: dict, group_size: int) -> dict:
     """Reward, authorship and length statistics of one batch of rollouts."""
     mask, scores = batch["response_mask"], batch["token_level_rewards"].sum(-1)
     authorship = batch.get("authorship_mask")
-    stats = rollout_stats(mask if authorship is None else authorship, mask)  # grpo: the senior wrote all
+    stats = rollout_stats(mask if authorship is None else authorship, mask).metrics()  # grpo: the senior wrote all
     groups = scores.view(-1, group_size)
     terse = terse_share(batch.get("texts", []))
     return {
         **({} if math.isnan(terse) else {"terse_frac": terse}),  # the demo task's notation (tandem.task)
         "reward_mean": scores.mean().item(),
         "accuracy": (scores > 0.5).float().mean().item(),
-        SENIOR_TOKEN_FRACTION: stats.metrics()[SENIOR_TOKEN_FRACTION],
-        MEAN_HANDOFFS: stats.metrics()[MEAN_HANDOFFS],
+        SENIOR_TOKEN_FRACTION: stats[SENIOR_TOKEN_FRACTION],
+        MEAN_HANDOFFS: stats[MEAN_HANDOFFS],
         "resp_len": mask.sum(-1).mean().item(),
         "stop_frac": sum(batch["finish_stop"]) / len(batch["finish_stop"]),
         "zero_var_groups": (groups.std(-1) == 0).float().mean().item(),
