@@ -272,6 +272,10 @@ def launcher_check(run: str, python: str, args, n_gpus: int, runner: Runner, env
         fraction = summary["senior_token_fraction"]
         ok = ok and 0.3 < fraction < 0.7
         reason += f"; senior token fraction {fraction:.3f} (0.3-0.7 expected)"
+        gaps = summary.get("senior_rollout_probs_diff_max_per_step") or []
+        if any(g is not None for g in gaps):  # reported, not judged: bf16 vLLM vs FSDP has no measured tolerance yet
+            reason += "; senior-token rollout/trainer gap per step " + ", ".join(
+                "n/a" if g is None else f"{g:.1e}" for g in gaps)
     return finish(check, t0, "passed" if ok else "failed", reason, out / run / "launch-2.log", summary)
 
 

@@ -69,7 +69,8 @@ def write_launch_files(run_dir: Path, tandem: bool) -> None:
     def metrics(steps):
         return "".join(json.dumps({"step": s, "data": {"timing_s/step": 3.0, "critic/score/mean": 0.4,
                                                         "actor/grad_norm": 0.5,
-                                                        **({"actor/tandem/senior_token_fraction": 0.5}
+                                                        **({"actor/tandem/senior_token_fraction": 0.5,
+                                                            "actor/tandem/senior_rollout_probs_diff_max": 2e-3}
                                                            if tandem else {})}}) + "\n" for s in steps)
     (run_dir / "metrics-1.jsonl").write_text(metrics([1, 2]))
     (run_dir / "metrics-2.jsonl").write_text(metrics([3]))
@@ -143,6 +144,7 @@ def test_all_green_on_one_gpu_with_tp2_skipped_for_want_of_a_second(tmp_path, mo
     assert line == data["summary"] and line.startswith("gpu check: 8 passed, 0 failed, 2 skipped | 1x NVIDIA H100")
     assert checks["launch_tandem"]["details"]["resumed_step"] == 3
     assert checks["launch_tandem"]["details"]["placement"] == "shared"
+    assert "senior-token rollout/trainer gap per step 2.0e-03, 2.0e-03, 2.0e-03" in checks["launch_tandem"]["reason"]
 
 
 def test_two_gpus_run_the_tp2_selection_and_the_launchers_on_both(tmp_path, monkeypatch):
