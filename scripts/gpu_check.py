@@ -47,7 +47,7 @@ SELECT = {"vllm_engine": "not (compiled or tensor_parallel or tp2 or split)", "v
           "vllm_tp2": "tensor_parallel or tp2 or split"}
 STACK_PINS = {"vllm": "0.24.0", "verl": "0.9.1", "torch": "2.11.0"}  # verl 0.9.1's [vllm] extra
 CPU_ONLY_ENV = ("VLLM_TARGET_DEVICE", "VERL_PLATFORM", "VERL_ENGINE_DEVICE", "VLLM_CPU_KVCACHE_SPACE",
-                "VLLM_CPU_OMP_THREADS_BIND", "TANDEM_VLLM_CPU_LIVE_WEIGHTS")
+                "VLLM_CPU_OMP_THREADS_BIND", "TANDEM_VLLM_CPU_LIVE_WEIGHTS", "VERL_USE_EXTERNAL_MODULES")
 DATASET = "agentica-org/DeepScaleR-Preview-Dataset"
 
 PROBE = r"""

@@ -11,9 +11,10 @@ Two loops share that bookkeeping:
 - `LazyGeneration` (`lazy`): only a row's author ingests its tokens; the other model
   catches up in one multi-token forward when it next writes (or its lag hits `max_lag`).
 
-The sampling uniforms of every token are drawn up front in one call (they are
-counter-based, so this is the same as drawing them per step), and a step makes one
-host sync (has any row finished?) besides the decoder's own.
+Both loops index per-row tensors through `Rows` (a slice while every row is live, the
+row ids once one has finished). The sampling uniforms of every token are drawn up front
+in one call (they are counter-based, so this is the same as drawing them per step), and
+a step makes one host sync (has any row finished?) besides the decoder's own.
 
 The engine hands a generation what it needs once, as a `GenerationContext`, and takes
 back finished `Rollout`s; neither reads the other's internals.
@@ -33,6 +34,34 @@ from tandem.rollout import Rollout
 from tandem.sampling import SamplingConfig, sample_tokens, token_logprobs
 
 SENIOR, JUNIOR = 0, 1
+
+
+@dataclass(frozen=True)
+class Rows:
+    """The rows a step works on, and how per-row tensors are indexed with them.
+
+    While every row is live the index is a slice (a view: no gather, no scatter); once a
+    row has finished it is the sorted id tensor.
+    """
+
+    ids: torch.Tensor  # original row of each live row, sorted
+    every: bool
+
+    @classmethod
+    def of(cls, ids: torch.Tensor, batch_size: int) -> "Rows":
+        return cls(ids, ids.numel() == batch_size)
+
+    @property
+    def at(self) -> slice | torch.Tensor:
+        return slice(None) if self.every else self.ids
+
+    @property
+    def subset(self) -> torch.Tensor | None:
+        """What a decoder's `forward` takes: None for the whole batch."""
+        return None if self.every else self.ids
+
+    def __len__(self) -> int:
+        return self.ids.numel()
 
 
 @dataclass(frozen=True)
@@ -112,24 +141,22 @@ class Generation:
         own = logits[SENIOR] if author is None else torch.where(author[:, None], logits[SENIOR], logits[JUNIOR])
         return sample_tokens(own, self.sampling, uniforms)
 
-    def _record(self, rows: torch.Tensor, at, tokens: torch.Tensor, t: int) -> None:
-        """Store the step's tokens; `rows` are their rows, `at` the same as an index (a slice when all)."""
-        self.seq[rows, self.prompt_len[at] + t] = tokens
-        self.n_emitted[at] += 1
+    def _record(self, rows: Rows, tokens: torch.Tensor, author: torch.Tensor | None, t: int) -> None:
+        """Store the step's tokens and who wrote them (author None: solo)."""
+        self.seq[rows.ids, self.prompt_len[rows.at] + t] = tokens
+        self.n_emitted[rows.at] += 1
+        if author is not None:
+            self.mask[rows.at, t] = author
 
-    def _finished(self, rows: torch.Tensor | None, tokens: torch.Tensor, t: int) -> torch.Tensor | None:
-        """Record finish reasons; return a mask over `tokens` of rows that finished, or None if none did.
-
-        `rows` are the tokens' rows (None: rows 0..b-1).
-        """
+    def _finished(self, rows: Rows, tokens: torch.Tensor, t: int) -> torch.Tensor | None:
+        """Record finish reasons; return a mask over `tokens` of rows that finished, or None if none did."""
         last = t + 1 >= self.sampling.max_new_tokens
         stop = torch.isin(tokens, self.eos)
-        ids = range(tokens.numel()) if rows is None else rows.tolist()
         if self.sampling.stop_strings:
-            stop |= torch.tensor([self._hit_stop_string(r) for r in ids], device=stop.device)
+            stop |= torch.tensor([self._hit_stop_string(r) for r in rows.ids.tolist()], device=stop.device)
         if not last and not bool(stop.any()):
             return None
-        for r, hit in zip(ids, stop.tolist()):
+        for r, hit in zip(rows.ids.tolist(), stop.tolist()):
             if hit:
                 self.finish[r] = "stop"
             elif last:
@@ -158,31 +185,29 @@ class LockstepGeneration(Generation):
 
     def run(self, progress: bool = False) -> None:
         bar = _bar(self.sampling.max_new_tokens, progress)
-        live = self.row_ids  # original row of each cache row
-        uniforms, state, every = self.uniforms, self.state, True
-        logits = self._forward(self.seq[:, : int(self.prompt_len.max())], self.prompt_len)
+        rows, uniforms, state = Rows(self.row_ids, every=True), self.uniforms, self.state  # cache row i = rows.ids[i]
+        logits = self._forward(self.seq[:, : int(self.prompt_len.max())], self.prompt_len)  # read the prompts
         for t in range(self.sampling.max_new_tokens):
-            at = slice(None) if every else live
+            # Each row's author writes a token; every model scored it, so its log-probs are known now.
             author = None if self.solo else state.author
             tokens = self._sample(logits, author, uniforms[:, t])
             m = self.n_models if self._reports_junior else 1  # the senior's always (the trainer reads them)
             lp = token_logprobs(logits[:m], tokens.expand(m, -1), self.sampling.logprob_temperature)
-            self.logprobs[:m, at, t] = lp.to(torch.float64)
-            self._record(live, at, tokens, t)
-            if author is not None:
-                self.mask[at, t] = author
+            self.logprobs[:m, rows.at, t] = lp.to(torch.float64)
+            self._record(rows, tokens, author, t)
+            if author is not None:  # the coin: who writes the next token
                 state = advance(self.context.tandem, self.context.is_boundary, state, tokens)
-            done = self._finished(None if every else live, tokens, t)
+            done = self._finished(rows, tokens, t)
             bar.update(1)
-            if done is not None:
+            if done is not None:  # finished rows leave the batch and every cache, once
                 keep = (~done).nonzero().squeeze(1)
                 if keep.numel() == 0:
                     break
-                tokens, uniforms, live, every = tokens[keep], uniforms[keep], live[keep], False
+                tokens, uniforms, rows = tokens[keep], uniforms[keep], Rows(rows.ids[keep], every=False)
                 state = None if state is None else state.select(keep)
                 for cache in self.caches:
                     cache.keep_rows(keep)
-            logits = self._forward(tokens[:, None], None)
+            logits = self._forward(tokens[:, None], None)  # every model reads the token
         bar.close()
 
 
@@ -204,25 +229,28 @@ class LazyGeneration(Generation):
     def run(self, progress: bool = False) -> None:
         bar = _bar(self.sampling.max_new_tokens, progress)
         active = torch.ones_like(self.row_ids, dtype=torch.bool)
-        rows = self.row_ids
+        rows = Rows(self.row_ids, every=True)
         for t in range(self.sampling.max_new_tokens):
             done = self._step(t, rows)
             bar.update(1)
             if done is not None:
-                active[rows[done]] = False
-                rows = active.nonzero().squeeze(1)
-                if rows.numel() == 0:
+                active[rows.ids[done]] = False
+                rows = self._rows(active.nonzero().squeeze(1))
+                if len(rows) == 0:
                     break
         bar.close()
         # Catch up on tokens never seen, so every reported log-prob is filled (the junior's only when asked).
         for m in (SENIOR, JUNIOR) if self._reports_junior else (SENIOR,):
             behind = (self.caches[m].lengths < self.total_len - 1).nonzero().squeeze(1)
             if behind.numel():
-                self._ingest(m, behind)
+                self._ingest(m, self._rows(behind))
 
-    def _step(self, t: int, rows: torch.Tensor) -> torch.Tensor | None:
-        every = rows.numel() == self.row_ids.numel()
-        at = slice(None) if every else rows
+    def _rows(self, ids: torch.Tensor) -> Rows:
+        return Rows.of(ids, self.row_ids.numel())
+
+    def _step(self, t: int, rows: Rows) -> torch.Tensor | None:
+        """The authors catch up and write one token per live row; the coins pick the next authors."""
+        at = rows.at
         author = self.state.author[at]
         fresh = torch.stack([author, ~author])  # [2, b]: which model has logits for this token
         # A lag is at most the prompt plus the tokens so far: check the bound once it can bind.
@@ -233,10 +261,10 @@ class LazyGeneration(Generation):
             counts = fresh.sum(1).tolist()
         else:
             n_senior = int(author.sum())
-            counts = [n_senior, rows.numel() - n_senior]
+            counts = [n_senior, len(rows) - n_senior]
         for m, n in enumerate(counts):
             if n:
-                self._ingest(m, rows if n == rows.numel() else rows[fresh[m]])
+                self._ingest(m, rows if n == len(rows) else self._rows(rows.ids[fresh[m]]))
         logits = self.last_logits[:, at]
         own = torch.where(author[:, None], logits[SENIOR], logits[JUNIOR])
         tokens = sample_tokens(own, self.sampling, self.uniforms[at, t])
@@ -245,38 +273,35 @@ class LazyGeneration(Generation):
         else:
             lp = token_logprobs(own, tokens, self.sampling.logprob_temperature).expand(2, -1)
         self.logprobs[:, at, t] = torch.where(fresh, lp.to(torch.float64), float("nan"))  # stale: filled later
-        self._record(rows, at, tokens, t)
-        self.mask[at, t] = author
+        self._record(rows, tokens, author, t)
         self.total_len[at] += 1
-        done = self._finished(None if every else rows, tokens, t)
-        if not every:
-            tokens = torch.zeros_like(self.keys).index_put_((rows,), tokens)
+        done = self._finished(rows, tokens, t)
+        if not rows.every:  # the coins advance over the whole batch
+            tokens = torch.zeros_like(self.keys).index_put_((rows.ids,), tokens)
         self.state = advance(self.context.tandem, self.context.is_boundary, self.state, tokens)
         return done
 
-    def _ingest(self, m: int, rows: torch.Tensor) -> None:
+    def _ingest(self, m: int, rows: Rows) -> None:
         """Feed model m every token of `rows` it has not seen; refresh its next-token logits."""
-        dec, cache = self.decoders[m], self.caches[m]
-        every = rows.numel() == self.row_ids.numel()  # rows are sorted and distinct
-        at = slice(None) if every else rows
+        dec, cache, at = self.decoders[m], self.caches[m], rows.at
         start = cache.lengths[at]
         n_new = self.total_len[at] - start
         shortest, L = (int(n) for n in torch.aminmax(n_new))
         if L == 1:  # the common case: the token just emitted
-            hidden = dec.forward(cache, None if every else rows, self.seq[rows, start][:, None])[0]
+            hidden = dec.forward(cache, rows.subset, self.seq[rows.ids, start][:, None])[0]
             self.forward_calls += 1
             self.last_logits[m, at] = dec.logits(hidden[None])[0]
             return
         pos = start[:, None] + self.offsets[None, :L]
-        chunk = self.seq[rows[:, None], pos.clamp(max=self.capacity - 1)]
+        chunk = self.seq[rows.ids[:, None], pos.clamp(max=self.capacity - 1)]
         ragged = n_new if shortest < L else None  # equal chunks need no padding
-        hidden = dec.forward(cache, None if every else rows, chunk, ragged)[0]  # [N, hidden], row by row
+        hidden = dec.forward(cache, rows.subset, chunk, ragged)[0]  # [N, hidden], row by row
         self.forward_calls += 1
         last = n_new.cumsum(0) - 1
         self.last_logits[m, at] = dec.logits(hidden[None, last])[0]
         # Tokens inside a catch-up chunk predict tokens already emitted by the other model.
         valid = self.offsets[None, :L] < n_new[:, None]
-        row_of, pos = rows[:, None].expand(-1, L)[valid], pos[valid]
+        row_of, pos = rows.ids[:, None].expand(-1, L)[valid], pos[valid]
         resp = pos + 1 - self.prompt_len[row_of]  # response index of the predicted token
         known = resp >= 0
         known[last] = False

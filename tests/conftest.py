@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -14,6 +15,13 @@ import torch
 torch.set_num_threads(1)
 
 REPO = Path(__file__).resolve().parents[1]
+
+# Tests compose verl/config/tandem_trainer.yaml as verl/main_tandem_ppo.py does, which first
+# registers the config node that file's defaults list names (verl_tandem.register_entry_node).
+with contextlib.suppress(ImportError):  # an environment without Hydra has no verl tests
+    from tandem.integrations.verl_tandem import register_entry_node
+
+    register_entry_node()
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -162,10 +162,12 @@ def test_two_gpus_run_the_tp2_selection_and_the_launchers_on_both(tmp_path, monk
 def test_checks_run_on_cuda_not_on_the_cpu_lane_switches(tmp_path, monkeypatch):
     monkeypatch.setenv("VLLM_TARGET_DEVICE", "cpu")
     monkeypatch.setenv("VERL_PLATFORM", "cpu")
+    monkeypatch.setenv("VERL_USE_EXTERNAL_MODULES", "tandem.integrations.verl_cpu")  # verl/cpu_overrides.sh
     runner = FakeRunner()
     run_main(tmp_path, [], runner=runner, monkeypatch=monkeypatch)
     for _, _, env in runner.calls:
         assert "VLLM_TARGET_DEVICE" not in env and "VERL_PLATFORM" not in env
+        assert "VERL_USE_EXTERNAL_MODULES" not in env
         assert env["PYTHONPATH"].split(os.pathsep)[0] == str(REPO) and env["TANDEM_REQUIRE_SCALE"] == "1"
 
 

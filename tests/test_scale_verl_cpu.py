@@ -1,14 +1,18 @@
-"""verl's CPU platform and the entry-point guard (`tandem.integrations.verl_cpu`, `verl_plugin`).
+"""verl's CPU platform (`tandem.integrations.verl_cpu`) and what keeps verl's stock entry point off a tandem config.
 
-Pure parts, on CPU with verl 0.9.1 installed (no Ray started): the platform registers
-but is never auto-detected, answers verl's device calls for the CPU, collapses verl's
-doubled gloo backend string, and refuses configs a CPU run cannot honour; the guard
-refuses an enabled `tandem:` block on verl's stock entry point. The scale lane runs
-the platform for real (tests/test_scale_verl_smoke.py).
+Pure parts, on CPU with verl 0.9.1 installed (no Ray started): the platform loads only
+where `VERL_USE_EXTERNAL_MODULES` names it (installing this package changes nothing in
+verl), is never auto-detected, answers verl's device calls for the CPU, collapses
+verl's doubled gloo backend string, and refuses configs a CPU run cannot honour, also
+from the launchers' preflight; verl's stock `main_ppo` cannot compose
+`tandem_trainer.yaml`. The scale lane runs the platform for real
+(tests/test_scale_verl_smoke.py).
 """
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,8 +25,8 @@ from hydra import compose, initialize_config_dir, initialize_config_module  # no
 from verl.plugin.platform import PlatformRegistry  # noqa: E402
 
 from tandem.errors import TandemError  # noqa: E402
-from tandem.integrations import verl_cpu, verl_plugin  # noqa: E402
-from tandem.integrations.verl_tandem import apply_tandem  # noqa: E402
+from tandem.integrations import verl_cpu  # noqa: E402
+from tandem.integrations.verl_tandem import ENTRY_GROUP, ENTRY_NODE, apply_tandem  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -48,6 +52,7 @@ def tandem_config(*overrides: str):
 @pytest.fixture()
 def cpu_switch(monkeypatch):
     monkeypatch.setenv("VERL_PLATFORM", "cpu")
+    monkeypatch.setenv(verl_cpu.MODULES_ENV, verl_cpu.__name__)
     monkeypatch.setenv("VERL_ENGINE_DEVICE", "cuda")
     monkeypatch.setattr(verl_cpu, "_vllm_cpu_build", lambda: True)
 
@@ -84,10 +89,10 @@ def test_gloo_backend_collapses_only_verls_doubled_cpu_entry(given, want):
 
 
 def test_cpu_overrides_make_a_config_the_cpu_platform_accepts(cpu_switch):
-    verl_plugin.check_entry(vanilla_config(*cpu_overrides()))
+    verl_cpu.check_cpu_config(vanilla_config(*cpu_overrides()))
     cfg = tandem_config(*cpu_overrides())
     apply_tandem(cfg)
-    verl_plugin.check_entry(cfg)
+    verl_cpu.check_cpu_config(cfg)
 
 
 @pytest.mark.parametrize("drop, named", [
@@ -99,38 +104,67 @@ def test_cpu_overrides_make_a_config_the_cpu_platform_accepts(cpu_switch):
 def test_cpu_platform_refuses_a_config_it_cannot_run_and_names_the_fix(cpu_switch, drop, named):
     overrides = [o for o in cpu_overrides() if o != drop]
     with pytest.raises(TandemError, match=named.replace("+", r"\+")):
-        verl_plugin.check_entry(vanilla_config(*overrides))
+        verl_cpu.check_cpu_config(vanilla_config(*overrides))
 
 
 def test_cpu_platform_refuses_without_the_engine_device_override(cpu_switch, monkeypatch):
     monkeypatch.delenv("VERL_ENGINE_DEVICE")
     with pytest.raises(TandemError, match="VERL_ENGINE_DEVICE=cuda"):
-        verl_plugin.check_entry(vanilla_config(*cpu_overrides()))
+        verl_cpu.check_cpu_config(vanilla_config(*cpu_overrides()))
 
 
 def test_cpu_platform_refuses_a_vllm_that_is_not_the_cpu_build(cpu_switch, monkeypatch):
     monkeypatch.setattr(verl_cpu, "_vllm_cpu_build", lambda: False)
     with pytest.raises(TandemError, match="vLLM's CPU build"):
-        verl_plugin.check_entry(vanilla_config(*cpu_overrides()))
+        verl_cpu.check_cpu_config(vanilla_config(*cpu_overrides()))
 
 
-def test_stock_entry_point_refuses_an_enabled_tandem_block():
-    with pytest.raises(TandemError, match="main_tandem_ppo"):
-        verl_plugin.check_entry(vanilla_config("+tandem.enable=True", "+tandem.prob_senior=0.5"))
+def test_cpu_platform_refuses_when_verl_workers_would_not_load_it(cpu_switch, monkeypatch):
+    monkeypatch.setenv(verl_cpu.MODULES_ENV, "other.module")
+    with pytest.raises(TandemError, match=f"{verl_cpu.MODULES_ENV}={verl_cpu.__name__}"):
+        verl_cpu.check_cpu_config(vanilla_config(*cpu_overrides()))
 
 
-def test_tandem_entry_point_passes_the_guard_once_apply_tandem_wired_it():
-    cfg = tandem_config()
-    apply_tandem(cfg)
-    verl_plugin.check_entry(cfg)
-    verl_plugin.check_entry(tandem_config("tandem.enable=False"))  # plain GRPO through our entry point
+def test_the_launchers_preflight_refuses_a_cpu_config_before_ray_starts(cpu_switch):
+    """verl/preflight.py runs before both launchers' entry points; the vanilla one is verl's stock main_ppo."""
+    spec = importlib.util.spec_from_file_location("verl_preflight", REPO / "verl" / "preflight.py")
+    preflight = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(preflight)
+    cpu = ["actor_rollout_ref.rollout.name=vllm", *cpu_overrides()]  # the launchers' COMMON_ARGS name vLLM
+    assert preflight.cpu_problem([*cpu, "tandem.prob_senior=0.5", "hydra.run.dir=out"]) is None
+    problem = preflight.cpu_problem([o for o in cpu if "actor.strategy=" not in o])
+    assert problem.startswith("error: ") and "actor_rollout_ref.actor.strategy=fsdp2" in problem
 
 
-def test_importing_verl_installs_the_guard_through_the_plugin_entry_point():
-    code = ("import verl\nfrom verl.utils import device\n"
-            "assert getattr(device.auto_set_device, '_tandem_guard', False), 'guard not installed'\nprint('ok')")
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert res.returncode == 0 and "ok" in res.stdout, res.stderr[-2000:]
+def test_verls_stock_entry_point_cannot_compose_the_tandem_config():
+    """Else it would train plain GRPO under a tandem name: the block means nothing to verl's main_ppo."""
+    res = subprocess.run([sys.executable, "-m", "verl.trainer.main_ppo", "--config-path", str(REPO / "verl" / "config"),
+                          "--config-name", "tandem_trainer"], capture_output=True, text=True, timeout=180)
+    assert res.returncode != 0
+    assert f"Could not find '{ENTRY_GROUP}/{ENTRY_NODE}'" in res.stdout + res.stderr, res.stderr[-2000:]
+
+
+IMPORT_VERL = """
+import torch.distributed as dist
+from torch.distributed.fsdp import CPUOffloadPolicy
+import verl
+from verl.plugin.platform import PlatformRegistry
+from verl.utils import device
+print(device.auto_set_device.__module__, "cpu" in PlatformRegistry.registered_names(),
+      getattr(dist.init_process_group, "_tandem_cpu", False), getattr(CPUOffloadPolicy.__init__, "_tandem_cpu", False))
+"""
+
+
+@pytest.mark.parametrize("env, want", [
+    ({}, "verl.utils.device False False False"),                                       # installed, not asked
+    ({"VERL_USE_EXTERNAL_MODULES": verl_cpu.__name__}, "verl.utils.device True False False"),
+    ({"VERL_USE_EXTERNAL_MODULES": verl_cpu.__name__, "VERL_PLATFORM": "cpu"}, "verl.utils.device True True True"),
+])
+def test_importing_verl_loads_nothing_of_ours_unless_the_cpu_overrides_ask(env, want):
+    base = {k: v for k, v in os.environ.items() if k not in ("VERL_PLATFORM", verl_cpu.MODULES_ENV)}
+    res = subprocess.run([sys.executable, "-c", IMPORT_VERL], env={**base, **env}, capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 0 and res.stdout.strip() == want, res.stderr[-2000:]
 
 
 FORWARD_ONLY_FSDP2 = """

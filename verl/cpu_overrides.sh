@@ -8,7 +8,9 @@
 #
 # The platform itself (device `cpu`, gloo, shims) is tandem/integrations/verl_cpu.py.
 
-export VERL_PLATFORM=cpu               # select the CPU platform (registered by this package's verl plugin)
+export VERL_PLATFORM=cpu               # select the CPU platform ...
+# ... which verl imports in each of its processes from this list (verl/__init__.py), nowhere else
+export VERL_USE_EXTERNAL_MODULES="${VERL_USE_EXTERNAL_MODULES:+$VERL_USE_EXTERNAL_MODULES,}tandem.integrations.verl_cpu"
 export VERL_ENGINE_DEVICE=cuda         # verl's FSDP engine registers for cuda/npu only; its code then uses `cpu`
 export VLLM_TARGET_DEVICE=cpu          # vLLM's CPU backend
 export VLLM_CPU_KVCACHE_SPACE="${VLLM_CPU_KVCACHE_SPACE:-1}"       # GiB of KV cache per engine

@@ -6,7 +6,9 @@ Same as `python -m verl.trainer.main_ppo`, except that the config is
 `verl/config/tandem_trainer.yaml` (verl's ppo_trainer plus a `tandem:` block) and that
 `tandem.integrations.verl_tandem.apply_tandem` validates the block and points verl at the
 tandem agent loop, actor worker, trainer and vLLM engine before Ray starts. With
-`tandem.enable=false` it runs verl's stock task runner (plain GRPO).
+`tandem.enable=false` it runs verl's stock task runner (plain GRPO). Only this file
+registers the config node `tandem_trainer.yaml` names in its defaults list, so verl's
+stock entry point cannot compose the file and silently ignore its `tandem:` block.
 
 This directory has no __init__.py on purpose: a `verl` package here would shadow the
 installed verl.
@@ -14,7 +16,9 @@ installed verl.
 
 import hydra
 
-from tandem.integrations.verl_tandem import apply_tandem
+from tandem.integrations.verl_tandem import apply_tandem, register_entry_node
+
+register_entry_node()  # before @hydra.main composes tandem_trainer.yaml
 
 
 @hydra.main(config_path="config", config_name="tandem_trainer", version_base=None)
@@ -24,8 +28,12 @@ def main(config) -> None:
     from verl.utils.config import validate_config
     from verl.utils.device import auto_set_device
 
+    from tandem.integrations import verl_cpu
+
     tandem = apply_tandem(config)
     auto_set_device(config)
+    if verl_cpu.enabled():
+        verl_cpu.check_cpu_config(config)
     validate_config(config=config, use_reference_policy=need_reference_policy(config), use_critic=need_critic(config))
     runner = TaskRunnerV1
     if tandem.enable:

@@ -8,13 +8,15 @@ verl builds the FSDP actor (and the reference policy) with
 missing or mis-built kernel package otherwise surfaces minutes later, deep inside a Ray
 worker. This check imports what the asked-for implementation needs and exits 0, or
 prints one line naming the key and the fix and exits 2. It also refuses a trl that verl's
-actor cannot use (`trl_conflict`). It needs neither verl nor Ray.
+actor cannot use (`trl_conflict`), and with VERL_PLATFORM=cpu a config the CPU platform
+cannot run (`cpu_problem`). It starts no Ray; only the CPU check imports verl.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
 import warnings
 
@@ -84,8 +86,31 @@ def trl_conflict() -> str | None:
             "imports whenever trl is present; pip uninstall trl in this environment (keep the hf-trl extra in another)")
 
 
+def cpu_problem(overrides: list[str]) -> str | None:
+    """With VERL_PLATFORM=cpu, the CPU platform's refusal of this run's verl settings, else None.
+
+    Composes verl's own ppo_trainer with the verl keys of the override list: the tandem
+    config changes no verl key, so one check serves both launchers.
+    """
+    if os.environ.get("VERL_PLATFORM", "").strip().lower() != "cpu":
+        return None
+    from hydra import compose, initialize_config_module
+
+    from tandem.errors import TandemError
+    from tandem.integrations import verl_cpu
+
+    verl_keys = [o for o in overrides if not o.lstrip("+~").startswith(("tandem.", "hydra."))]
+    with initialize_config_module(config_module="verl.trainer.config", version_base=None):
+        config = compose(config_name="ppo_trainer", overrides=verl_keys)
+    try:
+        verl_cpu.check_cpu_config(config)
+    except TandemError as exc:
+        return f"error: {exc}"
+    return None
+
+
 def main(argv: list[str]) -> int:
-    problem = check(argv) or trl_conflict()
+    problem = check(argv) or trl_conflict() or cpu_problem(argv)
     if problem:
         print(problem, file=sys.stderr)
         return 2

@@ -3,18 +3,22 @@
 For CI, laptops and debugging: verl's real trainer, FSDP2 actor, vLLM rollout server
 (vLLM's CPU build), weight sync and checkpoints, on tiny models. verl ships CUDA, NPU
 and ROCm platforms only (its issue #3266 asks for CPU); this module adds one through
-verl's own extension point (`verl.plugin.platform.PlatformRegistry`). It is loaded in
-every process that imports verl, through the `verl.plugins` entry point of this
-package, and does nothing but register the name until it is switched on:
+verl's own extension point (`verl.plugin.platform.PlatformRegistry`). Nothing loads it
+unless asked: verl imports the modules named in `VERL_USE_EXTERNAL_MODULES` in each of
+its processes (driver and Ray workers), and `verl/cpu_overrides.sh` names this one there:
 
-    VERL_PLATFORM=cpu            # verl's own platform override: the one switch
+    VERL_USE_EXTERNAL_MODULES=tandem.integrations.verl_cpu   # load this module in every verl process
+    VERL_PLATFORM=cpu            # verl's own platform override: selects it, and switches the shims on
     VERL_ENGINE_DEVICE=cuda      # verl's engine-registry override: FSDP registers for cuda/npu only
     ray_kwargs.ray_init.num_gpus=1 (Hydra override)   # Ray's GPU resource stands for "one worker slot"
 
 `scripts/scale_smoke.sh` sets all three, with the other overrides a CPU run needs
 (float32, sdpa attention, FSDP2, no sleep mode). The platform is never auto-detected.
+`check_cpu_config` refuses a config a CPU run cannot honour; verl/main_tandem_ppo.py and
+the launchers' preflight (verl/preflight.py) call it before Ray starts.
 
-Shims, each applied only when the switch is on:
+Shims (patches, listed in model_spec/SCALE.md), applied when this module is imported with
+the switch on:
 - the device module stands in for `torch.cuda` (memory, stream and RNG calls become
   CPU equivalents or no-ops);
 - `torch.distributed.init_process_group`: verl builds the backend string
@@ -39,6 +43,7 @@ import torch
 from verl.plugin.platform import PlatformBase, PlatformRegistry
 
 SWITCH = "VERL_PLATFORM"
+MODULES_ENV = "VERL_USE_EXTERNAL_MODULES"  # verl imports these modules in each of its processes
 NAME = "cpu"
 LIVE_WEIGHTS_ENV = "TANDEM_VLLM_CPU_LIVE_WEIGHTS"
 
@@ -250,6 +255,9 @@ def check_cpu_config(config) -> None:
     if int(_get(config, "ray_kwargs.ray_init.num_gpus", 0) or 0) < slots:
         raise TandemError(f"VERL_PLATFORM=cpu: Ray needs {slots} GPU slot(s): add +ray_kwargs.ray_init.num_gpus={slots} "
                           "(on CPU a Ray GPU stands for one worker slot)")
+    if __name__ not in os.environ.get(MODULES_ENV, "").split(","):
+        raise TandemError(f"VERL_PLATFORM=cpu: export {MODULES_ENV}={__name__} (verl's Ray workers load the CPU "
+                          "platform from that list); verl/cpu_overrides.sh sets it")
     if os.environ.get("VERL_ENGINE_DEVICE") != "cuda":
         raise TandemError("VERL_PLATFORM=cpu: export VERL_ENGINE_DEVICE=cuda (verl registers its FSDP engine for "
                           "cuda/npu only; the engine then runs on the CPU platform)")

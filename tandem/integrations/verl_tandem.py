@@ -40,6 +40,17 @@ AGENT_LOOP_MANAGER = "tandem.integrations.verl_agent_loop.TandemAgentLoopManager
 REWARD_PATH = "pkg://tandem.integrations.verl_reward"
 WORKER_KEY = "tandem"  # actor_rollout_ref.tandem: what the actor worker needs
 LOSS_BLOCK_KEYS = tuple(valid_keys(TandemLossConfig))  # loss settings beside the process keys in `tandem:`
+# tandem_trainer.yaml's defaults list names this (empty) node, which only verl/main_tandem_ppo.py
+# registers: verl's stock `verl.trainer.main_ppo` cannot compose the file, so it can never
+# run a `tandem:` block it would ignore (plain GRPO under a tandem name).
+ENTRY_GROUP, ENTRY_NODE = "launched_by", "verl_main_tandem_ppo"
+
+
+def register_entry_node() -> None:
+    """Provide the defaults entry that lets `tandem_trainer.yaml` compose (our entry point only)."""
+    from hydra.core.config_store import ConfigStore
+
+    ConfigStore.instance().store(group=ENTRY_GROUP, name=ENTRY_NODE, node={}, package="_global_")
 
 
 # --- config -----------------------------------------------------------------------------

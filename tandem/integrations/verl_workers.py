@@ -41,7 +41,8 @@ class SeniorGatedTrainingWorker(TrainingWorker):
                 "refusing to train ungated"
             )
         drift = senior_rollout_probs_diff_max(data)
-        counts = self._all_ranks(apply_senior_gate(data, self.junior_token_loss_weight, self.loss_denominator))
+        gate = apply_senior_gate(data, self.junior_token_loss_weight, self.loss_denominator)
+        counts = GateCounts.from_tensor(self._all_reduce(gate.as_tensor()))
         no_senior = self.junior_token_loss_weight == 0 and counts.senior_tokens == 0
         if no_senior and self.loss_denominator == "senior_tokens":
             # verl's token-mean would divide by a zero token count (NaN weights); stop instead.
@@ -51,25 +52,19 @@ class SeniorGatedTrainingWorker(TrainingWorker):
             metrics = tu.get(output, "metrics")
             metrics.update({k: [v] for k, v in counts.metrics().items()})
             if drift is not None:
-                metrics[SENIOR_DRIFT_METRIC] = [self._max_over_ranks(drift)]
+                worst = self._all_reduce(torch.tensor([drift]), op=torch.distributed.ReduceOp.MAX)
+                metrics[SENIOR_DRIFT_METRIC] = [float(worst.item())]
             tu.assign_non_tensor(output, metrics=metrics)
         return output
 
-    def _max_over_ranks(self, value: float) -> float:
+    def _all_reduce(self, t: torch.Tensor, op=torch.distributed.ReduceOp.SUM) -> torch.Tensor:
+        """`t` reduced over the data-parallel ranks (`t` itself in a single process)."""
         group = self.engine.get_data_parallel_group()
         if group is None or not torch.distributed.is_initialized():
-            return value
-        t = torch.tensor([value], device=get_device_id())
-        torch.distributed.all_reduce(t, op=torch.distributed.ReduceOp.MAX, group=group)
-        return float(t.item())
-
-    def _all_ranks(self, counts: GateCounts) -> GateCounts:
-        group = self.engine.get_data_parallel_group()
-        if group is None or not torch.distributed.is_initialized():
-            return counts
-        t = counts.as_tensor().to(get_device_id())
-        torch.distributed.all_reduce(t, group=group)
-        return GateCounts.from_tensor(t.cpu())
+            return t
+        t = t.to(get_device_id())
+        torch.distributed.all_reduce(t, op=op, group=group)
+        return t.cpu()
 
 
 class TandemActorRolloutRefWorker(ActorRolloutRefWorker):
