@@ -152,11 +152,12 @@ class Generation:
         """Record finish reasons; return a mask over `tokens` of rows that finished, or None if none did."""
         last = t + 1 >= self.sampling.max_new_tokens
         stop = torch.isin(tokens, self.eos)
-        if self.sampling.stop_strings:
-            stop |= torch.tensor([self._hit_stop_string(r) for r in rows.ids.tolist()], device=stop.device)
+        ids = rows.ids.tolist() if self.sampling.stop_strings else None
+        if ids is not None:
+            stop |= torch.tensor([self._hit_stop_string(r) for r in ids], device=stop.device)
         if not last and not bool(stop.any()):
             return None
-        for r, hit in zip(rows.ids.tolist(), stop.tolist()):
+        for r, hit in zip(ids or rows.ids.tolist(), stop.tolist()):
             if hit:
                 self.finish[r] = "stop"
             elif last:

@@ -23,17 +23,18 @@ register_entry_node()  # before @hydra.main composes tandem_trainer.yaml
 
 @hydra.main(config_path="config", config_name="tandem_trainer", version_base=None)
 def main(config) -> None:
+    from verl.plugin.platform import get_platform
     from verl.trainer.main_ppo import TaskRunnerV1, run_ppo
     from verl.trainer.ppo.utils import need_critic, need_reference_policy
     from verl.utils.config import validate_config
     from verl.utils.device import auto_set_device
 
-    from tandem.integrations import verl_cpu
-
     tandem = apply_tandem(config)
     auto_set_device(config)
-    if verl_cpu.enabled():
-        verl_cpu.check_cpu_config(config)
+    if get_platform().device_name == "cpu":  # verl selected our CPU platform, so verl has loaded its module
+        from tandem.integrations.verl_cpu import check_cpu_config
+
+        check_cpu_config(config)
     validate_config(config=config, use_reference_policy=need_reference_policy(config), use_critic=need_critic(config))
     runner = TaskRunnerV1
     if tandem.enable:
