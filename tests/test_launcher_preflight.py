@@ -1,8 +1,9 @@
 """The launchers' preflight (verl/preflight.py): an attention implementation that cannot be imported stops the run before Ray.
 
 The kernel packages are stood in for by fake modules on PYTHONPATH (one that imports,
-one that raises like a wheel built for another torch), so the tests mean the same
-whether or not flash-attn is installed here. The launcher tests put a `python` first on
+one that raises like a wheel built for another torch), and vLLM by a distribution record
+of a chosen version, so the tests mean the same whether or not flash-attn or vLLM is
+installed here. The launcher tests put a `python` first on
 PATH that runs the preflight for real and only records the entry point's call.
 """
 
@@ -26,8 +27,11 @@ preflight = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(preflight)
 
 
-def fake_kernels(root: Path, *, broken: bool, trl_value_head: bool = True) -> Path:
-    """A directory holding stand-ins for flash_attn, flash_attn_interface and trl."""
+def fake_kernels(root: Path, *, broken: bool, trl_value_head: bool = True, vllm: str = "0.28.0") -> Path:
+    """A directory holding stand-ins for flash_attn, flash_attn_interface, trl and vLLM's distribution record."""
+    dist = root / f"vllm-{vllm}.dist-info"
+    dist.mkdir(parents=True, exist_ok=True)
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: vllm\nVersion: {vllm}\n")
     body = "raise ImportError('undefined symbol: _ZN3c10 (built for another torch)')\n" if broken else "OK = True\n"
     for name in ("flash_attn", "flash_attn_interface"):
         (root / name).mkdir(parents=True, exist_ok=True)
@@ -37,8 +41,9 @@ def fake_kernels(root: Path, *, broken: bool, trl_value_head: bool = True) -> Pa
     return root
 
 
-def run_preflight(args: list[str], path: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(path)}
+def run_preflight(args: list[str], path: Path, **env_vars: str) -> subprocess.CompletedProcess:
+    env = {**{k: v for k, v in os.environ.items() if k != "VLLM_USE_V2_MODEL_RUNNER"}, "PYTHONPATH": str(path),
+           **env_vars}
     return subprocess.run([sys.executable, str(PREFLIGHT), *args], env=env, capture_output=True, text=True, timeout=60)
 
 
@@ -116,3 +121,39 @@ def test_a_trl_without_verls_value_head_class_stops_the_run_in_one_line(tmp_path
     assert res.returncode == 2
     assert res.stderr.count("\n") == 1 and "AutoModelForCausalLMWithValueHead" in res.stderr
     assert "pip uninstall trl" in res.stderr
+
+
+@pytest.mark.parametrize("version", ["0.28.0", "0.28.0+cpu", "0.24.0"])
+def test_the_tested_and_the_accepted_vllm_pass(version, tmp_path):
+    assert run_preflight([f"++{KEY}=sdpa"], fake_kernels(tmp_path, broken=False, vllm=version)).returncode == 0
+
+
+@pytest.mark.parametrize("version", ["0.26.1", "0.33.0"])
+def test_any_other_vllm_stops_the_run_in_one_line_naming_the_releases(version, tmp_path):
+    res = run_preflight([f"++{KEY}=sdpa"], fake_kernels(tmp_path, broken=False, vllm=version))
+    assert res.returncode == 2 and res.stderr.count("\n") == 1
+    assert f"vLLM {version} is neither tested nor accepted" in res.stderr
+    assert "0.28.0 (tested" in res.stderr and "0.24.0 (accepted" in res.stderr and "vllm==0.28.0" in res.stderr
+
+
+def test_a_request_for_the_v2_model_runner_stops_the_run_in_one_line(tmp_path):
+    res = run_preflight([f"++{KEY}=sdpa"], fake_kernels(tmp_path, broken=False), VLLM_USE_V2_MODEL_RUNNER="1")
+    assert res.returncode == 2 and res.stderr.count("\n") == 1
+    assert "V2 model runner" in res.stderr and "unset VLLM_USE_V2_MODEL_RUNNER" in res.stderr
+    assert run_preflight([f"++{KEY}=sdpa"], fake_kernels(tmp_path, broken=False),
+                         VLLM_USE_V2_MODEL_RUNNER="0").returncode == 0
+
+
+@pytest.mark.parametrize("script", LAUNCHERS, ids=lambda p: p.stem)
+def test_both_launchers_hand_the_entry_point_the_v1_runner_pin(script, tmp_path):
+    """The launchers export VLLM_USE_V2_MODEL_RUNNER=0 before Ray starts: both arms on vLLM's V1 runner."""
+    shim = python_shim(tmp_path)
+    (shim / "python").write_text((shim / "python").read_text().replace(
+        'exit 0', 'echo "runner=$VLLM_USE_V2_MODEL_RUNNER" >> "$CALLS"; exit 0'))
+    calls = tmp_path / "calls.txt"
+    env = {**{k: v for k, v in os.environ.items() if k != "VLLM_USE_V2_MODEL_RUNNER"},
+           "PATH": f"{shim}:{os.environ['PATH']}", "CALLS": str(calls),
+           "PYTHONPATH": str(fake_kernels(tmp_path / "kernels", broken=False))}
+    res = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert calls.read_text().splitlines()[-1] == "runner=0"

@@ -7,9 +7,11 @@ verl builds the FSDP actor (and the reference policy) with
 `flash_attention_2` when the key is absent (verl 0.9.1 `workers/config/model.py`). A
 missing or mis-built kernel package otherwise surfaces minutes later, deep inside a Ray
 worker. This check imports what the asked-for implementation needs and exits 0, or
-prints one line naming the key and the fix and exits 2. It also refuses a trl that verl's
-actor cannot use (`trl_conflict`), and with VERL_PLATFORM=cpu a config the CPU platform
-cannot run (`cpu_problem`). It starts no Ray; only the CPU check imports verl.
+prints one line naming the key and the fix and exits 2. It also refuses a vLLM release outside
+`vllm_source/stack.py` or a setting that would put an arm on vLLM's V2 model runner
+(`vllm_problem`), a trl that verl's actor cannot use (`trl_conflict`), and with
+VERL_PLATFORM=cpu a config the CPU platform cannot run (`cpu_problem`). It starts no Ray;
+only the CPU check imports verl.
 """
 
 from __future__ import annotations
@@ -65,6 +67,28 @@ def check(overrides: list[str]) -> str | None:
     return None
 
 
+def vllm_problem() -> str | None:
+    """None when the installed vLLM is a release we run on and both arms would decode on V1, else the error.
+
+    Reads the distribution's version (no vLLM import); `deepscaler_common.sh` sets
+    `$VLLM_USE_V2_MODEL_RUNNER=0` unless the user set it, so only a user's V2 request is refused.
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    from tandem.errors import TandemError
+    from vllm_source.runner import pin_v1_runner
+    from vllm_source.runtime import VLLM_MISSING, check_vllm_version
+
+    try:
+        check_vllm_version(version("vllm"))
+        pin_v1_runner(dict(os.environ))
+    except PackageNotFoundError:
+        return f"error: {VLLM_MISSING}"
+    except TandemError as exc:
+        return f"error: {exc}"
+    return None
+
+
 def trl_conflict() -> str | None:
     """None unless a trl is importable that lacks the class verl's actor imports from it.
 
@@ -110,7 +134,7 @@ def cpu_problem(overrides: list[str]) -> str | None:
 
 
 def main(argv: list[str]) -> int:
-    problem = check(argv) or trl_conflict() or cpu_problem(argv)
+    problem = check(argv) or vllm_problem() or trl_conflict() or cpu_problem(argv)
     if problem:
         print(problem, file=sys.stderr)
         return 2

