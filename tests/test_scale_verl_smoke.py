@@ -111,3 +111,14 @@ def test_tandem_weight_syncs_reach_the_engines_senior(smoke, run):
 def test_validation_ran_and_scored(smoke, run):
     val = smoke[run]["validation"]
     assert val and all(0 <= v <= 1 for v in val.values())
+
+
+def test_both_arms_report_one_vllm_and_the_same_v1_model_runner_read_from_their_workers(smoke):
+    """Each run's rollout workers wrote the runner class they hold (engines-N.jsonl); GRPO and TRL agree."""
+    import vllm
+
+    kinds = {run: (smoke[run]["vllm_version"], smoke[run]["model_runner"], smoke[run]["model_runner_class"])
+             for run in RUNS}
+    assert len(set(kinds.values())) == 1, kinds
+    assert smoke["vanilla"]["model_runner"] == "v1" and vllm.__version__.startswith(smoke["vanilla"]["vllm_version"])
+    assert smoke["tandem_split"]["engine_workers"] == 2 * smoke["tandem"]["engine_workers"]  # one per TP rank

@@ -13,10 +13,13 @@ fails with one line before weights load. No vLLM import.
 
 from __future__ import annotations
 
+import importlib.metadata
+
 import torch
 
 from tandem.config import TandemConfig
 from tandem.errors import TandemError
+from vllm_source.split_attention import check_requested_backend
 
 SPLIT_WORLD = 2  # rank 0 holds the senior, rank 1 the junior
 SHARED_ARCHITECTURE = "TandemForCausalLM"
@@ -59,6 +62,12 @@ def split_engine_kwargs(engine_kwargs: dict) -> dict:
     tp = engine_kwargs.get("tensor_parallel_size", SPLIT_WORLD)
     check_split_world(tp, engine_kwargs.get("pipeline_parallel_size", 1))
     check_split_devices()
+    try:  # the installed release, from its metadata (no vLLM import)
+        vllm_version = importlib.metadata.version("vllm")
+    except importlib.metadata.PackageNotFoundError:
+        vllm_version = None
+    if vllm_version is not None:
+        check_requested_backend(vllm_version, engine_kwargs.get("attention_config"))
     return {**engine_kwargs, "tensor_parallel_size": SPLIT_WORLD}
 
 

@@ -9,6 +9,8 @@ This model is rank-specialised:
   are built (and run) while vLLM's tensor-parallel group reads as a group of one, so every
   linear layer, embedding and attention layer takes its tensor-parallel-size-1 shape and
   issues no collective;
+- each rank's attention layers must get a backend that reads the head count from the
+  layers, not from the model config (`split_attention.py`; checked before weights load);
 - each rank allocates the paged KV cache of the layers it holds (vLLM merges the two
   workers' layer sets as it does for pipeline stages, `get_kv_cache_configs`);
 - each rank computes its own model's logits for the rows to sample, and one all-gather
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 from vllm_source.runtime import require_vllm
 
-require_vllm()
+vllm = require_vllm()
 
 import contextlib  # noqa: E402
 import itertools  # noqa: E402
@@ -37,6 +39,7 @@ from vllm.config import VllmConfig  # noqa: E402
 from vllm.distributed import parallel_state  # noqa: E402
 from vllm.model_executor.model_loader.default_loader import DefaultModelLoader  # noqa: E402
 from vllm.model_executor.models.utils import init_vllm_registered_model  # noqa: E402
+from vllm.platforms import current_platform  # noqa: E402
 
 from tandem.errors import TandemError  # noqa: E402
 from vllm_source.engine_config import tandem_config_from_hf  # noqa: E402
@@ -52,6 +55,7 @@ from vllm_source.model import (  # noqa: E402
 )
 from vllm_source.pairing import check_pair  # noqa: E402
 from vllm_source.placement import check_split_world  # noqa: E402
+from vllm_source.split_attention import check_model_backends  # noqa: E402
 from vllm_source.weights import JUNIOR_PREFIX, split_stream  # noqa: E402
 
 SENIOR_RANK = 0  # the junior's rank is 1
@@ -99,6 +103,8 @@ class TandemSplitForCausalLM(nn.Module):
                 self.junior.requires_grad_(False)
                 # vLLM's default loader streams it after the senior's checkpoint (prefix `junior.`).
                 self.secondary_weights = [DefaultModelLoader.Source(junior_path, revision=None, prefix=JUNIOR_PREFIX)]
+        capability = current_platform.get_device_capability()
+        check_model_backends(self.own_model, vllm.__version__, capability.major if capability else None)
         self._junior_loaded = self.holds_senior  # rank 0 never holds the junior
         keep_host_copy = bool(getattr(model_config, "enable_sleep_mode", False))
         self.junior_guard = None if self.holds_senior else JuniorGuard(self._junior_params, keep_host_copy)

@@ -1,0 +1,54 @@
+"""The split placement's backend table matches the installed vLLM's own attention code.
+
+For each backend `vllm_source/split_attention.py` lists for this release, the named line of
+the installed backend file must be where its metadata builder reads the query-head count:
+`get_num_attention_heads_from_layers` for a backend split may use, the model config's
+`get_num_attention_heads` for one it refuses. Every backend file that reads the head count
+either way must be in the table, so a new backend cannot slip past unread.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+vllm = pytest.importorskip("vllm", reason="vLLM is not installed; the scale lane (bash scripts/test_scale.sh) runs this")
+pytestmark = pytest.mark.vllm
+
+from vllm_source.split_attention import CONFIG, HEADS_FROM, LAYERS  # noqa: E402
+
+ROOT = Path(vllm.__file__).parent
+MINOR = ".".join(vllm.__version__.split(".")[:2])
+TABLE = HEADS_FROM[MINOR]
+CALL = {LAYERS: "get_num_attention_heads_from_layers(", CONFIG: "get_num_attention_heads("}
+
+
+def located(where: str) -> list[tuple[Path, int]]:
+    return [(ROOT / path, int(line)) for path, line in re.findall(r"(\S+\.py):(\d+)", where)]
+
+
+@pytest.mark.parametrize("backend", sorted(TABLE))
+def test_the_named_line_reads_the_heads_where_the_table_says(backend):
+    source, where = TABLE[backend]
+    for path, line in located(where):
+        text = path.read_text().splitlines()[line - 1]
+        assert CALL[source] in text, f"{path.name}:{line} is {text.strip()!r}"
+        if source == CONFIG:
+            assert "from_layers" not in text
+
+
+def test_every_backend_that_reads_the_head_count_is_in_the_table():
+    files = {path.name for _, where in TABLE.values() for path, _ in located(where)}
+    readers = {p.name for p in (ROOT / "v1" / "attention" / "backends").glob("*.py")
+               if re.search(r"\.get_num_attention_heads\(|get_num_attention_heads_from_layers\(", p.read_text())
+               and p.name != "utils.py"}
+    unlisted = readers - files
+    assert not unlisted, f"backends reading the head count that split_attention.py does not list: {sorted(unlisted)}"
+
+
+def test_the_cpu_lane_backend_is_one_split_may_use():
+    from vllm.v1.attention.backends.cpu_attn import CPUAttentionBackend
+
+    assert TABLE[CPUAttentionBackend.get_name()][0] == LAYERS

@@ -1,0 +1,75 @@
+"""The split placement refuses an attention backend that sizes the query heads from the model config.
+
+The table (`vllm_source/split_attention.py`) is checked against the installed vLLM's own
+backend source in the scale lane (`tests/test_scale_vllm_split_attention.py`); here, the
+refusal rule itself, with no vLLM.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tandem.errors import TandemError
+from vllm_source.split_attention import (
+    CONFIG,
+    HEADS_FROM,
+    check_model_backends,
+    check_requested_backend,
+    check_split_backend,
+    split_backends,
+)
+
+
+@pytest.mark.parametrize("backend", ["CPU_ATTN", "TRITON_ATTN", "FLASHINFER"])
+def test_backends_that_read_the_heads_from_the_layers_serve_split_on_the_tested_release(backend):
+    check_split_backend("0.28", backend, capability_major=9)
+
+
+@pytest.mark.parametrize(("minor", "backend"), [(m, b) for m, table in HEADS_FROM.items()
+                                                for b, (source, _) in table.items() if source == CONFIG])
+def test_every_backend_that_sizes_from_the_model_config_is_refused_in_one_line(minor, backend):
+    with pytest.raises(TandemError) as e:
+        check_split_backend(minor, backend, capability_major=9)
+    line = str(e.value)
+    assert "\n" not in line and f"vLLM {minor}'s {backend} attention backend" in line
+    assert HEADS_FROM[minor][backend][1] in line and "placement='shared'" in line
+
+
+def test_the_fix_names_the_usable_backends_or_the_release_that_has_them():
+    with pytest.raises(TandemError, match="VLLM_ATTENTION_BACKEND=CPU_ATTN or FLASHINFER or TRITON_ATTN"):
+        check_split_backend("0.28", "FLASH_ATTN")
+    assert split_backends("0.24") == []
+    with pytest.raises(TandemError, match="use vLLM 0.28"):
+        check_split_backend("0.24", "TRITON_ATTN")
+
+
+def test_an_unread_backend_and_flashinfer_on_compute_capability_10_are_refused():
+    with pytest.raises(TandemError, match="TREE_ATTN attention backend.*not read for this release"):
+        check_split_backend("0.28", "TREE_ATTN")
+    with pytest.raises(TandemError, match="FLASHINFER"):
+        check_split_backend("0.28", "FLASHINFER", capability_major=10)
+
+
+def test_a_requested_backend_is_refused_before_the_engine_starts(monkeypatch):
+    monkeypatch.setenv("VLLM_ATTENTION_BACKEND", "FLASH_ATTN")
+    with pytest.raises(TandemError, match="FLASH_ATTN"):
+        check_requested_backend("0.28.0")
+    monkeypatch.setenv("VLLM_ATTENTION_BACKEND", "TRITON_ATTN")
+    check_requested_backend("0.28.0")
+    with pytest.raises(TandemError, match="FLEX_ATTENTION"):  # the engine's own setting wins over the variable
+        check_requested_backend("0.28.0", type("AttentionConfig", (), {"backend": "FLEX_ATTENTION"})())
+
+
+def test_the_worker_check_reads_the_backend_each_attention_layer_was_given():
+    import torch
+
+    def layer(name):
+        module = torch.nn.Module()
+        module.attn_backend = type(name, (), {"get_name": staticmethod(lambda: name)})
+        return module
+
+    model = torch.nn.ModuleList([layer("TRITON_ATTN"), layer("TRITON_ATTN")])
+    check_model_backends(model, "0.28.0+cpu", None)
+    model.append(layer("FLASH_ATTN"))
+    with pytest.raises(TandemError, match="FLASH_ATTN"):
+        check_model_backends(model, "0.28.0", 9)

@@ -1,0 +1,90 @@
+"""Which vLLM attention backends can serve a split engine, per vLLM release; the one-line refusal.
+
+Under `placement="split"` each rank builds one whole model (layers unsharded) while vLLM's
+parallel config still says tensor-parallel size 2. An attention metadata builder that sizes
+per-head state from the model config (`model_config.get_num_attention_heads(parallel_config)`,
+total heads / 2) gets half the heads the layers have: wrong kernel plans, or scratch
+buffers too small for what the kernel writes. A builder that reads the heads from the
+layers of its group (`get_num_attention_heads_from_layers`, vLLM 0.28) sizes correctly.
+
+`HEADS_FROM` records, per release and backend, where the builder reads the query-head
+count (file:line in that release's wheel). On the tested release the scale lane checks
+each entry against the installed backend's own source (`tests/test_scale_vllm_split_attention.py`);
+the accepted release's entries were read from its wheel. The split model checks the
+backend its attention layers were actually given (`check_split_backend`), inside each
+worker before any weights load; `check_requested_backend` refuses an explicitly requested
+one in the calling process before the engine starts.
+"""
+
+from __future__ import annotations
+
+import os
+
+from tandem.errors import TandemError
+
+LAYERS = "layers"
+CONFIG = "model config"
+
+# vLLM minor -> backend name (AttentionBackend.get_name()) -> (where the query heads come from,
+# file:line in that release's `vllm/` package; several where backends share a name).
+HEADS_FROM: dict[str, dict[str, tuple[str, str]]] = {
+    "0.28": {
+        "CPU_ATTN": (LAYERS, "v1/attention/backends/cpu_attn.py:158"),
+        "TRITON_ATTN": (LAYERS, "v1/attention/backends/triton_attn.py:119"),
+        "FLASHINFER": (LAYERS, "v1/attention/backends/flashinfer.py:777"),
+        "FLASH_ATTN": (CONFIG, "v1/attention/backends/flash_attn.py:436 (FA3's ahead-of-time scheduler); "
+                               "v1/attention/backends/rocm_aiter_fa.py:416 (ROCm's, same name)"),
+        "FLEX_ATTENTION": (CONFIG, "v1/attention/backends/flex_attention.py:872"),
+        "ROCM_ATTN": (CONFIG, "v1/attention/backends/rocm_attn.py:91"),
+        "TURBOQUANT": (CONFIG, "v1/attention/backends/turboquant_attn.py:265"),
+    },
+    "0.24": {
+        "TRITON_ATTN": (CONFIG, "v1/attention/backends/triton_attn.py:113 (softmax_segm_* scratch)"),
+        "FLASHINFER": (CONFIG, "v1/attention/backends/flashinfer.py:638,764 (plan num_qo_heads)"),
+        "FLASH_ATTN": (CONFIG, "v1/attention/backends/flash_attn.py:342,471-476 (FA3's ahead-of-time scheduler)"),
+    },
+}
+# FlashInfer on vLLM 0.28 plans from the layers, but picks its TRT-LLM kernels on compute
+# capability 10.x from the model config (flashinfer.py:429,1003); those GPUs are refused too.
+FLASHINFER_CONFIG_CAPABILITY = 10
+
+
+def split_backends(vllm_minor: str) -> list[str]:
+    """The backends a split engine may use on this release (they read the heads from the layers)."""
+    return sorted(b for b, (source, _) in HEADS_FROM.get(vllm_minor, {}).items() if source == LAYERS)
+
+
+def check_split_backend(vllm_minor: str, backend: str, capability_major: int | None = None) -> None:
+    """Refuse, in one line, a (release, backend) pair that sizes attention from the model config under split."""
+    source, where = HEADS_FROM.get(vllm_minor, {}).get(backend, (None, "not read for this release"))
+    if source == LAYERS and not (backend == "FLASHINFER" and capability_major == FLASHINFER_CONFIG_CAPABILITY):
+        return
+    usable = split_backends(vllm_minor)
+    fix = (f"choose one that reads them from the layers: VLLM_ATTENTION_BACKEND={' or '.join(usable)}"
+           if usable else f"use vLLM 0.28 (no backend of vLLM {vllm_minor} reads them from the layers)")
+    raise TandemError(
+        f"placement='split' cannot run vLLM {vllm_minor}'s {backend} attention backend: it sizes the query heads "
+        f"from the model config ({where}), half of what each split rank's unsharded layers have; {fix}, "
+        "or use placement='shared'"
+    )
+
+
+def requested_backend(attention_config=None) -> str | None:
+    """The backend the user asked for (engine `attention_config.backend`, else $VLLM_ATTENTION_BACKEND), if any."""
+    backend = getattr(attention_config, "backend", None) if attention_config is not None else None
+    name = getattr(backend, "name", backend) or os.environ.get("VLLM_ATTENTION_BACKEND")
+    return str(name) if name else None
+
+
+def check_requested_backend(vllm_version: str, attention_config=None) -> None:
+    """Before the engine starts: refuse an explicitly requested backend that split cannot use."""
+    backend = requested_backend(attention_config)
+    if backend is not None:
+        check_split_backend(".".join(vllm_version.split(".")[:2]), backend)
+
+
+def check_model_backends(model, vllm_version: str, capability_major: int | None) -> None:
+    """Check the backend each attention layer of a split rank's model was actually given (in the worker)."""
+    minor = ".".join(vllm_version.split(".")[:2])
+    for backend in sorted({m.attn_backend.get_name() for m in model.modules() if hasattr(m, "attn_backend")}):
+        check_split_backend(minor, backend, capability_major)
