@@ -1,4 +1,4 @@
-"""The vLLM backend of tandem generation (vLLM V1, written against vLLM 0.24).
+"""The vLLM backend of tandem generation (vLLM's V1 model runner; vLLM 0.28 tested, 0.24 accepted).
 
 Thin adapter over the shared core `tandem.process`: a logits processor keeps each
 request's authorship state (keyed by the request key it carries in

