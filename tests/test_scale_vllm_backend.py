@@ -264,7 +264,7 @@ def test_package_imports_without_vllm_and_gpu_modules_say_how_to_install():
 def _fake_vllm(monkeypatch, unspecified: bool, cpu: bool, device_type: str) -> None:
     """A stand-in `vllm` package whose platform answers as vLLM's would."""
     platform = NS(is_unspecified=lambda: unspecified, is_cpu=lambda: cpu, device_type=device_type)
-    monkeypatch.setitem(sys.modules, "vllm", NS(__version__="0.0-fake", __path__=[]))
+    monkeypatch.setitem(sys.modules, "vllm", NS(__version__="0.28.0", __path__=[]))
     monkeypatch.setitem(sys.modules, "vllm.platforms", NS(current_platform=platform))
 
 
@@ -282,4 +282,13 @@ def test_require_vllm_refuses_a_cuda_build_without_a_gpu_and_says_what_to_instal
 
     _fake_vllm(monkeypatch, unspecified=True, cpu=False, device_type="")
     with pytest.raises(TandemError, match="no device it can run on.*CPU build of vLLM"):
+        require_vllm(device=True)
+
+
+def test_require_vllm_refuses_a_release_outside_the_stack_before_any_engine(monkeypatch):
+    from vllm_source.runtime import require_vllm
+
+    _fake_vllm(monkeypatch, unspecified=False, cpu=False, device_type="cuda")
+    monkeypatch.setattr(sys.modules["vllm"], "__version__", "0.26.1")
+    with pytest.raises(TandemError, match=r"vLLM 0.26.1 is neither tested nor accepted.*install vllm==0.28.0"):
         require_vllm(device=True)
