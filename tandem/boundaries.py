@@ -17,12 +17,13 @@ import re
 
 import torch
 
+from tandem import strategies
 from tandem.errors import TandemError
 
 WORD_MARKERS = ("\u0120", "\u2581")  # Ġ (byte-level BPE), ▁ (SentencePiece)
 SENTENCE_END = re.compile(r"[.!?][\"'\u2019\u201d)\]}\u00bb]*\s*$")
 STEP_MARK = "\n\n"
-KINDS = ("word", "sentence", "step")
+KINDS = ("word", "sentence", "step")  # every boundary_kind a strategy may name
 _CACHE_ATTR = "_tandem_boundary_cache"
 
 
@@ -82,8 +83,8 @@ def boundary_ids(tokenizer, kind: str) -> list[int]:
 
 
 def strategy_boundary_kind(strategy: str) -> str | None:
-    """The boundary set a selection strategy reads, or None."""
-    return {"word": "word", "sentence": "sentence", "step": "step"}.get(strategy)
+    """The boundary set a selection strategy reads, or None (its registry entry)."""
+    return strategies.strategy(strategy).boundary_kind
 
 
 def boundary_lookup(ids, vocab_size: int, device: torch.device | str = "cpu") -> torch.Tensor:

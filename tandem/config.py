@@ -17,16 +17,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from tandem import strategies
 from tandem.errors import TandemError
 from tandem.strict import build
 
-STRATEGIES = ("word", "bernoulli", "sentence", "alternating", "chunk", "step")
+STRATEGIES = strategies.NAMES  # every registered selection strategy (tandem/strategies.py)
 # Decoding modes of the reference engine (tandem/engine.py); all give the same tokens.
 ENGINE_MODES = ("auto", "paired", "lockstep", "lazy")
-# Strategies whose next author comes from a coin; the others toggle deterministically.
-COIN_STRATEGIES = ("word", "bernoulli")
-# Strategies that need a boundary set (derived from the tokenizer unless given explicitly).
-BOUNDARY_STRATEGIES = ("word", "sentence", "step")
 AUTHORS = ("senior", "junior")
 # Where a vLLM engine puts the two models: both on every device ("shared"), or the senior
 # on tensor-parallel rank 0 and the junior on rank 1 of a 2-worker engine ("split").
@@ -117,11 +114,11 @@ class TandemConfig:
 
     @property
     def uses_coins(self) -> bool:
-        return self.selection_strategy in COIN_STRATEGIES
+        return strategies.strategy(self.selection_strategy).draws_coins
 
     @property
     def needs_boundaries(self) -> bool:
-        return self.selection_strategy in BOUNDARY_STRATEGIES
+        return strategies.strategy(self.selection_strategy).boundary_kind is not None
 
     def explicit_boundary_ids(self) -> list[int] | None:
         """The user's boundary ids (inline list or JSON file), or None to derive them."""

@@ -21,6 +21,7 @@ import torch
 
 from tandem.coins import coin_uniform
 from tandem.config import TandemConfig
+from tandem.strategies import strategy
 
 
 @dataclass(frozen=True)
@@ -66,16 +67,10 @@ def boundary_hit(is_boundary: torch.Tensor, tokens: torch.Tensor) -> torch.Tenso
 
 
 def redraw_due(cfg: TandemConfig, is_boundary: torch.Tensor | None, since: torch.Tensor, tokens: torch.Tensor):
-    """BoolTensor[B]: does the strategy redraw the author after these tokens?"""
-    s = cfg.selection_strategy
-    if s in ("bernoulli", "alternating"):
-        return torch.ones_like(tokens, dtype=torch.bool)
-    if s == "chunk":
-        return since >= cfg.chunk_size
-    hit = boundary_hit(is_boundary, tokens)
-    if s == "word":
-        return hit | (since >= cfg.max_gap_tokens)
-    return hit  # sentence, step
+    """BoolTensor[B]: does the strategy redraw the author after these tokens? (its `due` rule)"""
+    rule = strategy(cfg.selection_strategy)
+    hit = boundary_hit(is_boundary, tokens) if rule.boundary_kind else torch.zeros_like(tokens, dtype=torch.bool)
+    return rule.due(cfg, hit, since)
 
 
 def advance(cfg: TandemConfig, is_boundary: torch.Tensor | None, state: TandemState, tokens) -> TandemState:
@@ -103,23 +98,13 @@ def advance(cfg: TandemConfig, is_boundary: torch.Tensor | None, state: TandemSt
 def redraws_after(cfg: TandemConfig, is_boundary, tokens: torch.Tensor) -> torch.Tensor:
     """BoolTensor[B, T]: is the author redrawn right after each token? `advance`'s rule in closed form.
 
-    `advance` counts tokens since the last redraw. A boundary resets that count, and
-    between boundaries the `word` gap rule fires every `max_gap_tokens` tokens, so the
-    count after token p is its distance to the last boundary before p (mod the gap).
+    The strategy's `due_after` (tandem/strategies.py); e.g. for `word` the count after token
+    p is its distance to the last boundary before p (mod the gap).
     """
-    B, T = tokens.shape
-    pos = torch.arange(T, device=tokens.device)
-    s = cfg.selection_strategy
-    if s in ("bernoulli", "alternating"):
-        return torch.ones_like(tokens, dtype=torch.bool)
-    if s == "chunk":
-        return ((pos + 1) % cfg.chunk_size == 0).expand(B, T)
-    hit = boundary_hit(is_boundary, tokens)
-    if s != "word":
-        return hit  # sentence, step
-    last_hit = torch.where(hit, pos, -1).cummax(dim=1).values
-    before = torch.cat([torch.full((B, 1), -1, device=tokens.device), last_hit[:, :-1]], dim=1)
-    return hit | ((pos - before) % cfg.max_gap_tokens == 0)
+    rule = strategy(cfg.selection_strategy)
+    pos = torch.arange(tokens.shape[1], device=tokens.device)
+    hit = boundary_hit(is_boundary, tokens) if rule.boundary_kind else torch.zeros_like(tokens, dtype=torch.bool)
+    return rule.due_after(cfg, hit, pos)
 
 
 def replay_mask(cfg: TandemConfig, is_boundary, response_tokens, keys, lengths=None) -> torch.Tensor:

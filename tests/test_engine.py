@@ -17,6 +17,7 @@ from tandem.errors import TandemError
 from tandem.models import load_model, load_tokenizer
 from tandem.process import replay_mask
 from tandem.sampling import SamplingConfig
+from tandem.strategies import REGISTRY
 
 
 SAMPLE = SamplingConfig(temperature=1.0, max_new_tokens=48, seed=5)
@@ -40,7 +41,7 @@ def test_prob_senior_zero_reproduces_the_juniors_solo_generation(senior, junior,
     assert all(set(r.authorship_mask) == {0} for r in tandem)
 
 
-@pytest.mark.parametrize("strategy", ["word", "bernoulli", "alternating", "chunk", "sentence"])
+@pytest.mark.parametrize("strategy", sorted(REGISTRY))
 def test_lazy_decoding_equals_lockstep(senior, junior, tok, prompts, strategy):
     cfg = TandemConfig(selection_strategy=strategy, chunk_size=5)
     a = TandemEngine(senior, junior, tok, cfg, mode="lockstep").generate(prompts, SAMPLE, junior_logprobs=True)
@@ -59,7 +60,7 @@ def test_lazy_decoding_with_a_small_lag_bound_equals_lockstep(senior, junior, to
     assert tokens_of(a) == tokens_of(b)
 
 
-@pytest.mark.parametrize("strategy", ["word", "bernoulli", "alternating", "chunk", "sentence", "step"])
+@pytest.mark.parametrize("strategy", sorted(REGISTRY))
 def test_emitted_mask_equals_its_replay_from_tokens(senior, junior, tok, prompts, strategy):
     cfg = TandemConfig(selection_strategy=strategy, seed=4, chunk_size=3)
     engine = TandemEngine(senior, junior, tok, cfg)

@@ -11,6 +11,7 @@ import torch
 
 from tandem.config import TandemConfig
 from tandem.process import advance, replay_mask, response_authorship_mask, start_state, stepped_mask
+from tandem.strategies import REGISTRY
 
 V = 100
 
@@ -41,7 +42,7 @@ def test_chunk_toggles_every_chunk_size_tokens():
     assert replay_mask(cfg, None, random_tokens(1, 9), [5])[0].tolist() == [1, 1, 1, 0, 0, 0, 1, 1, 1]
 
 
-@pytest.mark.parametrize("strategy", ["sentence", "step"])
+@pytest.mark.parametrize("strategy", [n for n, s in REGISTRY.items() if s.boundary_kind and not s.draws_coins])
 def test_boundary_toggling_strategies_switch_right_after_each_boundary(strategy):
     cfg = TandemConfig(selection_strategy=strategy)
     tokens = torch.tensor([[5, 7, 99, 5, 99, 99, 6, 7]])
@@ -169,7 +170,7 @@ def test_replay_zeroes_positions_past_each_length():
     assert mask[1].tolist() == [1, 0, 1, 0, 0, 0]
 
 
-@pytest.mark.parametrize("strategy", ["word", "bernoulli"])
+@pytest.mark.parametrize("strategy", [n for n, s in REGISTRY.items() if s.draws_coins])
 @pytest.mark.parametrize("n_tokens", [0, 1, 7, 40])
 def test_a_coin_table_gives_the_same_states_as_drawing_each_coin(strategy, n_tokens):
     # 40 tokens are advanced: tables of 1 and 7 tokens run out part-way and must hand over.
@@ -186,7 +187,7 @@ def test_a_coin_table_gives_the_same_states_as_drawing_each_coin(strategy, n_tok
     assert torch.equal(plain.author, tabled.author) and torch.equal(plain.since_redraw, tabled.since_redraw)
 
 
-@pytest.mark.parametrize("strategy", ["word", "bernoulli", "sentence", "alternating", "chunk", "step"])
+@pytest.mark.parametrize("strategy", sorted(REGISTRY))
 @pytest.mark.parametrize("gap", [1, 3, 32])
 def test_the_vectorised_replay_equals_stepping_advance_token_by_token(strategy, gap):
     cfg = TandemConfig(selection_strategy=strategy, max_gap_tokens=gap, chunk_size=gap + 1, prob_senior=0.4)
@@ -196,3 +197,20 @@ def test_the_vectorised_replay_equals_stepping_advance_token_by_token(strategy, 
         is_b = lookup(boundaries)
         keys = torch.arange(6) * 1000 + seed
         assert torch.equal(replay_mask(cfg, is_b, tokens, keys), stepped_mask(cfg, is_b, tokens, keys))
+
+
+def test_the_registry_holds_the_papers_strategies_and_each_states_what_it_reads():
+    assert sorted(REGISTRY) == ["alternating", "bernoulli", "chunk", "sentence", "step", "word"]
+    assert {n for n, s in REGISTRY.items() if s.draws_coins} == {"word", "bernoulli"}
+    assert {n: s.boundary_kind for n, s in REGISTRY.items() if s.boundary_kind} == {
+        "word": "word", "sentence": "sentence", "step": "step"}
+    for name, entry in REGISTRY.items():
+        cfg = TandemConfig(selection_strategy=name)
+        assert cfg.uses_coins == entry.draws_coins and cfg.needs_boundaries == (entry.boundary_kind is not None)
+
+
+def test_a_strategy_cannot_be_registered_twice():
+    from tandem.strategies import register_strategy
+
+    with pytest.raises(ValueError, match="registered twice"):
+        register_strategy(REGISTRY["word"])

@@ -36,6 +36,7 @@ from tandem.sampling import SamplingConfig  # noqa: E402
 from tandem.task import generate_problems  # noqa: E402
 from tandem.train.data import prompt_ids_batch  # noqa: E402
 from tandem.train.tiny_base import SMOKE_TASK  # noqa: E402
+from tandem.strategies import REGISTRY  # noqa: E402
 from vllm_source.compat import validation_error_type  # noqa: E402
 from vllm_source.engine import VLLMEngine  # noqa: E402
 from vllm_source.runtime import vllm_platform  # noqa: E402
@@ -43,7 +44,7 @@ from vllm_source.runtime import vllm_platform  # noqa: E402
 MAX_NEW = 40
 SAMPLES = 2  # responses per prompt, each with its own request key
 PROMPT_IDS = ["p0", "p1", "p2"]
-STRATEGIES = {
+STRATEGIES = {  # this file's settings of each registered strategy (tandem/strategies.py)
     "word": dict(prob_senior=0.5, max_gap_tokens=4),
     "bernoulli": dict(prob_senior=0.5),
     "sentence": dict(first_author="senior"),
@@ -106,11 +107,11 @@ def vllm_rows(cfg, senior_dir, prompts, solo=False):
         gc.collect()
 
 
-@pytest.mark.parametrize("strategy", sorted(STRATEGIES))
+@pytest.mark.parametrize("strategy", sorted(REGISTRY))
 def test_vllm_greedy_tokens_and_masks_equal_the_reference_engine(
     strategy, scale_senior, scale_junior, tokenizer, prompts
 ):
-    cfg = TandemConfig(selection_strategy=strategy, junior_model=str(scale_junior), **STRATEGIES[strategy])
+    cfg = TandemConfig(selection_strategy=strategy, junior_model=str(scale_junior), **STRATEGIES.get(strategy, {}))
     want = reference(scale_senior, scale_junior, cfg, tokenizer, prompts)
     got = vllm_rows(cfg, scale_senior, prompts)
     assert [g.token_ids for g in got] == [w.token_ids for w in want]

@@ -30,6 +30,7 @@ from tandem.sampling import SamplingConfig  # noqa: E402
 from tandem.task import generate_problems  # noqa: E402
 from tandem.train.data import prompt_ids_batch  # noqa: E402
 from tandem.train.tiny_base import SMOKE_TASK  # noqa: E402
+from tandem.strategies import REGISTRY  # noqa: E402
 from vllm_source.compat import validation_error_type  # noqa: E402
 from vllm_source.engine import VLLMEngine  # noqa: E402
 from vllm_source.placement import check_split_devices  # noqa: E402
@@ -43,7 +44,7 @@ if vllm_platform() != "cpu" and torch.cuda.device_count() < 2:
 MAX_NEW = 40
 SAMPLES = 2
 PROMPT_IDS = ["p0", "p1", "p2"]
-STRATEGIES = {
+STRATEGIES = {  # this file's settings of each registered strategy (tandem/strategies.py)
     "word": dict(prob_senior=0.5, max_gap_tokens=4),
     "bernoulli": dict(prob_senior=0.5),
     "sentence": dict(first_author="senior"),
@@ -86,7 +87,7 @@ def rows(prompts) -> list[list[int]]:
 
 def cfg_for(strategy: str, junior) -> TandemConfig:
     return TandemConfig(selection_strategy=strategy, junior_model=str(junior), placement="split",
-                        **STRATEGIES[strategy])
+                        **STRATEGIES.get(strategy, {}))
 
 
 class Engines:
@@ -131,7 +132,7 @@ def teacher_forced(model_dir, prompt: list[int], tokens: list[int]) -> list[floa
 
 
 # Sorted so that "word" runs last and its engine serves the tests below it.
-@pytest.mark.parametrize("strategy", sorted(STRATEGIES))
+@pytest.mark.parametrize("strategy", sorted(REGISTRY))
 def test_split_greedy_tokens_and_masks_equal_the_reference_engine(
     strategy, engines, scale_senior, scale_junior, tokenizer, prompts
 ):
