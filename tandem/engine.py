@@ -33,7 +33,7 @@ from tandem.decoder_weights import same_architecture
 from tandem.errors import TandemError
 from tandem.generation import GenerationContext, LazyGeneration, LockstepGeneration
 from tandem.models import check_same_model_vocab, check_same_vocab, context_length
-from tandem.rollout import Rollout
+from tandem.rollout import Rollout, check_request_keys
 from tandem.sampling import SamplingConfig
 
 
@@ -85,8 +85,7 @@ class TandemEngine:
             raise TandemError("tandem generation needs a junior model; pass one, or generate solo")
         self.check_prompts(prompts, sampling)
         keys = request_keys if request_keys is not None else [request_key("row", i) for i in range(len(prompts))]
-        if len(keys) != len(prompts):
-            raise TandemError(f"{len(keys)} request keys for {len(prompts)} prompts; pass one key per prompt")
+        check_request_keys(keys, prompts)
         self.last_mode = None if solo else self.decoding_mode(len(prompts))
         context = GenerationContext(self.tandem, self.is_boundary, self.eos_ids(sampling), self.vocab_size,
                                     self.device, self.tokenizer, self.max_lag, junior_logprobs)

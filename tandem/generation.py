@@ -30,7 +30,7 @@ import torch
 from tandem.coins import sample_uniform
 from tandem.config import TandemConfig
 from tandem.process import advance, start_state
-from tandem.rollout import Rollout
+from tandem.rollout import Rollout, cut_at_stop
 from tandem.sampling import SamplingConfig, sample_tokens, token_logprobs
 
 SENIOR, JUNIOR = 0, 1
@@ -117,10 +117,8 @@ class Generation:
     def _rollout(self, r: int) -> Rollout:
         n, p = int(self.n_emitted[r]), int(self.prompt_len[r])
         ids = self.seq[r, p : p + n].tolist()
-        text = self.context.tokenizer.decode(ids, skip_special_tokens=True)
-        if self.finish[r] == "stop" and self.sampling.stop_strings:
-            cut = min((text.find(s) for s in self.sampling.stop_strings if s in text), default=-1)
-            text = text[:cut] if cut >= 0 else text
+        text = cut_at_stop(self.context.tokenizer.decode(ids, skip_special_tokens=True), self.sampling.stop_strings,
+                           self.finish[r] == "stop")
         return Rollout(
             prompt_ids=self.seq[r, :p].tolist(),
             token_ids=ids,

@@ -21,6 +21,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import torch
 
+from tandem.errors import TandemError
 from tandem.sampling import SamplingConfig
 
 SENIOR_TOKEN_FRACTION = "senior_token_fraction"  # senior-written tokens / response tokens
@@ -50,6 +51,20 @@ class Rollout:
         """How often authorship changes within the response."""
         m = self.authorship_mask
         return sum(a != b for a, b in zip(m, m[1:]))
+
+
+def check_request_keys(keys, prompts) -> None:
+    """Every backend's rule: one request key per prompt."""
+    if len(keys) != len(prompts):
+        raise TandemError(f"{len(keys)} request keys for {len(prompts)} prompts; pass one key per prompt")
+
+
+def cut_at_stop(text: str, stop_strings, stopped: bool) -> str:
+    """A response's text cut before the first matched stop string, when the response stopped (every backend)."""
+    if not stopped or not stop_strings:
+        return text
+    hits = [text.find(s) for s in stop_strings if s in text]
+    return text[: min(hits)] if hits else text
 
 
 @runtime_checkable

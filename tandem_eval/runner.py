@@ -311,7 +311,7 @@ def run_benchmark(backend_factory, benchmark: str, problems: list[Problem], base
                 row["cut_by_max_rounds"] = cut
                 row["authorship_mask"] = sample.authorship_mask
                 row["num_handoffs"] = sample.num_handoffs
-                row["senior_fraction"] = sum(sample.authorship_mask) / max(1, len(sample.authorship_mask))
+                row["senior_fraction"] = sample.senior_fraction
         _append_rows(partial_path, config, rows)
         for p in chunk:
             finished[p.id] = [r for r in rows if r["problem_id"] == p.id]

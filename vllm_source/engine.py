@@ -26,7 +26,7 @@ from tandem.boundaries import config_boundary_lookup
 from tandem.config import TandemConfig
 from tandem.errors import TandemError
 from tandem.process import response_authorship_mask
-from tandem.rollout import Rollout
+from tandem.rollout import Rollout, check_request_keys, cut_at_stop
 from tandem.sampling import SamplingConfig
 from vllm_source.compat import engine_defaults
 from vllm_source.engine_config import tandem_engine_kwargs
@@ -94,8 +94,7 @@ class VLLMEngine:
                  solo: bool = False) -> list[Rollout]:
         if not solo and self.tandem is None:
             raise TandemError("this vLLM engine holds the senior only; build it with a TandemConfig, or generate solo")
-        if len(request_keys) != len(prompts):
-            raise TandemError(f"{len(request_keys)} request keys for {len(prompts)} prompts; pass one key per prompt")
+        check_request_keys(request_keys, prompts)
         params = [sampling_params(self.vllm, sampling, key, self._extra_args(key, solo)) for key in request_keys]
         outputs = self.llm.generate([{"prompt_token_ids": list(p)} for p in prompts], params, use_tqdm=False)
         return [self._rollout(prompt, key, out.outputs[0], sampling, solo)
@@ -108,10 +107,8 @@ class VLLMEngine:
         tokens = list(out.token_ids)
         solo = solo or self.tandem is None
         mask = response_authorship_mask(self.tandem, self.is_boundary, tokens, key, solo)
-        text = self.tokenizer.decode(tokens, skip_special_tokens=True)
-        hits = [text.find(s) for s in sampling.stop_strings if s in text]
-        if hits and out.finish_reason == "stop":
-            text = text[: min(hits)]
+        text = cut_at_stop(self.tokenizer.decode(tokens, skip_special_tokens=True), sampling.stop_strings,
+                           out.finish_reason == "stop")
         logprobs = [lp[t].logprob for lp, t in zip(out.logprobs, tokens, strict=True)] if out.logprobs else None
         return Rollout(list(prompt), tokens, mask, text, "length" if out.finish_reason == "length" else "stop",
                        key, senior_logprobs=logprobs)
