@@ -20,7 +20,8 @@ spec = importlib.util.spec_from_file_location("smoke_summary", REPO / "scripts" 
 smoke_summary = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(smoke_summary)
 
-V1 = {"vllm": "0.28.0", "runner": "v1", "model_runner": "vllm.v1.worker.gpu_model_runner.GPUModelRunner"}
+V1 = {"vllm": "0.28.0", "runner": "v1", "model_runner": "vllm.v1.worker.gpu_model_runner.GPUModelRunner",
+      "runner_env": "0"}
 
 
 def write(run: Path, n: int, *records: dict) -> None:
@@ -32,7 +33,8 @@ def test_the_runner_the_workers_of_both_launches_agree_on_is_reported(tmp_path):
     write(tmp_path, 1, V1, V1)
     write(tmp_path, 2, V1, V1)
     assert smoke_summary.engines(tmp_path) == {"vllm_version": "0.28.0", "model_runner": "v1",
-                                               "model_runner_class": V1["model_runner"], "engine_workers": 4}
+                                               "model_runner_class": V1["model_runner"], "engine_workers": 4,
+                                               "runner_env": ["0"]}
 
 
 def test_workers_on_two_runners_are_an_error(tmp_path):

@@ -122,3 +122,4 @@ def test_both_arms_report_one_vllm_and_the_same_v1_model_runner_read_from_their_
     assert len(set(kinds.values())) == 1, kinds
     assert smoke["vanilla"]["model_runner"] == "v1" and vllm.__version__.startswith(smoke["vanilla"]["vllm_version"])
     assert smoke["tandem_split"]["engine_workers"] == 2 * smoke["tandem"]["engine_workers"]  # one per TP rank
+    assert all(smoke[run]["runner_env"] == ["0"] for run in RUNS)  # the launchers' pin reached every worker

@@ -36,7 +36,7 @@ def test_every_backend_that_sizes_from_the_model_config_is_refused_in_one_line(m
 
 
 def test_the_fix_names_the_usable_backends_or_the_release_that_has_them():
-    with pytest.raises(TandemError, match="VLLM_ATTENTION_BACKEND=CPU_ATTN or FLASHINFER or TRITON_ATTN"):
+    with pytest.raises(TandemError, match="attention_backend.*CPU_ATTN or FLASHINFER or TRITON_ATTN"):
         check_split_backend("0.28", "FLASH_ATTN")
     assert split_backends("0.24") == []
     with pytest.raises(TandemError, match="use vLLM 0.28"):
@@ -50,14 +50,16 @@ def test_an_unread_backend_and_flashinfer_on_compute_capability_10_are_refused()
         check_split_backend("0.28", "FLASHINFER", capability_major=10)
 
 
-def test_a_requested_backend_is_refused_before_the_engine_starts(monkeypatch):
-    monkeypatch.setenv("VLLM_ATTENTION_BACKEND", "FLASH_ATTN")
-    with pytest.raises(TandemError, match="FLASH_ATTN"):
-        check_requested_backend("0.28.0")
-    monkeypatch.setenv("VLLM_ATTENTION_BACKEND", "TRITON_ATTN")
-    check_requested_backend("0.28.0")
-    with pytest.raises(TandemError, match="FLEX_ATTENTION"):  # the engine's own setting wins over the variable
-        check_requested_backend("0.28.0", type("AttentionConfig", (), {"backend": "FLEX_ATTENTION"})())
+@pytest.mark.parametrize("kwargs", [{"attention_backend": "FLASH_ATTN"}, {"attention_config": {"backend": "FLASH_ATTN"}},
+                                    {"attention_config": type("AttentionConfig", (), {"backend": "FLEX_ATTENTION"})()}])
+def test_a_requested_backend_is_refused_before_the_engine_starts(kwargs):
+    with pytest.raises(TandemError, match="attention backend"):
+        check_requested_backend("0.28.0", kwargs)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"attention_backend": "TRITON_ATTN"}, {"attention_config": {"backend": None}}])
+def test_a_usable_or_unnamed_backend_passes_the_early_check(kwargs):
+    check_requested_backend("0.28.0", kwargs)
 
 
 def test_the_worker_check_reads_the_backend_each_attention_layer_was_given():

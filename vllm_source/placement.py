@@ -67,7 +67,7 @@ def split_engine_kwargs(engine_kwargs: dict) -> dict:
     except importlib.metadata.PackageNotFoundError:
         vllm_version = None
     if vllm_version is not None:
-        check_requested_backend(vllm_version, engine_kwargs.get("attention_config"))
+        check_requested_backend(vllm_version, engine_kwargs)
     return {**engine_kwargs, "tensor_parallel_size": SPLIT_WORLD}
 
 

@@ -3,10 +3,12 @@
 vLLM has two model runners. V1 (`vllm/v1/worker/gpu_model_runner.py`, `cpu_model_runner.py`)
 runs custom logits processors; V2 (`vllm/v1/worker/gpu/model_runner.py`, `cpu/...`) runs
 none, so the tandem model refuses it (`model.refuse_v2_model_runner`). The default depends
-on the release and the architecture: vLLM 0.24 puts plain `Qwen3ForCausalLM` on V2, so the
-GRPO arm would decode on another runner than the tandem arm; vLLM 0.28 keeps it on V1. Both
-releases decide by `$VLLM_USE_V2_MODEL_RUNNER` first (`VllmConfig.use_v2_model_runner`), so
-setting it to 0 in every process that starts an engine puts both arms on V1.
+on the release and the architecture: vLLM 0.24 lists plain `Qwen3ForCausalLM` as a V2
+architecture, vLLM 0.28 puts every dense model on V2 where Triton is available (a GPU), and
+both fall back to V1 for an engine given custom logits processors: left alone, the GRPO arm
+would decode on another runner than the tandem arm. Both releases decide by
+`$VLLM_USE_V2_MODEL_RUNNER` first (`VllmConfig.use_v2_model_runner`), so setting it to 0 in
+every process that starts an engine puts both arms on V1.
 
 The runner an engine *actually* used is read from its workers: the class of
 `worker.model_runner`, through `LLM.collective_rpc` and the worker extension below for the
@@ -59,7 +61,7 @@ def worker_runner(worker) -> dict:
 
     cls = type(worker.model_runner)
     return {"vllm": vllm.__version__, "model_runner": f"{cls.__module__}.{cls.__qualname__}",
-            "runner": runner_generation(cls), "pid": os.getpid()}
+            "runner": runner_generation(cls), "runner_env": os.environ.get(RUNNER_ENV), "pid": os.getpid()}
 
 
 EXTENSION = "vllm_source.runner.RunnerReport"

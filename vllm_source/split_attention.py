@@ -13,12 +13,11 @@ each entry against the installed backend's own source (`tests/test_scale_vllm_sp
 the accepted release's entries were read from its wheel. The split model checks the
 backend its attention layers were actually given (`check_split_backend`), inside each
 worker before any weights load; `check_requested_backend` refuses an explicitly requested
-one in the calling process before the engine starts.
+one in the calling process before the engine starts. Left to vLLM, an H100 gets
+FLASH_ATTN (FA3), which split refuses: name TRITON_ATTN (engine argument `attention_backend`).
 """
 
 from __future__ import annotations
-
-import os
 
 from tandem.errors import TandemError
 
@@ -34,14 +33,16 @@ HEADS_FROM: dict[str, dict[str, tuple[str, str]]] = {
         "FLASHINFER": (LAYERS, "v1/attention/backends/flashinfer.py:777"),
         "FLASH_ATTN": (CONFIG, "v1/attention/backends/flash_attn.py:436 (FA3's ahead-of-time scheduler); "
                                "v1/attention/backends/rocm_aiter_fa.py:416 (ROCm's, same name)"),
-        "FLEX_ATTENTION": (CONFIG, "v1/attention/backends/flex_attention.py:872"),
+        "FLEX_ATTENTION": (CONFIG, "v1/attention/backends/flex_attention.py:872 (stored, not read since)"),
         "ROCM_ATTN": (CONFIG, "v1/attention/backends/rocm_attn.py:91"),
         "TURBOQUANT": (CONFIG, "v1/attention/backends/turboquant_attn.py:265"),
     },
     "0.24": {
         "TRITON_ATTN": (CONFIG, "v1/attention/backends/triton_attn.py:113 (softmax_segm_* scratch)"),
-        "FLASHINFER": (CONFIG, "v1/attention/backends/flashinfer.py:638,764 (plan num_qo_heads)"),
-        "FLASH_ATTN": (CONFIG, "v1/attention/backends/flash_attn.py:342,471-476 (FA3's ahead-of-time scheduler)"),
+        "FLASHINFER": (CONFIG, "v1/attention/backends/flashinfer.py:638 (plan num_qo_heads)"),
+        "FLASH_ATTN": (CONFIG, "v1/attention/backends/flash_attn.py:342 (FA3's ahead-of-time scheduler)"),
+        "CPU_ATTN": (CONFIG, "v1/attention/backends/cpu_attn.py:141 (query and KV heads)"),
+        "TURBOQUANT": (CONFIG, "v1/attention/backends/turboquant_attn.py:216"),
     },
 }
 # FlashInfer on vLLM 0.28 plans from the layers, but picks its TRT-LLM kernels on compute
@@ -60,7 +61,8 @@ def check_split_backend(vllm_minor: str, backend: str, capability_major: int | N
     if source == LAYERS and not (backend == "FLASHINFER" and capability_major == FLASHINFER_CONFIG_CAPABILITY):
         return
     usable = split_backends(vllm_minor)
-    fix = (f"choose one that reads them from the layers: VLLM_ATTENTION_BACKEND={' or '.join(usable)}"
+    fix = (f"set vLLM's attention backend (engine argument attention_backend) to one that reads them from the "
+           f"layers: {' or '.join(usable)}"
            if usable else f"use vLLM 0.28 (no backend of vLLM {vllm_minor} reads them from the layers)")
     raise TandemError(
         f"placement='split' cannot run vLLM {vllm_minor}'s {backend} attention backend: it sizes the query heads "
@@ -69,16 +71,21 @@ def check_split_backend(vllm_minor: str, backend: str, capability_major: int | N
     )
 
 
-def requested_backend(attention_config=None) -> str | None:
-    """The backend the user asked for (engine `attention_config.backend`, else $VLLM_ATTENTION_BACKEND), if any."""
-    backend = getattr(attention_config, "backend", None) if attention_config is not None else None
-    name = getattr(backend, "name", backend) or os.environ.get("VLLM_ATTENTION_BACKEND")
+def requested_backend(engine_kwargs: dict) -> str | None:
+    """The backend an engine's keyword arguments ask for (`attention_backend` or `attention_config.backend`), if any.
+
+    vLLM 0.24 and 0.28 take the backend from these engine arguments only (no environment variable).
+    """
+    config = engine_kwargs.get("attention_config")
+    backend = config.get("backend") if isinstance(config, dict) else getattr(config, "backend", None)
+    backend = engine_kwargs.get("attention_backend") or backend
+    name = getattr(backend, "name", backend)
     return str(name) if name else None
 
 
-def check_requested_backend(vllm_version: str, attention_config=None) -> None:
+def check_requested_backend(vllm_version: str, engine_kwargs: dict) -> None:
     """Before the engine starts: refuse an explicitly requested backend that split cannot use."""
-    backend = requested_backend(attention_config)
+    backend = requested_backend(engine_kwargs)
     if backend is not None:
         check_split_backend(".".join(vllm_version.split(".")[:2]), backend)
 

@@ -21,7 +21,8 @@ trainer probability gap per step (`actor/tandem/senior_rollout_probs_diff_max`),
 small after every weight sync only if the sync reached the engine's senior; and, read from
 the rollout engine's own workers (`engines-N.jsonl`, which each vLLM worker writes when
 `$TANDEM_ENGINE_REPORT` names it: `vllm_source/runner.py`), `vllm_version`, `model_runner`
-(`v1` or `v2`), `model_runner_class` and `engine_workers`. A run whose workers disagree,
+(`v1` or `v2`), `model_runner_class`, `engine_workers` and `runner_env` (the values of
+`VLLM_USE_V2_MODEL_RUNNER` the workers saw). A run whose workers disagree,
 or that wrote no such record, is an error.
 """
 
@@ -101,7 +102,7 @@ def engines(run_dir: Path) -> dict:
         raise SystemExit(f"error: {run_dir}: the rollout workers report {len(kinds)} vLLM model runners: {kinds}")
     vllm_version, runner, runner_class = kinds[0]
     return {"vllm_version": vllm_version, "model_runner": runner, "model_runner_class": runner_class,
-            "engine_workers": len(records)}
+            "engine_workers": len(records), "runner_env": sorted({str(r.get("runner_env")) for r in records})}
 
 
 def summarize_run(run_dir: Path, tandem: bool) -> dict:
