@@ -1,12 +1,19 @@
 """Validate a GPU machine for the scale path: every GPU check, one report, one summary line.
 
     bash scripts/gpu_check.sh --out DIR [--python PY] [--model Qwen/Qwen3-0.6B] [--only NAME ...] [--skip NAME ...]
+    bash scripts/gpu_check.sh --out DIR --wheelhouse WHEELHOUSE      # a node without internet
 
 Run it first on any new GPU machine (or inside the Dockerfile.repro image). It finds the
 GPU stack (--python, $GPU_CHECK_PYTHON, .venv-gpu, or the Python running it: the first
-whose torch sees CUDA and that imports vLLM and verl; with none, it installs
-`verl[vllm]==0.9.1` and this package into .venv-gpu unless --no-install), then runs on
-CUDA, each as one entry of DIR/gpu_check.json:
+whose torch sees CUDA and that imports vLLM and verl). With none, it installs the tested
+stack of vllm_source/stack.py (torch, vLLM, flashinfer, verl without its [vllm] extra,
+transformers, each at the pinned version) and this package with its dev, eval and wandb
+extras into .venv-gpu from the index, unless --no-install. With --wheelhouse WHEELHOUSE
+(built by scripts/gpu_wheelhouse.sh) it installs into .venv-gpu from that folder with no
+index instead: split files are joined and every file is checked against the manifest's
+sha256 first, the stack is the release the wheelhouse was built for, and a wheelhouse
+built for a machine that already has torch (--present) gets a venv that sees the system's
+packages. Then it runs on CUDA, each check as one entry of DIR/gpu_check.json:
 
   stack             the stack imports and torch sees the GPUs (versions recorded)
   async_scheduling  vLLM keeps async scheduling on for the tandem engine (its CUDA default)
@@ -21,8 +28,10 @@ CUDA, each as one entry of DIR/gpu_check.json:
 
 Each entry is passed, failed or skipped (with the reason); nothing is reported as passed
 that did not run. Logs go to DIR/logs/. Exit: 0 when no check failed, 1 when one did,
-2 (one line) when no NVIDIA GPU is visible or the arguments are wrong. Only the standard
-library is used here; the checks run in the stack's Python.
+2 (one line) when no NVIDIA GPU is visible, the arguments are wrong or the wheelhouse is
+missing, incomplete or differs from its manifest. The report's expected_stack is the
+release of vllm_source/stack.py that was to be installed. Only the standard library is
+used here; the checks run in the stack's Python.
 """
 
 from __future__ import annotations
@@ -45,10 +54,24 @@ CHECKS = ("stack", "async_scheduling", "vllm_engine", "vllm_compiled", "vllm_tp2
 ENGINE_TESTS = ("tests/test_scale_vllm_engine*.py", "tests/test_scale_vllm_gpu_*.py", "tests/test_scale_vllm_split*.py")
 SELECT = {"vllm_engine": "not (compiled or tensor_parallel or tp2 or split)", "vllm_compiled": "compiled",
           "vllm_tp2": "tensor_parallel or tp2 or split"}
-STACK_PINS = {"vllm": "0.24.0", "verl": "0.9.1", "torch": "2.11.0"}  # verl 0.9.1's [vllm] extra
 CPU_ONLY_ENV = ("VLLM_TARGET_DEVICE", "VERL_PLATFORM", "VERL_ENGINE_DEVICE", "VLLM_CPU_KVCACHE_SPACE",
                 "VLLM_CPU_OMP_THREADS_BIND", "TANDEM_VLLM_CPU_LIVE_WEIGHTS", "VERL_USE_EXTERNAL_MODULES")
 DATASET = "agentica-org/DeepScaleR-Preview-Dataset"
+
+
+def load_by_path(name: str, path: Path):
+    """A module of this checkout loaded from its file, so that nothing else of the package is imported."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+WHEELHOUSE = load_by_path("_tandem_gpu_wheelhouse", REPO / "scripts" / "gpu_wheelhouse.py")
+STACK = WHEELHOUSE.load_stack()  # vllm_source/stack.py: the one home of the stack's pins
 
 PROBE = r"""
 import json, importlib.metadata as md, platform
@@ -125,11 +148,16 @@ class Runner:
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    ap = OneLineParser(prog="scripts/gpu_check.sh", description=__doc__.splitlines()[0])
+    ap = OneLineParser(prog="scripts/gpu_check.sh", description=__doc__.splitlines()[0],
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       epilog="\n".join(__doc__.splitlines()[2:]) + f"\nvLLM releases of stack.py: {STACK.describe()}")
     ap.add_argument("--out", required=True, type=Path, help="report directory (DIR/gpu_check.json, DIR/logs/)")
     ap.add_argument("--python", default=None, help="the GPU stack's interpreter (default: found, else installed)")
     ap.add_argument("--venv", type=Path, default=REPO / ".venv-gpu", help="where to install the stack if none is found")
     ap.add_argument("--no-install", action="store_true", help="never install; fail the stack check instead")
+    ap.add_argument("--wheelhouse", type=Path, default=None, metavar="DIR",
+                    help="install the stack and this package into --venv from DIR (scripts/gpu_wheelhouse.sh) with "
+                         "no index, then run the checks in it")
     ap.add_argument("--model", default="Qwen/Qwen3-0.6B", help="checkpoint for the launcher runs (hub name or path)")
     ap.add_argument("--only", nargs="+", default=None, metavar="NAME", help=f"run only these of: {', '.join(CHECKS)}")
     ap.add_argument("--skip", nargs="+", default=[], metavar="NAME", help="skip these checks")
@@ -138,7 +166,57 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     for name in (args.only or []) + args.skip:
         if name not in CHECKS:
             raise UsageError(f"gpu_check: no check named {name!r}; checks: {', '.join(CHECKS)}")
+    if args.wheelhouse is not None and (args.no_install or args.python):
+        raise UsageError("gpu_check: --wheelhouse installs into --venv: drop --no-install and --python")
+    args.manifest, args.release = (None, STACK.TESTED) if args.wheelhouse is None else check_wheelhouse(args.wheelhouse)
     return args
+
+
+def check_wheelhouse(folder: Path) -> tuple[dict, object]:
+    """The wheelhouse's manifest and its release in stack.py, without hashing; one line (exit 2) when it cannot serve."""
+    folder = folder.resolve()
+    try:
+        manifest = WHEELHOUSE.load_manifest(folder)
+        WHEELHOUSE.check_complete(folder, manifest)
+    except WHEELHOUSE.WheelhouseError as e:
+        raise UsageError(f"gpu_check: --wheelhouse: {e}") from None
+    release = STACK.release_for_vllm(manifest["vllm"])
+    rebuild = f"rebuild it with bash scripts/gpu_wheelhouse.sh --out {folder}"
+    if release is None or release.vllm != manifest["vllm"]:
+        raise UsageError(f"gpu_check: --wheelhouse {folder} holds vLLM {manifest['vllm']}, which "
+                         f"vllm_source/stack.py does not list ({STACK.describe()}): {rebuild}")
+    if manifest["stack"] != WHEELHOUSE.stack_requirements(STACK, release):
+        raise UsageError(f"gpu_check: --wheelhouse {folder} was built for {' '.join(manifest['stack'])}, "
+                         f"vllm_source/stack.py now pins {' '.join(WHEELHOUSE.stack_requirements(STACK, release))}: {rebuild}")
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    if manifest["python"] != python:
+        raise UsageError(f"gpu_check: --wheelhouse {folder} is for Python {manifest['python']} and this is Python "
+                         f"{python}: run with GPU_CHECK_LAUNCHER_PYTHON=python{manifest['python']}, or build the "
+                         f"wheelhouse with --python {python}")
+    return manifest, release
+
+
+def expected_stack(release) -> dict:
+    """What the stack should be: one release of vllm_source/stack.py and the pins that go with it."""
+    return {"vllm": release.vllm, "status": release.status, "torch": release.torch, "torch_cuda": release.torch_cuda,
+            "flashinfer": release.flashinfer, "flashinfer_cubin": release.flashinfer_cubin, "verl": STACK.VERL,
+            "transformers": STACK.TRANSFORMERS_RESOLVED}
+
+
+def install_steps(args) -> list[list[str]]:
+    """The commands that build --venv: from the index (the tested stack) or from --wheelhouse with no index."""
+    python, stack = str(args.venv / "bin" / "python"), WHEELHOUSE.stack_requirements(STACK, args.release)
+    if args.manifest is None:
+        project = f"{REPO}[{','.join(WHEELHOUSE.EXTRAS)}]"
+        return [[sys.executable, "-m", "venv", str(args.venv)],
+                [python, "-m", "pip", "install", "--upgrade", "pip"],
+                [python, "-m", "pip", "install", *stack, "-e", project]]
+    manifest, local = args.manifest, ["--no-index", "--find-links", str(args.wheelhouse.resolve())]
+    system = ["--system-site-packages"] if manifest["skipped_present"] else []  # the image's torch, for one
+    return [[sys.executable, "-m", "venv", *system, str(args.venv)],
+            [python, "-m", "pip", "install", *local, "--upgrade", *manifest["build_requires"]],
+            [python, "-m", "pip", "install", *local, "--no-build-isolation", *stack, "-e",
+             f"{REPO}[{','.join(manifest['extras'])}]"]]
 
 
 def detect_gpus(nvidia_smi: str) -> list[dict]:
@@ -193,6 +271,8 @@ def find_stack(args, runner: Runner, env: dict, logs: Path) -> tuple[str | None,
     check, t0 = Check("stack"), time.monotonic()
     candidates = [args.python] if args.python else [os.environ.get("GPU_CHECK_PYTHON"),
                                                     str(args.venv / "bin" / "python"), sys.executable]
+    if args.wheelhouse is not None:
+        candidates = []  # install from it first, then check the venv
     tried = []
     for python in [c for c in candidates if c]:
         if not (Path(python).is_file() or shutil.which(python)):
@@ -206,18 +286,17 @@ def find_stack(args, runner: Runner, env: dict, logs: Path) -> tuple[str | None,
               "and verl must import; see the log, or drop --no-install to build .venv-gpu"
         return None, None, finish(check, t0, "failed", why, logs / "stack.log")
     python = str(args.venv / "bin" / "python")
-    steps = [[sys.executable, "-m", "venv", str(args.venv)],
-             [python, "-m", "pip", "install", "--upgrade", "pip"],
-             [python, "-m", "pip", "install", f"verl[vllm]=={STACK_PINS['verl']}", "-e", f"{REPO}[dev,eval]"]]
-    for i, cmd in enumerate(steps):
+    source = f"from the wheelhouse {args.wheelhouse}" if args.wheelhouse is not None else "from the index"
+    for i, cmd in enumerate(install_steps(args)):
         if runner.run(cmd, env, logs / f"install-{i}.log", args.timeout * 2) != 0:
-            return None, None, finish(check, t0, "failed", f"installing the stack into {args.venv} failed",
+            return None, None, finish(check, t0, "failed", f"installing the stack into {args.venv} {source} failed",
                                       logs / f"install-{i}.log")
     facts = probe(runner, python, PROBE, env, logs / "stack.log", args.timeout)
     if usable(facts):
-        return python, facts, finish(check, t0, "passed", f"installed into {args.venv}", logs / "stack.log", facts)
-    return None, None, finish(check, t0, "failed", f"installed into {args.venv}, but torch does not see CUDA or "
-                                                   "vLLM/verl do not import", logs / "stack.log", facts or {})
+        return python, facts, finish(check, t0, "passed", f"installed into {args.venv} {source}", logs / "stack.log",
+                                     facts)
+    return None, None, finish(check, t0, "failed", f"installed into {args.venv} {source}, but torch does not see "
+                                                   "CUDA or vLLM/verl do not import", logs / "stack.log", facts or {})
 
 
 def finish(check: Check, t0: float, status: str, reason: str, log: Path | None = None, details=None) -> Check:
@@ -347,6 +426,13 @@ def summary_line(checks: list[Check], gpus: list[dict], versions: dict, report: 
             + (f" (failed: {', '.join(failed)})" if failed else "") + f" | {gpu}, {stack} -> {report}")
 
 
+def wheelhouse_summary(args) -> dict | None:
+    if args.manifest is None:
+        return None
+    keys = ("vllm", "release_status", "torch_source", "python", "file_count", "total_bytes")
+    return {"dir": str(args.wheelhouse.resolve()), **{k: args.manifest.get(k) for k in keys}}
+
+
 def main(argv: list[str] | None = None, runner: Runner | None = None) -> int:
     try:
         args = parse_args(sys.argv[1:] if argv is None else argv)
@@ -354,6 +440,12 @@ def main(argv: list[str] | None = None, runner: Runner | None = None) -> int:
         if not gpus:
             raise UsageError("gpu_check: no NVIDIA GPU found (nvidia-smi lists none); this command validates a GPU "
                              "machine; on CPU run bash scripts/test_scale.sh")
+        if args.wheelhouse is not None:
+            print(f"gpu_check: joining and checking the wheelhouse {args.wheelhouse} (sha256) ...", flush=True)
+            try:
+                WHEELHOUSE.join(args.wheelhouse.resolve())
+            except WHEELHOUSE.WheelhouseError as e:
+                raise UsageError(f"gpu_check: --wheelhouse: {e}") from None
     except UsageError as e:
         print(e, file=sys.stderr)
         return 2
@@ -368,7 +460,8 @@ def main(argv: list[str] | None = None, runner: Runner | None = None) -> int:
     line = summary_line(checks, gpus, versions, report)
     report.write_text(json.dumps({
         "started_utc": started, "finished_utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "model": args.model, "gpus": gpus, "versions": versions, "expected_stack": STACK_PINS,
+        "model": args.model, "gpus": gpus, "versions": versions, "expected_stack": expected_stack(args.release),
+        "wheelhouse": wheelhouse_summary(args),
         "checks": [asdict(c) for c in checks], "summary": line}, indent=2) + "\n")
     print(line)
     return 1 if any(c.status == "failed" for c in checks) else 0

@@ -23,9 +23,12 @@ gpu_check = importlib.util.module_from_spec(spec)
 sys.modules["gpu_check"] = gpu_check  # dataclasses look their module up there
 spec.loader.exec_module(gpu_check)
 
-FACTS = {"python": "3.12.3", "torch": "2.11.0+cu130", "torch_cuda": "13.0", "cuda_available": True,
-         "device_count": 1, "vllm": "0.24.0", "verl": "0.9.1", "transformers": "5.9.0", "flashinfer": "0.6.12",
-         "flash_attn": "2.8.3.post2"}
+STACK = gpu_check.STACK  # vllm_source/stack.py
+TESTED = STACK.TESTED
+# What the stack probe prints for the tested stack (sdpa only: no flash-attn)
+FACTS = {"python": "3.12.3", "torch": f"{TESTED.torch}+{TESTED.torch_cuda}", "torch_cuda": "13.0",
+         "cuda_available": True, "device_count": 1, "vllm": TESTED.vllm, "verl": STACK.VERL,
+         "transformers": STACK.TRANSFORMERS_RESOLVED, "flashinfer": TESTED.flashinfer, "flash_attn": None}
 
 
 def fake_smi(tmp_path: Path, gpus: int) -> Path:
@@ -83,6 +86,10 @@ def write_launch_files(run_dir: Path, tandem: bool) -> None:
         "actor_rollout_ref": {"rollout": {"tensor_model_parallel_size": tp}}}))
     for s in (2, 3):
         (run_dir / "ckpt" / run_dir.name / f"global_step_{s}").mkdir(parents=True, exist_ok=True)
+    for n in (1, 2):  # each rollout worker's engine report (vllm_source/runner.py, read by smoke_summary)
+        (run_dir / f"engines-{n}.jsonl").write_text(json.dumps(
+            {"vllm": TESTED.vllm, "runner": "v1", "model_runner": "vllm.v1.worker.gpu_model_runner.GPUModelRunner"})
+            + "\n")
 
 
 def run_main(tmp_path, argv, runner=None, gpus=1, monkeypatch=None):
@@ -137,9 +144,15 @@ def test_all_green_on_one_gpu_with_tp2_skipped_for_want_of_a_second(tmp_path, mo
         assert checks[two_gpu_check]["status"] == "skipped"
         assert "needs 2 GPUs; this machine has 1" in checks[two_gpu_check]["reason"]
     assert all(c["status"] == "passed" for n, c in checks.items() if n not in ("vllm_tp2", "launch_tandem_split"))
-    assert data["versions"] == {"driver": "580.95.05", "driver_cuda": "13.0", "cuda": "13.0", "torch": "2.11.0+cu130",
-                                "vllm": "0.24.0", "verl": "0.9.1", "transformers": "5.9.0", "flashinfer": "0.6.12",
-                                "flash_attn": "2.8.3.post2", "python": "3.12.3"}
+    assert data["versions"] == {"driver": "580.95.05", "driver_cuda": "13.0", "cuda": "13.0",
+                                "torch": f"{TESTED.torch}+cu130", "vllm": TESTED.vllm, "verl": STACK.VERL,
+                                "transformers": STACK.TRANSFORMERS_RESOLVED, "flashinfer": TESTED.flashinfer,
+                                "flash_attn": None, "python": "3.12.3"}
+    assert data["expected_stack"] == {"vllm": TESTED.vllm, "status": "tested", "torch": TESTED.torch,
+                                      "torch_cuda": TESTED.torch_cuda, "flashinfer": TESTED.flashinfer,
+                                      "flashinfer_cubin": TESTED.flashinfer_cubin, "verl": STACK.VERL,
+                                      "transformers": STACK.TRANSFORMERS_RESOLVED}
+    assert data["wheelhouse"] is None
     line = capsys.readouterr().out.strip()
     assert line == data["summary"] and line.startswith("gpu check: 8 passed, 0 failed, 2 skipped | 1x NVIDIA H100")
     assert checks["launch_tandem"]["details"]["resumed_step"] == 3
@@ -227,3 +240,180 @@ def test_only_and_skip_select_checks_and_say_why_the_rest_did_not_run(tmp_path, 
 def test_launchers_without_their_data_are_skipped(tmp_path, monkeypatch):
     rc, _, checks = run_main(tmp_path, ["--skip", "launchers_data"], monkeypatch=monkeypatch)
     assert checks["launch_tandem"]["status"] == "skipped" and "no training data" in checks["launch_tandem"]["reason"]
+
+
+# ------------------------------------------------------------------ installing the stack
+
+class InstallRunner(FakeRunner):
+    """No usable stack until the install's last step has run; records the install commands."""
+
+    def __init__(self, steps: int = 3):
+        super().__init__(facts=None)
+        self.steps, self.installed = steps, False
+
+    def run(self, cmd, env, log, timeout):
+        if log.name == f"install-{self.steps - 1}.log":
+            self.installed = True
+        self.facts = FACTS if self.installed else None
+        return super().run(cmd, env, log, timeout)
+
+    def commands(self) -> list[list[str]]:
+        return [cmd for name, cmd, _ in self.calls if name.startswith("install-")]
+
+
+def stack_pins(release=TESTED) -> list[str]:
+    pins = [f"torch=={release.torch}", f"vllm=={release.vllm}", f"flashinfer-python=={release.flashinfer}",
+            f"verl=={STACK.VERL}", f"transformers=={STACK.TRANSFORMERS_RESOLVED}"]
+    return pins + ([f"flashinfer-cubin=={release.flashinfer_cubin}"] if release.flashinfer_cubin else [])
+
+
+def install_main(tmp_path, monkeypatch, argv, runner):
+    monkeypatch.setenv("GPU_CHECK_NVIDIA_SMI", str(fake_smi(tmp_path, 1)))
+    monkeypatch.delenv("GPU_CHECK_PYTHON", raising=False)
+    rc = gpu_check.main(["--out", str(tmp_path / "out"), "--venv", str(tmp_path / "venv"), "--only", "stack", *argv],
+                        runner=runner)
+    return rc, json.loads((tmp_path / "out" / "gpu_check.json").read_text())
+
+
+def test_with_no_stack_it_installs_the_tested_stack_of_stack_py_without_verls_vllm_extra(tmp_path, monkeypatch):
+    runner = InstallRunner()
+    rc, data = install_main(tmp_path, monkeypatch, [], runner)
+    assert rc == 0 and data["checks"][0]["status"] == "passed" and "from the index" in data["checks"][0]["reason"]
+    venv, install = runner.commands()[0], runner.commands()[-1]
+    assert venv == [sys.executable, "-m", "venv", str(tmp_path / "venv")]
+    assert sorted(install[install.index("install") + 1:install.index("-e")]) == sorted(stack_pins())
+    assert install[-1] == f"{REPO}[dev,eval,wandb]" and not any("[vllm]" in a for a in install)
+    assert data["expected_stack"]["vllm"] == TESTED.vllm and data["wheelhouse"] is None
+
+
+class StandInPip:
+    """The resolver's answer for a wheelhouse: each pinned requirement, with a small stand-in file."""
+
+    def content(self, file: str) -> bytes:
+        return (file.encode() * 40)[:1000]
+
+    def resolve(self, python, requirements, constraints):
+        pins = [r.split("==") for r in requirements if "==" in r]
+        return [self.dist(name, version) for name, version in pins]
+
+    def dist(self, name, version):
+        file = f"{name.replace('-', '_')}-{version}-py3-none-any.whl"
+        import hashlib
+        return gpu_check.WHEELHOUSE.Dist(name, version, file, f"https://files.example/{file}",
+                                         hashlib.sha256(self.content(file)).hexdigest())
+
+    def download(self, python, dists, dest):
+        for d in dists:
+            (dest / d.file).write_bytes(self.content(d.file))
+
+
+def make_wheelhouse(tmp_path: Path, present: str | None = None, part_bytes: int | None = 400) -> tuple[Path, dict]:
+    """A wheelhouse for this interpreter built by scripts/gpu_wheelhouse.py, every file cut into parts."""
+    wh = gpu_check.WHEELHOUSE
+    freeze = None
+    if present is not None:
+        freeze = tmp_path / "freeze.txt"
+        freeze.write_text(present)
+    target = wh.plan_target(f"{sys.version_info.major}.{sys.version_info.minor}", freeze)
+    out = tmp_path / "wheelhouse"
+    return out, wh.build(out, target, StandInPip(), part_bytes=part_bytes)
+
+
+def test_a_wheelhouse_is_joined_then_installed_with_no_index(tmp_path, monkeypatch):
+    folder, manifest = make_wheelhouse(tmp_path)
+    assert list(folder.glob("*.part000"))
+    runner = InstallRunner()
+    rc, data = install_main(tmp_path, monkeypatch, ["--wheelhouse", str(folder)], runner)
+    assert rc == 0 and "from the wheelhouse" in data["checks"][0]["reason"]
+    assert [name for name, _, _ in runner.calls][0] == "install-0.log"  # no other interpreter is tried first
+    assert not list(folder.glob("*.part*")) and all((folder / e["file"]).is_file() for e in manifest["files"])
+    venv, tools, install = runner.commands()
+    assert venv == [sys.executable, "-m", "venv", str(tmp_path / "venv")]
+    local = ["--no-index", "--find-links", str(folder.resolve())]
+    assert tools[3:] == ["install", *local, "--upgrade", *manifest["build_requires"]]
+    assert install[3:] == ["install", *local, "--no-build-isolation", *manifest["stack"], "-e", f"{REPO}[dev,eval,wandb]"]
+    assert data["wheelhouse"] == {"dir": str(folder.resolve()), "vllm": TESTED.vllm, "release_status": "tested",
+                                  "torch_source": "wheelhouse", "python": manifest["python"],
+                                  "file_count": manifest["file_count"], "total_bytes": manifest["total_bytes"]}
+
+
+def test_a_wheelhouse_for_a_machine_with_torch_211_installs_vllm_024_next_to_it(tmp_path, monkeypatch):
+    folder, manifest = make_wheelhouse(tmp_path, present="torch==2.11.0+cu130\n")
+    accepted = STACK.release_for_torch("2.11.0")
+    runner = InstallRunner()
+    rc, data = install_main(tmp_path, monkeypatch, ["--wheelhouse", str(folder)], runner)
+    venv, _, install = runner.commands()
+    assert rc == 0 and "--system-site-packages" in venv  # the image's torch stays visible
+    assert sorted(install[install.index("--no-build-isolation") + 1:install.index("-e")]) == sorted(stack_pins(accepted))
+    assert data["expected_stack"]["vllm"] == accepted.vllm and data["expected_stack"]["status"] == "accepted"
+    assert data["wheelhouse"]["torch_source"] == "present"
+
+
+def wheelhouse_shell(tmp_path, *args):
+    return shell(["--out", str(tmp_path / "out"), *args], tmp_path, GPU_CHECK_NVIDIA_SMI=str(fake_smi(tmp_path, 1)),
+                 GPU_CHECK_LAUNCHER_PYTHON=sys.executable)
+
+
+def assert_one_line_exit_2(res, tmp_path, *words):
+    assert res.returncode == 2 and res.stdout.count("\n") <= 1, res.stdout + res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gpu_check: "), res.stderr
+    assert all(w in lines[0] for w in words), (words, lines[0])
+    assert not (tmp_path / "out" / "gpu_check.json").exists()
+
+
+def test_a_missing_wheelhouse_or_one_without_a_manifest_fails_in_one_line(tmp_path):
+    assert_one_line_exit_2(wheelhouse_shell(tmp_path, "--wheelhouse", str(tmp_path / "nowhere")), tmp_path,
+                           "no wheelhouse at", "gpu_wheelhouse.sh --out")
+    (tmp_path / "empty").mkdir()
+    assert_one_line_exit_2(wheelhouse_shell(tmp_path, "--wheelhouse", str(tmp_path / "empty")), tmp_path,
+                           "has no manifest.json")
+
+
+def edit_manifest(folder: Path, **changes) -> None:
+    path = folder / "manifest.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), **changes}))
+
+
+@pytest.mark.parametrize("breakage, words", [
+    ("missing part", ["part000 is missing", "copy it again"]),
+    ("bad json", ["is not a wheelhouse manifest", "rebuild it"]),
+    ("unknown vllm", ["holds vLLM 0.25.0", "does not list", "rebuild it"]),
+    ("old pins", ["was built for", "now pins", "rebuild it"]),
+    ("other python", ["is for Python 3.99", "GPU_CHECK_LAUNCHER_PYTHON=python3.99"]),
+])
+def test_a_wheelhouse_that_cannot_serve_fails_in_one_line_before_any_work(tmp_path, breakage, words):
+    folder, manifest = make_wheelhouse(tmp_path)
+    if breakage == "missing part":
+        next(folder.glob("*.part000")).unlink()
+    elif breakage == "bad json":
+        (folder / "manifest.json").write_text("{")
+    elif breakage == "unknown vllm":
+        edit_manifest(folder, vllm="0.25.0")
+    elif breakage == "old pins":
+        edit_manifest(folder, stack=[p.replace(TESTED.vllm, "0.28.9") for p in manifest["stack"]])
+    else:
+        edit_manifest(folder, python="3.99")
+    assert_one_line_exit_2(wheelhouse_shell(tmp_path, "--wheelhouse", str(folder)), tmp_path, *words)
+    assert list(folder.glob("*.part*"))  # nothing joined
+
+
+def test_a_wheelhouse_part_whose_sha256_differs_fails_in_one_line(tmp_path):
+    folder, _ = make_wheelhouse(tmp_path)
+    part = sorted(folder.glob("*.part001"))[0]
+    part.write_bytes(bytes(b ^ 1 for b in part.read_bytes()))
+    assert_one_line_exit_2(wheelhouse_shell(tmp_path, "--wheelhouse", str(folder)), tmp_path, part.name,
+                           "differs from the manifest's sha256")
+
+
+def test_wheelhouse_with_no_install_or_python_is_refused(tmp_path):
+    folder, _ = make_wheelhouse(tmp_path)
+    for extra in (["--no-install"], ["--python", sys.executable]):
+        assert_one_line_exit_2(wheelhouse_shell(tmp_path, "--wheelhouse", str(folder), *extra), tmp_path,
+                               "drop --no-install and --python")
+
+
+def test_help_explains_the_wheelhouse_and_names_the_stacks_releases():
+    res = subprocess.run(["bash", str(REPO / "scripts" / "gpu_check.sh"), "--help"], capture_output=True, text=True)
+    assert res.returncode == 0 and "--wheelhouse DIR" in res.stdout and "no index" in res.stdout
+    assert STACK.describe() in res.stdout

@@ -1,0 +1,397 @@
+"""scripts/gpu_wheelhouse.sh on CPU: the requirement list, the manifest, skip-what-is-present, parts and join.
+
+No network and no GPU stack: pip's real resolver and downloader run against wheels this file
+writes into a local folder (`--no-index --find-links`), or a fake pip hands back a fixed
+closure of GPU-stack names with small stand-in files. The install test puts a wheelhouse
+built for this interpreter, split into parts and joined again, into a folder with
+`pip install --no-index` and imports from it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import io
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPT = REPO / "scripts" / "gpu_wheelhouse.sh"
+spec = importlib.util.spec_from_file_location("gpu_wheelhouse", REPO / "scripts" / "gpu_wheelhouse.py")
+wh = importlib.util.module_from_spec(spec)
+sys.modules["gpu_wheelhouse"] = wh  # dataclasses look their module up there
+spec.loader.exec_module(wh)
+stack = wh.load_stack()
+HOST_PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def shell(*args: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", str(SCRIPT), *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "GPU_WHEELHOUSE_LAUNCHER_PYTHON": sys.executable, **env})
+
+
+def one_line_error(res: subprocess.CompletedProcess, *words: str) -> None:
+    assert res.returncode == 2, res.stdout + res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gpu_wheelhouse: "), res.stderr
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+
+
+def write_wheel(folder: Path, name: str, version: str, requires: tuple[str, ...] = ()) -> Path:
+    """A pure-Python wheel with one module that knows its version."""
+    module, dist = name.replace("-", "_"), f"{name.replace('-', '_')}-{version}"
+    path = folder / f"{dist}-py3-none-any.whl"
+    meta = "".join([f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+                    *(f"Requires-Dist: {r}\n" for r in requires)])
+    files = {f"{module}/__init__.py": f"VERSION = {version!r}\n", f"{dist}.dist-info/METADATA": meta,
+             f"{dist}.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    record = "".join(f"{n},sha256=,{len(t)}\n" for n, t in files.items()) + f"{dist}.dist-info/RECORD,,\n"
+    folder.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w") as z:
+        for n, text in {**files, f"{dist}.dist-info/RECORD": record}.items():
+            z.writestr(n, text)
+    return path
+
+
+def write_sdist(folder: Path, name: str, version: str) -> Path:
+    """A pure-Python setuptools sdist (no wheel of it exists)."""
+    module, base = name.replace("-", "_"), f"{name.replace('-', '_')}-{version}"
+    files = {"pyproject.toml": ('[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
+                                f'[project]\nname = "{name}"\nversion = "{version}"\n'),
+             "PKG-INFO": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+             f"{module}/__init__.py": f"VERSION = {version!r}\n"}
+    path = folder / f"{base}.tar.gz"
+    with tarfile.open(path, "w:gz") as tar:
+        for n, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(f"{base}/{n}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory) -> Path:
+    """A local 'index': tiny-a 1.0 needs tiny-b, which exists as 1.0 and 2.0."""
+    folder = tmp_path_factory.mktemp("index")
+    write_wheel(folder, "tiny-a", "1.0", ("tiny-b",))
+    write_wheel(folder, "tiny-b", "1.0")
+    write_wheel(folder, "tiny-b", "2.0")
+    return folder
+
+
+def local_pip(index: Path):
+    return wh.Pip(["--no-index", "--find-links", str(index)], build_isolation=False)
+
+
+def tiny_target(present: dict | None = None, python: str = HOST_PYTHON):
+    return wh.Target(python, present or {}, stack.TESTED, "wheelhouse", ["tiny-a"], ["tiny-a"], ["pip"])
+
+
+class FakePip:
+    """A fixed closure of GPU-stack names; download writes a small stand-in for each file."""
+
+    def __init__(self, sizes: dict[str, int] | None = None):
+        self.sizes, self.calls = sizes or {}, []
+
+    def content(self, file: str) -> bytes:
+        seed = hashlib.sha256(file.encode()).digest()
+        n = self.sizes.get(file, 1000)
+        return (seed * (n // len(seed) + 1))[:n]
+
+    def dist(self, name: str, version: str) -> wh.Dist:
+        file = f"{name.replace('-', '_')}-{version}-py3-none-manylinux_2_28_x86_64.whl"
+        return wh.Dist(name, version, file, f"https://files.example/{file}", hashlib.sha256(self.content(file)).hexdigest())
+
+    def resolve(self, python, requirements, constraints):
+        self.calls.append(("resolve", python, list(requirements), list(constraints)))
+        pins = [r.split("==") for r in requirements if "==" in r and "[" not in r]
+        return [self.dist(n, v) for n, v in pins] + [self.dist("nvidia-cudnn-cu13", "9.19.0.56"),
+                                                     self.dist("numpy", "2.3.5")]
+
+    def download(self, python, dists, dest):
+        self.calls.append(("download", [d.file for d in dists]))
+        for d in dists:
+            (dest / d.file).write_bytes(self.content(d.file))
+
+
+# ------------------------------------------------------------------------- what it asks for
+
+def test_the_requirements_are_stack_py_and_pyproject_not_a_second_list():
+    import tomllib
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
+    target = wh.plan_target("3.12", None)
+    t = stack.TESTED
+    assert target.release is t and target.torch_source == "wheelhouse"
+    assert target.stack == [f"torch=={t.torch}", f"vllm=={t.vllm}", f"flashinfer-python=={t.flashinfer}",
+                            f"verl=={stack.VERL}", f"transformers=={stack.TRANSFORMERS_RESOLVED}"]
+    extras = pyproject["project"]["optional-dependencies"]
+    for req in (pyproject["project"]["dependencies"] + extras["eval"] + extras["wandb"] + extras["dev"]
+                + pyproject["build-system"]["requires"] + ["pip"]):
+        assert req in target.requirements
+    assert not any("verl[" in r or "flash-attn" in r or "flash_attn" in r for r in target.requirements)
+    assert any(r.startswith("pytest") for r in target.requirements)
+
+
+@pytest.mark.parametrize("torch, vllm, status", [("2.11.0+cu130", "0.24.0", "accepted"),
+                                                 ("2.13.0", "0.28.0", "tested")])
+def test_a_torch_on_the_target_chooses_the_release_and_the_manifest_says_which(tmp_path, torch, vllm, status):
+    present = tmp_path / "freeze.txt"
+    present.write_text(f"# pip freeze of the base image\ntorch=={torch}\nnvidia-cudnn-cu13==9.19.0.56\n"
+                       "-e git+https://example/x.git#egg=x\nmylib @ file:///src/mylib\nNumPy==1.26.4\n")
+    target = wh.plan_target("3.12", present)
+    release = stack.release_for_torch(torch)
+    assert target.release.vllm == vllm and target.torch_source == "present"
+    assert target.stack == wh.stack_requirements(stack, release)
+    assert (f"flashinfer-cubin=={release.flashinfer_cubin}" in target.stack) == bool(release.flashinfer_cubin)
+    pip = FakePip()
+    manifest = wh.build(tmp_path / "wh", target, pip)
+    _, _, _, constraints = pip.calls[0]
+    assert f"torch=={torch.split('+')[0]}" in constraints and "nvidia-cudnn-cu13==9.19.0.56" in constraints
+    assert "numpy==1.26.4" in constraints  # names compared as pip does; the local label is dropped for pip
+    assert (manifest["vllm"], manifest["release_status"], manifest["torch_source"]) == (vllm, status, "present")
+    assert manifest["torch"] == release.torch and manifest["stack"] == target.stack
+    skipped = {s["name"]: s["version"] for s in manifest["skipped_present"]}
+    assert skipped == {"torch": torch, "nvidia-cudnn-cu13": "9.19.0.56"}  # numpy 1.26.4 is not what resolved
+    names = {e["name"] for e in manifest["files"]}
+    assert "torch" not in names and "nvidia-cudnn-cu13" not in names and {"vllm", "numpy"} <= names
+    assert not (tmp_path / "wh" / pip.dist("torch", release.torch).file).exists()
+
+
+def test_without_a_present_torch_the_tested_release_ships_torch(tmp_path):
+    manifest = wh.build(tmp_path / "wh", wh.plan_target("3.12", None), FakePip())
+    assert manifest["vllm"] == stack.TESTED.vllm and manifest["release_status"] == "tested"
+    assert manifest["torch_source"] == "wheelhouse" and manifest["skipped_present"] == []
+    assert any(e["name"] == "torch" and e["version"] == stack.TESTED.torch for e in manifest["files"])
+
+
+def test_the_manifest_lists_every_file_with_its_sha256_and_bytes_and_the_total(tmp_path):
+    out = tmp_path / "wh"
+    manifest = wh.build(out, wh.plan_target("3.12", None), FakePip())
+    on_disk = json.loads((out / "manifest.json").read_text())
+    assert on_disk == manifest and manifest["python"] == "3.12" and manifest["platform"] == list(wh.PLATFORMS)
+    assert {p.name for p in out.iterdir()} == {e["file"] for e in manifest["files"]} | {"manifest.json"}
+    for e in manifest["files"]:
+        data = (out / e["file"]).read_bytes()
+        assert e["sha256"] == hashlib.sha256(data).hexdigest() and e["bytes"] == len(data)
+        assert e["name"] and e["version"] and "parts" not in e
+    assert manifest["file_count"] == len(manifest["files"])
+    assert manifest["total_bytes"] == sum(e["bytes"] for e in manifest["files"])
+
+
+# ---------------------------------------------------------------------- real pip, local wheels
+
+def test_pip_resolves_and_downloads_the_closure_each_file_checked(tmp_path, index):
+    out = tmp_path / "wh"
+    manifest = wh.build(out, tiny_target(), local_pip(index))
+    assert [(e["name"], e["version"]) for e in manifest["files"]] == [("tiny-a", "1.0"), ("tiny-b", "2.0")]
+    for e in manifest["files"]:
+        assert e["sha256"] == hashlib.sha256((index / e["file"]).read_bytes()).hexdigest()
+    assert manifest["present_constraints"] == "none"
+
+
+def test_what_the_target_has_at_the_resolved_version_is_skipped(tmp_path, index):
+    present = tmp_path / "freeze.txt"
+    present.write_text("Tiny_B==1.0\nunrelated==3.1\n")
+    target = tiny_target(wh.read_present(present))
+    manifest = wh.build(tmp_path / "wh", target, local_pip(index))
+    # tiny-b 1.0 is on the target: the resolver keeps it (not 2.0) and nothing is downloaded for it
+    assert [e["name"] for e in manifest["files"]] == ["tiny-a"]
+    assert manifest["skipped_present"] == [{"name": "tiny-b", "version": "1.0"}]
+    assert manifest["present_constraints"] == "all"
+    assert sorted(p.name for p in (tmp_path / "wh").iterdir()) == ["manifest.json", "tiny_a-1.0-py3-none-any.whl"]
+
+
+def test_present_pins_that_conflict_are_dropped_and_the_manifest_says_so(tmp_path, index, capsys):
+    target = tiny_target({"tiny-b": "3.0"})  # no such release: the pins cannot all hold
+    manifest = wh.build(tmp_path / "wh", target, local_pip(index))
+    assert [(e["name"], e["version"]) for e in manifest["files"]] == [("tiny-a", "1.0"), ("tiny-b", "2.0")]
+    assert manifest["present_constraints"] == "none" and manifest["skipped_present"] == []
+    assert "conflict with the stack" in capsys.readouterr().out
+
+
+def test_a_dependency_with_only_an_sdist_is_built_into_a_wheel_not_resolved_around(tmp_path, index):
+    # tiny-e 2.0 needs tiny-c, published as an sdist only; tiny-e 1.0 needs nothing. A wheels-only
+    # resolve would quietly pick tiny-e 1.0 (as pip picks hydra-core 0.11 over 1.3 for antlr4's sake).
+    pytest.importorskip("setuptools", reason="the sdist is built here without build isolation")
+    folder = tmp_path / "index"
+    write_wheel(folder, "tiny-e", "1.0")
+    write_wheel(folder, "tiny-e", "2.0", ("tiny-c",))
+    write_sdist(folder, "tiny-c", "1.0")
+    target = wh.Target(HOST_PYTHON, {}, stack.TESTED, "wheelhouse", ["tiny-e"], ["tiny-e"], ["pip"])
+    manifest = wh.build(tmp_path / "wh", target, local_pip(folder))
+    assert [(e["name"], e["version"]) for e in manifest["files"]] == [("tiny-c", "1.0"), ("tiny-e", "2.0")]
+    assert manifest["built_from_sdist"] == ["tiny-c==1.0"] and manifest["differs_from_host_resolve"] == {}
+    assert next(e for e in manifest["files"] if e["name"] == "tiny-c")["file"].endswith("-py3-none-any.whl")
+
+
+def test_an_earlier_build_in_the_folder_is_reused_and_its_stale_wheels_removed(tmp_path, index):
+    out = tmp_path / "wh"
+    wh.build(out, tiny_target(), local_pip(index))
+    (out / "tiny_b-1.0-py3-none-any.whl").write_bytes((index / "tiny_b-1.0-py3-none-any.whl").read_bytes())
+    manifest = wh.build(out, tiny_target(), local_pip(index))
+    assert sorted(p.name for p in out.iterdir()) == sorted([e["file"] for e in manifest["files"]] + ["manifest.json"])
+
+
+def test_a_cpu_torch_chosen_by_a_configured_index_is_refused():
+    cpu = wh.Dist("torch", "2.13.0+cpu", "torch-2.13.0+cpu-cp312-cp312-manylinux_2_28_x86_64.whl",
+                  "file:///wheels/torch-2.13.0+cpu-cp312-cp312-manylinux_2_28_x86_64.whl", None)
+    with pytest.raises(wh.WheelhouseError, match=r"torch 2\.13\.0\+cpu .* a cpu build.*pip config list"):
+        wh.check_torch_build([cpu], stack.TESTED)
+    wh.check_torch_build([cpu.__class__("torch", "2.13.0", cpu.file, cpu.url, None)], stack.TESTED)
+
+
+# ----------------------------------------------------------------------------- parts, join
+
+def split_wheelhouse(tmp_path: Path) -> tuple[Path, dict, dict[str, bytes]]:
+    """A FakePip wheelhouse whose torch (2.5 MiB) is cut into 1 MiB parts; the files' bytes as built."""
+    pip = FakePip({FakePip().dist("torch", stack.TESTED.torch).file: 5 * wh.MIB // 2})
+    out = tmp_path / "wh"
+    manifest = wh.build(out, wh.plan_target("3.12", None), pip, part_bytes=wh.MIB)
+    return out, manifest, {e["file"]: pip.content(e["file"]) for e in manifest["files"]}
+
+
+def test_part_mib_cuts_large_files_and_join_puts_them_back_byte_for_byte(tmp_path):
+    out, manifest, original = split_wheelhouse(tmp_path)
+    torch = next(e for e in manifest["files"] if e["name"] == "torch")
+    assert [p["file"] for p in torch["parts"]] == [f"{torch['file']}.part{i:03d}" for i in range(3)]
+    assert [p["bytes"] for p in torch["parts"]] == [wh.MIB, wh.MIB, wh.MIB // 2]
+    assert not (out / torch["file"]).exists() and all("parts" not in e for e in manifest["files"] if e is not torch)
+    res = shell("--join", str(out))
+    assert res.returncode == 0 and "joined and checked" in res.stdout, res.stderr
+    for file, data in original.items():
+        assert (out / file).read_bytes() == data
+    assert not list(out.glob("*.part*")) and not list(out.glob("*.joining"))
+    assert shell("--join", str(out)).returncode == 0  # a joined wheelhouse joins again as a no-op check
+
+
+def test_a_missing_part_is_named_in_one_line_and_nothing_is_joined(tmp_path):
+    out, manifest, _ = split_wheelhouse(tmp_path)
+    torch = next(e for e in manifest["files"] if e["name"] == "torch")
+    (out / torch["parts"][1]["file"]).unlink()
+    one_line_error(shell("--join", str(out)), torch["parts"][1]["file"], "is missing", "part 2 of 3",
+                   "copy it again")
+    assert not (out / torch["file"]).exists() and not list(out.glob("*.joining"))
+    assert (out / torch["parts"][0]["file"]).exists() and (out / torch["parts"][2]["file"]).exists()
+
+
+def test_a_part_whose_sha256_differs_is_named_and_no_file_is_left_half_joined(tmp_path):
+    out, manifest, _ = split_wheelhouse(tmp_path)
+    torch = next(e for e in manifest["files"] if e["name"] == "torch")
+    part = out / torch["parts"][2]["file"]
+    data = bytearray(part.read_bytes())
+    data[7] ^= 0xFF
+    part.write_bytes(bytes(data))
+    one_line_error(shell("--join", str(out)), part.name, "differs from the manifest's sha256", "copy it again")
+    assert not (out / torch["file"]).exists() and not list(out.glob("*.joining"))
+    assert all((out / p["file"]).exists() for p in torch["parts"])  # the parts stay for another try
+
+
+def test_a_whole_file_whose_sha256_differs_fails_the_join(tmp_path):
+    out, manifest, _ = split_wheelhouse(tmp_path)
+    vllm = next(e for e in manifest["files"] if e["name"] == "vllm")
+    data = bytearray((out / vllm["file"]).read_bytes())
+    data[0] ^= 1
+    (out / vllm["file"]).write_bytes(bytes(data))
+    one_line_error(shell("--join", str(out)), vllm["file"], "differs from the manifest's sha256")
+
+
+@pytest.mark.parametrize("text, words", [("{not json", "not a wheelhouse manifest"),
+                                         ('{"format": 1, "files": []}', "no 'vllm'"),
+                                         ('{"format": 99}', "format 99")])
+def test_a_bad_manifest_fails_in_one_line(tmp_path, text, words):
+    (tmp_path / "manifest.json").write_text(text)
+    one_line_error(shell("--join", str(tmp_path)), words, "rebuild it")
+
+
+def test_a_folder_without_a_manifest_or_without_the_folder_fails_in_one_line(tmp_path):
+    one_line_error(shell("--join", str(tmp_path / "nowhere")), "no wheelhouse at")
+    one_line_error(shell("--join", str(tmp_path)), "has no manifest.json")
+
+
+# ----------------------------------------------------------------------- install, no index
+
+def test_a_wheelhouse_for_this_python_installs_with_no_index_after_split_and_join(tmp_path, index):
+    out = tmp_path / "wh"
+    manifest = wh.build(out, tiny_target(), local_pip(index), part_bytes=300)
+    assert all(e.get("parts") for e in manifest["files"])  # every tiny wheel is over 300 bytes
+    assert shell("--join", str(out)).returncode == 0
+    site = tmp_path / "site"
+    res = subprocess.run([sys.executable, "-m", "pip", "install", "--no-index", "--find-links", str(out),
+                          "--target", str(site), "--quiet", "tiny-a"], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    got = subprocess.run([sys.executable, "-c", "import tiny_a, tiny_b; print(tiny_a.VERSION, tiny_b.VERSION)"],
+                         capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(site)})
+    assert got.stdout.split() == ["1.0", "2.0"], got.stderr
+
+
+# ------------------------------------------------------------------------------ bad input
+
+@pytest.mark.parametrize("torch", ["2.12.0+cu130", "2.10.0"])
+def test_a_present_torch_no_release_supports_is_refused_before_any_work(tmp_path, torch):
+    present = tmp_path / "freeze.txt"
+    present.write_text(f"torch=={torch}\n")
+    res = shell("--out", str(tmp_path / "wh"), "--present", str(present))
+    one_line_error(res, f"torch {torch}", stack.describe(), "stack.py")
+    assert not (tmp_path / "wh").exists()
+
+
+def test_a_present_cpu_torch_or_one_without_a_version_is_refused(tmp_path):
+    present = tmp_path / "freeze.txt"
+    present.write_text("torch==2.13.0+cpu\n")
+    one_line_error(shell("--out", str(tmp_path / "wh"), "--present", str(present)), "a cpu build", "cu130")
+    present.write_text("torch @ file:///opt/torch-2.13.0-cp312-cp312-linux_x86_64.whl\n")
+    one_line_error(shell("--out", str(tmp_path / "wh"), "--present", str(present)), "has no version", "torch==VERSION")
+    assert not (tmp_path / "wh").exists()
+
+
+@pytest.mark.parametrize("args, words", [
+    ([], "--out --join is required"),
+    (["--out", "A", "--join", "B"], "not allowed with"),
+    (["--out", "A", "--part-mib", "0"], "at least 1 MiB"),
+    (["--out", "A", "--python", "3.13"], "requires Python >=3.10,<3.13"),
+    (["--out", "A", "--python", "312"], "X.Y"),
+    (["--out", "A", "--present", "no-such-freeze.txt"], "no such file"),
+    (["--join", "A", "--part-mib", "5"], "--join takes only"),
+    (["--out", "A", "--bogus"], "--bogus"),
+])
+def test_bad_arguments_fail_in_one_line(tmp_path, args, words):
+    one_line_error(subprocess.run(["bash", str(SCRIPT), *args], capture_output=True, text=True, cwd=tmp_path,
+                                  env={**os.environ, "GPU_WHEELHOUSE_LAUNCHER_PYTHON": sys.executable}), words)
+    assert not (tmp_path / "A").exists()
+
+
+def test_the_resolver_runs_on_a_cpython_of_the_target_version_on_linux_x86_64(monkeypatch):
+    # pip reads markers such as python_version > "3.11" (vLLM's setuptools<81) from the interpreter that
+    # runs it, whatever --python-version says: a resolve for 3.12 run by 3.11 picks the wrong releases.
+    assert wh.resolver_python(HOST_PYTHON) == sys.executable
+    other = "3.10" if HOST_PYTHON != "3.10" else "3.12"
+    monkeypatch.setattr(wh.shutil, "which", lambda name: None)
+    with pytest.raises(wh.WheelhouseError, match=rf"--python {other}: .*python{other} on PATH is missing.*"
+                                                 rf"GPU_WHEELHOUSE_LAUNCHER_PYTHON=/path/to/python{other}"):
+        wh.resolver_python(other)
+    monkeypatch.setattr(wh.platform, "system", lambda: "Darwin")
+    with pytest.raises(wh.WheelhouseError, match="build the wheelhouse on Linux x86_64"):
+        wh.resolver_python(HOST_PYTHON)
+
+
+def test_an_out_folder_holding_other_files_is_refused(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    one_line_error(shell("--out", str(tmp_path)), "holds other files (notes.txt)", "new or empty folder")
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+def test_help_explains_each_flag():
+    res = shell("--help")
+    assert res.returncode == 0
+    for flag in ("--out DIR", "--join DIR", "--python X.Y", "--present FILE", "--part-mib N"):
+        assert flag in res.stdout
+    assert "manifest.json" in res.stdout and "release_for_torch" in res.stdout
