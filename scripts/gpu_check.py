@@ -347,6 +347,9 @@ def launcher_check(run: str, python: str, args, n_gpus: int, runner: Runner, env
         return finish(check, t0, "failed", str(e), out / run / "launch-2.log")
     ok = summary["steps"] == 2 and summary["resumed_step"] == 3 and 3 in summary["checkpoint_steps"]
     reason = f"2 steps + step {summary['resumed_step']} resumed; checkpoints {summary['checkpoint_steps']}"
+    # read from the rollout workers (engines-N.jsonl); both arms must decode on V1
+    ok = ok and summary["model_runner"] == "v1"
+    reason += f"; vLLM {summary['vllm_version']}, {summary['model_runner']} model runner ({summary['model_runner_class']})"
     if run.startswith("tandem"):
         fraction = summary["senior_token_fraction"]
         ok = ok and 0.3 < fraction < 0.7

@@ -67,7 +67,7 @@ class FakeRunner(gpu_check.Runner):
         return self.rcs.get(name, 0 if (name != "stack" or self.facts) else 1)
 
 
-def write_launch_files(run_dir: Path, tandem: bool) -> None:
+def write_launch_files(run_dir: Path, tandem: bool, runner: str = "v1") -> None:
     """What a finished launcher pair leaves: verl's metrics, the trace, checkpoints (as on CPU)."""
     def metrics(steps):
         return "".join(json.dumps({"step": s, "data": {"timing_s/step": 3.0, "critic/score/mean": 0.4,
@@ -87,8 +87,9 @@ def write_launch_files(run_dir: Path, tandem: bool) -> None:
     for s in (2, 3):
         (run_dir / "ckpt" / run_dir.name / f"global_step_{s}").mkdir(parents=True, exist_ok=True)
     for n in (1, 2):  # each rollout worker's engine report (vllm_source/runner.py, read by smoke_summary)
+        module = "gpu.model_runner" if runner == "v2" else "gpu_model_runner"
         (run_dir / f"engines-{n}.jsonl").write_text(json.dumps(
-            {"vllm": TESTED.vllm, "runner": "v1", "model_runner": "vllm.v1.worker.gpu_model_runner.GPUModelRunner"})
+            {"vllm": TESTED.vllm, "runner": runner, "model_runner": f"vllm.v1.worker.{module}.GPUModelRunner"})
             + "\n")
 
 
@@ -417,3 +418,17 @@ def test_help_explains_the_wheelhouse_and_names_the_stacks_releases():
     res = subprocess.run(["bash", str(REPO / "scripts" / "gpu_check.sh"), "--help"], capture_output=True, text=True)
     assert res.returncode == 0 and "--wheelhouse DIR" in res.stdout and "no index" in res.stdout
     assert STACK.describe() in res.stdout
+
+
+def test_a_launch_whose_rollout_workers_decoded_on_v2_fails_and_names_the_runner(tmp_path, monkeypatch):
+    class OnV2(FakeRunner):
+        def run(self, cmd, env, log, timeout):
+            rc = super().run(cmd, env, log, timeout)
+            if log.name == "launch-2.log" and log.parent.name == "vanilla":
+                write_launch_files(log.parent, tandem=False, runner="v2")
+            return rc
+    rc, _, checks = run_main(tmp_path, [], runner=OnV2(), monkeypatch=monkeypatch)
+    assert rc == 1 and checks["launch_vanilla"]["status"] == "failed"
+    assert "v2 model runner (vllm.v1.worker.gpu.model_runner.GPUModelRunner)" in checks["launch_vanilla"]["reason"]
+    assert checks["launch_tandem"]["status"] == "passed" and "v1 model runner" in checks["launch_tandem"]["reason"]
+    assert checks["launch_tandem"]["details"]["vllm_version"] == TESTED.vllm
