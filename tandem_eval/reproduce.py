@@ -1,6 +1,6 @@
 """The whole paper evaluation in one command: solo, handoff and legibility per checkpoint, then figures and table.
 
-    bash scripts/reproduce_paper_eval.sh --out DIR [--checkpoint LABEL=PATH ...] [--junior PATH]
+    bash scripts/reproduce_paper_eval.sh --out DIR [--checkpoint LABEL=PATH ...] [--skip-default LABEL] [--junior PATH]
         [--backend vllm|engine] [--max-problems N] [--n N] [--max-new-tokens N]
 
 Checkpoints: `base` (Qwen/Qwen3-4B-Instruct-2507) and `trl-released` (the released TRL
@@ -15,11 +15,19 @@ preset (`tandem_eval.presets`) on `--backend` (default vllm), each step in its o
     DIR/runs/LABEL/legibility.json                        DIR/figures/passk.{png,svg}
     DIR/table.json  DIR/table.md  DIR/report.md           DIR/reproduce.json (the run's settings and step times)
 
+Every checkpoint (and `--junior`) is resolved before any work: a local directory must hold
+a `config.json`; a hub id must be in the local Hugging Face cache when the hub is
+unreachable (`HF_HUB_OFFLINE=1`, or a metadata request that fails), so a node without
+internet learns at once, not after the base's evaluation. `--skip-default trl-released`
+leaves a default out (the `base` is the junior and the drift reference: point it
+elsewhere with `--checkpoint base=DIR` instead).
+
 Resuming: run the same command again. Finished benchmarks are skipped, a benchmark cut
 short continues from its finished samples (`tandem_eval.runner`), a finished legibility
 file is kept. Refused before any work, each with one line: a label given twice, a path
-that is neither a local directory nor a hub id, outputs in DIR made with another preset
-or other settings (nothing is overwritten; choose another --out).
+that is neither a local directory nor a hub id, checkpoints that cannot be had (all named
+in one line), outputs in DIR made with another preset or other settings (nothing is
+overwritten; choose another --out).
 """
 
 from __future__ import annotations
@@ -57,8 +65,17 @@ def check_model(path: str, what: str) -> str:
                       "pass an existing checkpoint directory or a Hugging Face model id")
 
 
-def resolve_checkpoints(specs: list[str]) -> list[tuple[str, str]]:
-    """Defaults, then the user's checkpoints in order; a user label that names a default replaces its path."""
+def resolve_checkpoints(specs: list[str], skip_defaults: list[str] | None = None) -> list[tuple[str, str]]:
+    """Defaults (less `skip_defaults`), then the user's checkpoints in order; a user label that names a default
+    replaces its path."""
+    skip = set(skip_defaults or ())
+    defaults = dict(DEFAULT_CHECKPOINTS)
+    for label in sorted(skip):
+        if label not in defaults:
+            raise TandemError(f"--skip-default {label!r}: the defaults are {', '.join(defaults)}")
+        if label == "base":
+            raise TandemError("--skip-default base: the base is the junior and the drift reference; point it at "
+                              "another checkpoint with --checkpoint base=DIR instead")
     given: dict[str, str] = {}
     for spec in specs:
         label, sep, path = spec.partition("=")
@@ -69,8 +86,51 @@ def resolve_checkpoints(specs: list[str]) -> list[tuple[str, str]]:
         if label in given:
             raise TandemError(f"checkpoint label {label!r} given twice; give each checkpoint its own label")
         given[label] = check_model(path, f"--checkpoint {label}")
-    out = [(label, given.pop(label, check_model(path, label))) for label, path in DEFAULT_CHECKPOINTS]
+    out = [(label, given.pop(label, check_model(path, label))) for label, path in DEFAULT_CHECKPOINTS
+           if label not in skip or label in given]
     return out + list(given.items())
+
+
+def hub_offline() -> bool:
+    return any(os.environ.get(v, "").strip().lower() in ("1", "true", "yes", "on")
+               for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+
+
+def unavailable(path: str) -> str | None:
+    """Why a resolved checkpoint cannot be loaded here, or None.
+
+    A local directory needs its `config.json`. A hub id is available when its `config.json`
+    is in the local Hugging Face cache; otherwise, unless the hub is declared offline, one
+    metadata request decides (a node without internet fails it at once).
+    """
+    if Path(path).is_dir():
+        return None if (Path(path) / "config.json").is_file() else f"{path} has no config.json"
+    from huggingface_hub import try_to_load_from_cache
+
+    if isinstance(try_to_load_from_cache(path, "config.json"), str):
+        return None
+    if hub_offline():
+        return f"{path} is not in the local Hugging Face cache (HF_HUB_OFFLINE is set)"
+    try:
+        from huggingface_hub import HfApi
+
+        HfApi().model_info(path, timeout=15)
+    except Exception as exc:  # no network, no such repository, no access: each means the run would fail later
+        first = (str(exc).splitlines() or [type(exc).__name__])[0]
+        return f"{path} cannot be reached on the hub ({first})"
+    return None
+
+
+def check_available(checkpoints: list[tuple[str, str]], junior: str) -> None:
+    """One line naming every checkpoint that cannot be had, and the fixes; before any work."""
+    paths = dict(checkpoints)
+    if junior not in paths.values():  # the junior is usually the base
+        paths["--junior"] = junior
+    problems = [f"{label}: {why}" for label, path in paths.items() if (why := unavailable(path))]
+    if problems:
+        raise TandemError(
+            "cannot load " + "; ".join(problems) + ". Download each while online (huggingface-cli download ID), "
+            "pass a local directory (--checkpoint LABEL=DIR), or leave a default out (--skip-default LABEL)")
 
 
 def _stored_presets(out: Path) -> set[tuple[str, str]]:
@@ -134,8 +194,9 @@ def _legibility_done(path: Path, solo: Path, junior: str) -> bool:
 
 
 def reproduce(args) -> dict:
-    checkpoints = resolve_checkpoints(args.checkpoint or [])
+    checkpoints = resolve_checkpoints(args.checkpoint or [], args.skip_default)
     junior = check_model(args.junior, "--junior") if args.junior else dict(checkpoints)["base"]
+    check_available(checkpoints, junior)
     for flag in ("max_problems", "n", "max_new_tokens"):
         value = getattr(args, flag)
         if value is not None and value < 1:
@@ -216,6 +277,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--checkpoint", action="append", metavar="LABEL=PATH",
                    help="a checkpoint to evaluate besides base and trl-released (a local directory or a hub id); "
                         "repeat; a default label replaces that default's path")
+    p.add_argument("--skip-default", action="append", default=[], metavar="LABEL",
+                   help="leave a default checkpoint out, e.g. trl-released on a node without internet or the "
+                        "released checkpoint in its cache; repeat (base cannot be left out: point it elsewhere)")
     p.add_argument("--junior", default=None, help="the frozen junior of the handoff, legibility and drift (default: "
                    "the base checkpoint)")
     p.add_argument("--backend", choices=("vllm", "engine"), default="vllm",
