@@ -60,7 +60,7 @@ def main(argv=None) -> int:
 
     from tandem.jsonl import write_json
     from tandem.sampling import SamplingConfig
-    from tandem.train.grpo_trainer import GRPOTrainer, TrainConfig
+    from tandem_app.train.grpo_trainer import GRPOTrainer, TrainConfig
     from tandem.zoo import build_tiny
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -15,7 +15,7 @@ engines so drift in machine load hits all alike, and the median is kept. One JSO
 per (placement, batch, length) with `placement`, `batch`, `tokens_per_s`, `ms_per_step`
 (wall time over decode steps) and the ratios over solo.
 
-With `--handoff-base DIR` (a tiny base from `python -m tandem.train.tiny_base`, which
+With `--handoff-base DIR` (a tiny base from `python -m tandem_app.train.tiny_base`, which
 writes reasoning steps) it also times the evaluation's two vLLM handoff routes
 (`tandem_eval/backends.py`): one tandem engine vs two engines taking turns.
 
@@ -52,7 +52,7 @@ def parse_args():
     p.add_argument("--lengths", type=int, nargs="+", default=[128], help="response lengths (default 128)")
     p.add_argument("--repeats", type=int, default=3, help="timings per configuration; the median is kept")
     p.add_argument("--handoff-base", type=Path, default=None,
-                   help="a tiny base dir (tandem.train.tiny_base): also time the eval's two handoff routes")
+                   help="a tiny base dir (tandem_app.train.tiny_base): also time the eval's two handoff routes")
     p.add_argument("--handoff-prompts", type=int, default=32, help="problems for the handoff timing (default 32)")
     p.add_argument("--placement", default="shared",
                    help="tandem placements to time beside solo, comma-separated: shared, split (default shared)")

@@ -4,7 +4,7 @@
     python scripts/hf_trl_tandem.py --model Qwen/Qwen3-0.6B --dataset data.jsonl --max-steps 100 --out DIR
 
 By default it runs offline on CPU: the zoo's tiny Qwen3 model, SFT'd for `--base-steps`
-steps on the one-operation synthetic task (`tandem.train.tiny_base`, reused from
+steps on the one-operation synthetic task (`tandem_app.train.tiny_base`, reused from
 DIR/base), trained on that task. Otherwise `--model` is any Hugging Face causal LM the
 reference engine runs (Qwen3, Qwen2, Llama, Mistral) and `--dataset` a `datasets`
 dataset (a hub name or a local .jsonl/.json/.parquet file) with a `prompt` column (text
@@ -88,14 +88,14 @@ def default_model(out: Path, base_steps: int, seed: int, threads: int) -> Path:
 
         init = out / "base" / "random"
         return init if (init / "config.json").is_file() else build_tiny(init, seed=seed)
-    from tandem.train.tiny_base import TinyBaseConfig, build_tiny_base
+    from tandem_app.train.tiny_base import TinyBaseConfig, build_tiny_base
 
     return build_tiny_base(out / "base", TinyBaseConfig(seed=seed, steps=base_steps, threads=threads))
 
 
 def synthetic_rows(split: str, n: int, seed: int) -> list[dict]:
     from tandem.task import generate_problems
-    from tandem.train.tiny_base import SMOKE_TASK
+    from tandem_app.train.tiny_base import SMOKE_TASK
 
     return [{"prompt": [{"role": "user", "content": p.prompt}], "answer": p.answer}
             for p in generate_problems(split, n, seed, SMOKE_TASK)]
@@ -151,7 +151,7 @@ def solo_accuracy(trainer, rows: list[dict], max_new_tokens: int, batch: int = 6
     from tandem.coins import request_key
     from tandem.engine import TandemEngine
     from tandem.grading import reward
-    from tandem.integrations.hf_trl import reachable_senior, tokenize_prompts
+    from hf_trl.tandem_rollout import reachable_senior, tokenize_prompts
     from tandem.sampling import SamplingConfig
 
     engine = TandemEngine(reachable_senior(trainer), None, trainer.processing_class)
@@ -171,7 +171,7 @@ def metrics_callback(logger, rollout, validate, val_every: int, max_steps: int):
     """A TrainerCallback writing one metrics row per logged step (TRL logs every step here)."""
     from transformers import TrainerCallback
 
-    from tandem.integrations.hf_trl import HANDOFFS_METRIC, SENIOR_FRACTION_METRIC
+    from hf_trl.tandem_rollout import HANDOFFS_METRIC, SENIOR_FRACTION_METRIC
 
     renames = {SENIOR_FRACTION_METRIC: "senior_fraction", HANDOFFS_METRIC: "num_handoffs"}  # metrics.jsonl's names
 
@@ -200,14 +200,14 @@ def run(a) -> int:
         torch.set_num_threads(a.threads)
     if a.max_steps < 1 or a.prompts_per_step < 1 or a.num_generations < 2:
         raise TandemError("--max-steps and --prompts-per-step must be >= 1 and --num-generations >= 2")
-    from tandem.integrations.hf_trl import check_trl, grader_reward, tandem_rollout_func
+    from hf_trl.tandem_rollout import check_trl, grader_reward, tandem_rollout_func
 
     check_trl()
     from datasets import Dataset
     from trl import GRPOConfig, GRPOTrainer
 
     from tandem.models import load_model, load_tokenizer
-    from tandem.train.metrics import MetricsLogger
+    from tandem_app.train.metrics import MetricsLogger
 
     out = a.out
     out.mkdir(parents=True, exist_ok=True)

@@ -34,7 +34,7 @@ needs network or a cache) or a local .jsonl/.parquet with `problem` and `answer`
 e.g. a local .jsonl), each written to `<benchmark>/test.parquet`. --instruction replaces
 the instruction appended to every problem (`--preset paper`: the release's, which its runs
 trained with, appended without a separator); "" leaves the bare problem (the scale smoke
-run's tiny base was SFT'd on bare problems, `tandem.train.tiny_base`).
+run's tiny base was SFT'd on bare problems, `tandem_app.train.tiny_base`).
 """
 
 from __future__ import annotations

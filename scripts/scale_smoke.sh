@@ -14,12 +14,12 @@
 # scale). --prepare-only builds the base and the parquet files and stops.
 #
 # The senior is a tiny base SFT'd on a one-operation version of the synthetic task
-# (tandem.train.tiny_base, built under DIR/base unless --base names one), so rewards vary
+# (tandem_app.train.tiny_base, built under DIR/base unless --base names one), so rewards vary
 # and GRPO has non-zero advantages; the parquet files come from scripts/prepare_deepscaler.py
 # on that task's local JSONL files.
 #
 # Output: DIR/<run>/launch-{1,2}.log, metrics-{1,2}.jsonl (verl's file logger), trace.jsonl
-# (tandem: one line per response, tandem.integrations.verl_agent_loop), checkpoints under
+# (tandem: one line per response, tandem_verl.agent_loop), checkpoints under
 # DIR/<run>/ckpt, and DIR/summary.json: {"runs": {"tandem": {...}, "tandem_split": {...}, "vanilla": {...}}}.
 # Needs the scale venv (SCALE_VENV, default .venv-scale: `bash scripts/test_scale.sh --install-only`).
 # Environment: SMOKE_TIMEOUT seconds per launch (default 900).
@@ -47,7 +47,7 @@ python -c "import vllm, verl" 2>/dev/null || {
 
 BASE="${BASE:-$OUT/base}"
 echo "[smoke] tiny base in $BASE"
-python -m tandem.train.tiny_base --out "$BASE" >/dev/null
+python -m tandem_app.train.tiny_base --out "$BASE" >/dev/null
 echo "[smoke] parquet files in $OUT/data"
 python scripts/prepare_deepscaler.py --out "$OUT/data" --train "$BASE/task_train.jsonl" \
   --val "$BASE/task_test.jsonl" --instruction "" --heldout 0 --max-train 64 --max-val 32 >/dev/null 2>&1

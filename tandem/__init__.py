@@ -1,6 +1,6 @@
 """tandem-rlvr core: the tandem process, the reference dual-decoder engine, GRPO math.
 
-Backend-free: the vLLM backend (`vllm_source`), the verl adapter (`tandem.integrations`)
+Backend-free: the vLLM backend (`vllm_source`), the verl adapter (`tandem_verl`)
 and the eval suite (`tandem_eval`) all import this package; none re-implements it.
 Start with `tandem.process` (the state machine) and `tandem.engine` (co-generation).
 """

@@ -5,6 +5,6 @@ the eval scorer), `pass_at_k(n, c, k) -> float`, and `extract_answer` / `is_equi
 """
 
 from tandem_eval.grader import extract_answer, grade, is_equivalent
-from tandem_eval.metrics import pass_at_k
+from tandem.metrics import pass_at_k
 
 __all__ = ["extract_answer", "grade", "is_equivalent", "pass_at_k"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from tandem.errors import TandemError
-from tandem_eval.metrics import pass_at_k
+from tandem.metrics import pass_at_k
 
 DEFAULT_RESAMPLES = 2000
 DEFAULT_SEED = 0

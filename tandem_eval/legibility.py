@@ -19,83 +19,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
-from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
-
-from tqdm.auto import tqdm
 
 from tandem.errors import TandemError
 from tandem.jsonl import read_jsonl, write_json
-
-
-@dataclass
-class ScoredResponse:
-    nll_sum: float  # nats
-    n_tokens: int
-
-
-def junior_cross_entropy(model, pairs: list[tuple[list[int], list[int]]], batch_size: int = 8,
-                         progress: bool = True) -> list[ScoredResponse | None]:
-    """Teacher-forced NLL of each response given its prompt under `model`; None where it does not fit."""
-    import torch
-
-    device = next(model.parameters()).device
-    limit = int(getattr(model.config, "max_position_embeddings", 1 << 30))
-    order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
-    out: list[ScoredResponse | None] = [None] * len(pairs)
-    todo = [i for i in order if pairs[i][1] and len(pairs[i][0]) + len(pairs[i][1]) <= limit]
-    bar = tqdm(total=len(todo), desc="legibility", unit="response", disable=not progress)
-    for start in range(0, len(todo), batch_size):
-        batch = todo[start : start + batch_size]
-        seqs = [pairs[i][0] + pairs[i][1] for i in batch]
-        width = max(len(s) for s in seqs)
-        ids = torch.zeros(len(seqs), width, dtype=torch.long)
-        mask = torch.zeros(len(seqs), width, dtype=torch.long)
-        for r, s in enumerate(seqs):
-            ids[r, : len(s)] = torch.tensor(s)
-            mask[r, : len(s)] = 1
-        with torch.no_grad():
-            logits = model(input_ids=ids.to(device), attention_mask=mask.to(device)).logits.float()
-        logp = torch.log_softmax(logits[:, :-1], dim=-1).gather(-1, ids[:, 1:].to(device).unsqueeze(-1)).squeeze(-1)
-        for r, i in enumerate(batch):
-            p, n = len(pairs[i][0]), len(pairs[i][1])
-            out[i] = ScoredResponse(-float(logp[r, p - 1 : p - 1 + n].sum()), n)  # position t predicts token t+1
-        bar.update(len(batch))
-    bar.close()
-    return out
-
-
-def unigram_counts(responses, exclude_ids=()) -> Counter:
-    exclude = set(exclude_ids)
-    counts: Counter = Counter()
-    for ids in responses:
-        counts.update(t for t in ids if t not in exclude)
-    return counts
-
-
-def js_divergence(p_counts: Counter, q_counts: Counter) -> float:
-    """Jensen-Shannon divergence in bits between two count tables (0 log 0 = 0)."""
-    p_total, q_total = sum(p_counts.values()), sum(q_counts.values())
-    if p_total == 0 or q_total == 0:
-        raise TandemError("drift needs at least one counted token on each side")
-    js = 0.0
-    for t in set(p_counts) | set(q_counts):
-        p, q = p_counts.get(t, 0) / p_total, q_counts.get(t, 0) / q_total
-        m = (p + q) / 2
-        js += (p * math.log2(p / m) if p else 0.0) / 2 + (q * math.log2(q / m) if q else 0.0) / 2
-    return max(0.0, js)
-
-
-def top_shifts(p_counts: Counter, q_counts: Counter, k: int = 20, tokenizer=None) -> list[dict]:
-    """The k tokens with the largest |p - q| (p = senior frequency, q = junior frequency)."""
-    p_total, q_total = sum(p_counts.values()) or 1, sum(q_counts.values()) or 1
-    rows = [(t, p_counts.get(t, 0) / p_total, q_counts.get(t, 0) / q_total) for t in set(p_counts) | set(q_counts)]
-    rows.sort(key=lambda r: (-abs(r[1] - r[2]), r[0]))
-    return [{"token_id": t, "token": tokenizer.decode([t]) if tokenizer is not None else None,
-             "senior_freq": p, "junior_freq": q, "shift": p - q} for t, p, q in rows[:k]]
+from tandem.metrics import junior_cross_entropy, js_divergence, top_shifts, unigram_counts
 
 
 def read_samples(path: str | Path) -> list[dict]:

@@ -38,7 +38,7 @@ from tandem_eval import grader
 from tandem_eval.backends import BACKENDS, EvalSampling, make_backend
 from tandem_eval.datasets import ERRATA_MODES, FieldMap, Problem, load_benchmarks
 from tandem_eval.handoff import cap_rounds
-from tandem_eval.metrics import benchmark_pass_at_k, ks_for, summarize
+from tandem.metrics import benchmark_pass_at_k, ks_for, summarize
 from tandem_eval.presets import DEFAULT_PRESET, PRESETS, EvalPreset, get_preset, response_budget
 from tandem_eval.prompts import chat_prompt_ids, chat_prompt_text
 

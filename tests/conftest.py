@@ -17,9 +17,9 @@ torch.set_num_threads(1)
 REPO = Path(__file__).resolve().parents[1]
 
 # Tests compose verl/config/tandem_trainer.yaml as verl/main_tandem_ppo.py does, which first
-# registers the config node that file's defaults list names (verl_tandem.register_entry_node).
+# registers the config node that file's defaults list names (tandem_verl.wiring.register_entry_node).
 with contextlib.suppress(ImportError):  # an environment without Hydra has no verl tests
-    from tandem.integrations.verl_tandem import register_entry_node
+    from tandem_verl.wiring import register_entry_node
 
     register_entry_node()
 
@@ -99,12 +99,12 @@ def prompts(tok):
 
 
 # The scale lane (scripts/test_scale.sh): SFT'd tiny models that write real steps and
-# answers (tandem.train.tiny_base), built once per lane run. $TANDEM_SCALE_CACHE keeps
+# answers (tandem_app.train.tiny_base), built once per lane run. $TANDEM_SCALE_CACHE keeps
 # them across pytest processes; without it they live in this session's tmp directory.
 def _scale_base(tmp_path_factory, name: str, seed: int, steps: int) -> Path:
     from filelock import FileLock
 
-    from tandem.train.tiny_base import TinyBaseConfig, build_tiny_base
+    from tandem_app.train.tiny_base import TinyBaseConfig, build_tiny_base
 
     root = Path(os.environ.get("TANDEM_SCALE_CACHE") or tmp_path_factory.getbasetemp() / "scale-cache")
     root.mkdir(parents=True, exist_ok=True)

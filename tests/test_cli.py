@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from tandem.commands.cli import main
+from tandem_app.commands.cli import main
 
 ROLLOUT_FIELDS = {"prompt_id", "sample", "token_ids", "authorship_mask", "text", "finish_reason"}
 

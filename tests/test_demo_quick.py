@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tandem.commands.cli import main
+from tandem_app.commands.cli import main
 
 PHASES = ("build_tiny", "sft", "train_tandem", "train_grpo", "eval")
 
@@ -50,7 +50,7 @@ def check_accuracy_against_the_graded_samples(out, results):
     from tandem.grading import reward
     from tandem.models import load_tokenizer
     from tandem.task import generate_problems
-    from tandem.train.demo import demo_config
+    from tandem_app.train.demo import demo_config
 
     cfg = demo_config(quick=True)
     n, problems = cfg.eval.n_samples, generate_problems("test", cfg.eval.n_problems, cfg.seed, cfg.task)
@@ -89,7 +89,7 @@ def test_demo_rerun_reuses_finished_phases(quick_demo):
 
 
 def test_the_seed_table_reads_finished_runs(quick_demo, tmp_path):
-    from tandem.train.seeds import write_seed_table
+    from tandem_app.train.seeds import write_seed_table
 
     (tmp_path / "seed-0").symlink_to(quick_demo, target_is_directory=True)
     table = write_seed_table(tmp_path, [0]).read_text()

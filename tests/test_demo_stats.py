@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from tandem.train.stats import accuracy, mean_and_se, paired_difference, problem_accuracies
+from tandem_app.train.stats import accuracy, mean_and_se, paired_difference, problem_accuracies
 
 
 def test_problem_accuracies_divide_each_count_by_the_samples_per_problem():

@@ -1,13 +1,13 @@
 """Every dotted name and file path the docs and module docstrings cite exists.
 
 Scanned: `model_spec/*.md`, `verl/README.md`, `vllm_source/README.md`, `tandem_eval/README.md`
-and the top docstring of every module of `tandem`, `tandem_eval`, `vllm_source`. A name is
-a backticked `tandem.x.y` / `tandem_eval.x` / `vllm_source.x` (import the longest module
-prefix, then getattr the rest; modules that need an absent backend, vLLM or verl, are
-checked as files instead); a path is a backticked `dir/.../file.ext` under one of the
-project's top-level directories (a `::test_name` or `:NAME` suffix is dropped). A
+and the top docstring of every module of the project's packages (the folders of the floor
+plan, `tests/floor_plan.py`). A name is a backticked `tandem.x.y` / `tandem_eval.x` / ...
+of one of those packages (import the longest module prefix, then getattr the rest; modules
+that need an absent backend, vLLM or verl, are checked as files instead); a path is a
+backticked `dir/.../file.ext` under one of the project's top-level directories (a `::test_name` or `:NAME` suffix is dropped). A
 `tandem.KEY` that is a config key (of `tandem-rlvr train` or of verl's `tandem:` block)
-counts as existing. Placeholders in capitals (`tandem/commands/NAME.py`) and the paths in
+counts as existing. Placeholders in capitals (`tandem_app/commands/NAME.py`) and the paths in
 `ABSENT` (cited as files that must not exist) are skipped.
 """
 
@@ -21,21 +21,25 @@ from pathlib import Path
 
 import pytest
 
+from floor_plan import floors, packages
+
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("tandem", "tandem_eval", "vllm_source")
-TOP_DIRS = ("tandem", "tandem_eval", "vllm_source", "tests", "scripts", "verl", "configs", "model_spec", ".ci")
+PACKAGE_DIRS = packages(floors())  # name -> folder
+PACKAGES = tuple(PACKAGE_DIRS)
+TOP_DIRS = (*sorted({Path(f).parts[0] for f in PACKAGE_DIRS.values()}), "tests", "scripts", "verl", "configs",
+            "model_spec", ".ci")
 DOCS = [*sorted((ROOT / "model_spec").glob("*.md")), ROOT / "verl" / "README.md", ROOT / "vllm_source" / "README.md",
         ROOT / "tandem_eval" / "README.md"]
 TICKED = re.compile(r"`([^`\n]+)`")
-NAME = re.compile(r"^(?:tandem|tandem_eval|vllm_source)(?:\.[A-Za-z_][A-Za-z0-9_]*)+$")
+NAME = re.compile(r"^(?:%s)(?:\.[A-Za-z_][A-Za-z0-9_]*)+$" % "|".join(PACKAGES))
 ABSENT = {"verl/__init__.py"}  # verl/README.md: such a file would shadow the installed verl
 PATH = re.compile(r"^(?:%s)/[\w./-]*[\w-]$" % "|".join(re.escape(d) for d in TOP_DIRS))
 
 
 def _sources() -> list[tuple[str, str]]:
     out = [(str(p.relative_to(ROOT)), p.read_text()) for p in DOCS if p.is_file()]
-    for pkg in PACKAGES:
-        for py in sorted((ROOT / pkg).rglob("*.py")):
+    for folder in PACKAGE_DIRS.values():
+        for py in sorted((ROOT / folder).rglob("*.py")):
             doc = ast.get_docstring(ast.parse(py.read_text()))
             if doc:
                 out.append((str(py.relative_to(ROOT)), doc))
@@ -59,7 +63,8 @@ def _refs(kind: re.Pattern) -> list[tuple[str, str]]:
 
 
 def _module_file(dotted: str) -> Path | None:
-    base = ROOT / Path(*dotted.split("."))
+    top, *rest = dotted.split(".")
+    base = ROOT / PACKAGE_DIRS.get(top, top) / Path(*rest)
     for candidate in (base.with_suffix(".py"), base / "__init__.py"):
         if candidate.is_file():
             return candidate
@@ -93,9 +98,9 @@ def _is_config_key(dotted: str) -> bool:
     import typing
 
     from tandem.config import TandemConfig
-    from tandem.integrations.verl_tandem import LOSS_BLOCK_KEYS
+    from tandem_verl.wiring import LOSS_BLOCK_KEYS
     from tandem.strict import valid_keys
-    from tandem.train.grpo_trainer import TrainConfig
+    from tandem_app.train.grpo_trainer import TrainConfig
 
     parts = dotted.split(".")
     if len(parts) == 2 and parts[1] in {"enable", *LOSS_BLOCK_KEYS, *valid_keys(TandemConfig)}:

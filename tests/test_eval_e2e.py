@@ -144,7 +144,7 @@ def test_legibility_and_drift_read_eval_outputs(solo_run, tiny_dir, tiny_dir_see
 def test_tandem_rlvr_subcommands_take_the_scripts_flags(solo_run, capsys):
     import argparse
 
-    from tandem.commands import eval as eval_commands
+    from tandem_app.commands import eval as eval_commands
 
     parser = argparse.ArgumentParser(prog="tandem-rlvr")
     eval_commands.register(parser.add_subparsers(dest="command"))

@@ -14,7 +14,7 @@ from tandem.rollout import Rollout
 from tandem_eval import presets, runner
 from tandem_eval.handoff import cap_rounds, turn_spans
 from tandem_eval.MATH import eval_sentence_handoff, eval_solo
-from tandem_eval.metrics import ks_for
+from tandem.metrics import ks_for
 from tandem_eval.prompts import PAPER_INSTRUCTION, chat_prompt_text
 
 SMALL = ["--n", "2", "--max-new-tokens", "12"]

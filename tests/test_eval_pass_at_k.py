@@ -9,7 +9,7 @@ from math import comb
 import pytest
 
 from tandem_eval import pass_at_k
-from tandem_eval.metrics import benchmark_pass_at_k, ks_for, summarize
+from tandem.metrics import benchmark_pass_at_k, ks_for, summarize
 
 
 def _brute_force(n: int, c: int, k: int) -> float:

@@ -176,7 +176,7 @@ def test_two_gpus_run_the_tp2_selection_and_the_launchers_on_both(tmp_path, monk
 def test_checks_run_on_cuda_not_on_the_cpu_lane_switches(tmp_path, monkeypatch):
     monkeypatch.setenv("VLLM_TARGET_DEVICE", "cpu")
     monkeypatch.setenv("VERL_PLATFORM", "cpu")
-    monkeypatch.setenv("VERL_USE_EXTERNAL_MODULES", "tandem.integrations.verl_cpu")  # verl/cpu_overrides.sh
+    monkeypatch.setenv("VERL_USE_EXTERNAL_MODULES", "tandem_verl.cpu_platform")  # verl/cpu_overrides.sh
     runner = FakeRunner()
     run_main(tmp_path, [], runner=runner, monkeypatch=monkeypatch)
     for _, _, env in runner.calls:

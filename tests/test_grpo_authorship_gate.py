@@ -8,8 +8,8 @@ import torch
 from tandem import grpo
 from tandem.errors import TandemError
 from tandem.models import load_model
-from tandem.train.data import join_prompt_response
-from tandem.train.logprobs import response_logprobs
+from tandem_app.train.data import join_prompt_response
+from tandem_app.train.logprobs import response_logprobs
 
 
 def test_token_weights_are_one_for_senior_junior_weight_for_junior_zero_for_padding():
@@ -131,7 +131,7 @@ def test_release_denominator_needs_the_response_mask():
 def test_trainer_honours_the_loss_denominator(tiny_dir, tmp_path):
     """The trainer's update: the release's gradient is the senior fraction times ours (one on-policy step)."""
     from tandem.sampling import SamplingConfig
-    from tandem.train.grpo_trainer import GRPOTrainer, TrainConfig
+    from tandem_app.train.grpo_trainer import GRPOTrainer, TrainConfig
 
     norms, fracs = {}, {}
     for denominator in ("senior_tokens", "all_response_tokens"):

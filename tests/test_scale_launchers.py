@@ -20,7 +20,7 @@ pytest.importorskip("verl", reason="verl 0.9.1 is not installed")
 
 from hydra import compose, initialize_config_dir, initialize_config_module  # noqa: E402
 
-from tandem.integrations.verl_tandem import apply_tandem  # noqa: E402
+from tandem_verl.wiring import apply_tandem  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 TANDEM = REPO / "verl" / "run_tandem_native_grpo_deepscaler.sh"

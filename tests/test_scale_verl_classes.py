@@ -24,15 +24,15 @@ from verl.utils import tensordict_utils as tu  # noqa: E402
 from verl.workers.engine_workers import TrainingWorker  # noqa: E402
 
 from tandem.errors import TandemError  # noqa: E402
-from tandem.integrations import verl_agent_loop, verl_trainer, verl_workers  # noqa: E402
-from tandem.integrations.verl_tandem import AGENT_LOOP, TRAINER_MODE, apply_tandem  # noqa: E402
+from tandem_verl import agent_loop as verl_agent_loop, trainer as verl_trainer, workers as verl_workers  # noqa: E402
+from tandem_verl.wiring import AGENT_LOOP, TRAINER_MODE, apply_tandem  # noqa: E402
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "verl" / "config"
 
 
 def test_trainer_and_agent_loop_are_registered_under_the_wired_names():
     assert get_trainer_cls(TRAINER_MODE) is verl_trainer.TandemPPOTrainer
-    assert _agent_loop_registry[AGENT_LOOP]["_target_"].endswith("verl_agent_loop.TandemAgentLoop")
+    assert _agent_loop_registry[AGENT_LOOP]["_target_"].endswith("tandem_verl.agent_loop.TandemAgentLoop")
     assert verl_agent_loop.TandemAgentLoopManager.__name__ in apply_tandem.__globals__["AGENT_LOOP_MANAGER"]
 
 
@@ -135,7 +135,7 @@ def test_moe_weight_loader_patch_reaches_both_parts_of_a_tandem_model(monkeypatc
     pytest.importorskip("vllm", reason="verl's vLLM worker code needs vLLM; the scale lane runs this")
     from verl.workers.rollout.vllm_rollout import utils as vllm_worker_utils
 
-    from tandem.integrations import verl_rollout, verl_vllm_worker
+    from tandem_verl import replica as verl_rollout, vllm_worker as verl_vllm_worker
 
     # what the tandem replica's vLLM workers load: verl's call site now goes through patch_each_part
     assert verl_rollout.TandemvLLMHttpServer._get_worker_extension_cls(None) == verl_vllm_worker.EXTENSION

@@ -13,7 +13,7 @@ pytest.importorskip("hydra", reason="hydra-core is not installed")
 from hydra import compose, initialize_config_dir  # noqa: E402
 
 from tandem.errors import TandemError  # noqa: E402
-from tandem.integrations.verl_tandem import (  # noqa: E402
+from tandem_verl.wiring import (  # noqa: E402
     AGENT_LOOP,
     AGENT_LOOP_MANAGER,
     TRAINER_MODE,

@@ -1,4 +1,4 @@
-"""verl's CPU platform (`tandem.integrations.verl_cpu`) and what keeps verl's stock entry point off a tandem config.
+"""verl's CPU platform (`tandem_verl.cpu_platform`) and what keeps verl's stock entry point off a tandem config.
 
 Pure parts, on CPU with verl 0.9.1 installed (no Ray started): the platform loads only
 where `VERL_USE_EXTERNAL_MODULES` names it (installing this package changes nothing in
@@ -25,8 +25,8 @@ from hydra import compose, initialize_config_dir, initialize_config_module  # no
 from verl.plugin.platform import PlatformRegistry  # noqa: E402
 
 from tandem.errors import TandemError  # noqa: E402
-from tandem.integrations import verl_cpu  # noqa: E402
-from tandem.integrations.verl_tandem import ENTRY_GROUP, ENTRY_NODE, apply_tandem  # noqa: E402
+from tandem_verl import cpu_platform as verl_cpu  # noqa: E402
+from tandem_verl.wiring import ENTRY_GROUP, ENTRY_NODE, apply_tandem  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -171,7 +171,7 @@ FORWARD_ONLY_FSDP2 = """
 import os, sys, torch, torch.distributed as dist
 from torch.distributed.fsdp import CPUOffloadPolicy, fully_shard
 if sys.argv[1] == "shim":
-    from tandem.integrations import verl_cpu
+    from tandem_verl import cpu_platform as verl_cpu
     verl_cpu._patch_cpu_offload_policy()
 os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=sys.argv[2])
 dist.init_process_group("gloo", rank=0, world_size=1)

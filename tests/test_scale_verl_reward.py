@@ -1,4 +1,4 @@
-"""verl's custom reward function (`tandem.integrations.verl_reward.compute_score`) on strings."""
+"""verl's custom reward function (`tandem_verl.reward.compute_score`) on strings."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from tandem.errors import TandemError
-from tandem.integrations.verl_reward import compute_score
+from tandem_verl.reward import compute_score
 
 pytest.importorskip("math_verify", reason="the grader needs math-verify (pip install tandem-rlvr[eval])")
 
@@ -32,7 +32,7 @@ def test_verl_loads_it_from_the_pkg_path_in_the_launchers():
     pytest.importorskip("verl", reason="verl 0.9.1 is not installed")
     from verl.trainer.ppo.reward import get_custom_reward_fn
 
-    fn_cfg = {"path": "pkg://tandem.integrations.verl_reward", "name": "compute_score"}
+    fn_cfg = {"path": "pkg://tandem_verl.reward", "name": "compute_score"}
     cfg = OmegaConf.create({"reward": {"custom_reward_function": fn_cfg}})
     fn = get_custom_reward_fn(cfg)
     assert fn(data_source="aime_24_26", solution_str="\\boxed{70}", ground_truth="70", extra_info={})["score"] == 1.0

@@ -7,7 +7,7 @@ selection strategy, with a junior of other weights, several samples per prompt a
 prompts of different lengths: that checks the dual decoder (both KV caches complete),
 the per-row author choice, the request keys and the coin replay in one go.
 
-The models are SFT'd tiny bases (`tandem.train.tiny_base`), so responses contain word,
+The models are SFT'd tiny bases (`tandem_app.train.tiny_base`), so responses contain word,
 sentence and step boundaries. Most engines run in-process
 (VLLM_ENABLE_V1_MULTIPROCESSING=0, cheap to start); one test runs vLLM's default
 multi-process engine in a fresh interpreter, where only the `vllm.general_plugins`
@@ -34,8 +34,8 @@ from tandem.models import load_model, load_tokenizer  # noqa: E402
 from tandem.coins import request_key  # noqa: E402
 from tandem.sampling import SamplingConfig  # noqa: E402
 from tandem.task import generate_problems  # noqa: E402
-from tandem.train.data import prompt_ids_batch  # noqa: E402
-from tandem.train.tiny_base import SMOKE_TASK  # noqa: E402
+from tandem_app.train.data import prompt_ids_batch  # noqa: E402
+from tandem_app.train.tiny_base import SMOKE_TASK  # noqa: E402
 from tandem.strategies import REGISTRY  # noqa: E402
 from vllm_source.compat import validation_error_type  # noqa: E402
 from vllm_source.engine import VLLMEngine  # noqa: E402
@@ -219,7 +219,7 @@ def test_a_senior_only_engine_is_a_rollout_backend_that_generates_solo_only(scal
 
 
 def test_cli_rollout_on_vllm_writes_what_the_reference_engine_writes(scale_senior, scale_junior, tmp_path):
-    from tandem.commands.cli import main
+    from tandem_app.commands.cli import main
 
     prompts = tmp_path / "prompts.jsonl"
     prompts.write_text('{"id": "a", "prompt": "Ava has 5 pens. She sells 2 pens. How many pens does Ava have now?"}\n'

@@ -57,7 +57,7 @@ def test_the_stand_in_has_the_installed_cuda_graph_wrappers_semantics():
 def test_tandem_parts_reaches_inside_a_cuda_graph_wrapper(monkeypatch):
     from verl.workers.rollout.vllm_rollout import utils as vllm_worker_utils
 
-    from tandem.integrations import verl_vllm_worker
+    from tandem_verl import vllm_worker as verl_vllm_worker
 
     TandemForCausalLM = type("TandemForCausalLM", (), {})
     model = TandemForCausalLM()

@@ -28,8 +28,8 @@ from tandem.errors import TandemError  # noqa: E402
 from tandem.models import load_model, load_tokenizer  # noqa: E402
 from tandem.sampling import SamplingConfig  # noqa: E402
 from tandem.task import generate_problems  # noqa: E402
-from tandem.train.data import prompt_ids_batch  # noqa: E402
-from tandem.train.tiny_base import SMOKE_TASK  # noqa: E402
+from tandem_app.train.data import prompt_ids_batch  # noqa: E402
+from tandem_app.train.tiny_base import SMOKE_TASK  # noqa: E402
 from tandem.strategies import REGISTRY  # noqa: E402
 from vllm_source.compat import validation_error_type  # noqa: E402
 from vllm_source.engine import VLLMEngine  # noqa: E402

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from tandem.commands.cli import main
+from tandem_app.commands.cli import main
 from tandem.config import TandemConfig
 from tandem.errors import TandemError
 from tandem.config_files import load_config
 from tandem.sampling import SamplingConfig
-from tandem.train.grpo_trainer import GRPOTrainer, TrainConfig
+from tandem_app.train.grpo_trainer import GRPOTrainer, TrainConfig
 
 
 def test_yaml_file_and_overrides_build_a_typed_config(tmp_path):
@@ -110,7 +110,7 @@ def test_junior_weight_set_twice_differently_is_an_error(tmp_path):
 def test_typed_flags_win_over_overrides():
     from argparse import Namespace
 
-    from tandem.commands.config_args import config_from_args
+    from tandem_app.commands.config_args import config_from_args
 
     args = Namespace(config=None, overrides=["model=a", "out=o", "method=grpo"], method="tandem", model="1e3", out=None)
     cfg = config_from_args(TrainConfig, args, ("method", "model", "out"))
@@ -164,8 +164,8 @@ def test_shipped_yaml_configs_match_the_demo_recipe(tmp_path):
     from pathlib import Path
 
     from tandem.config_files import config_to_dict
-    from tandem.train.demo import demo_config, sft_config, train_config
-    from tandem.train.sft import SFTConfig
+    from tandem_app.train.demo import demo_config, sft_config, train_config
+    from tandem_app.train.sft import SFTConfig
 
     configs = Path(__file__).resolve().parents[1] / "configs"
     demo = demo_config()
@@ -195,6 +195,6 @@ def test_one_seed_keys_the_run_and_its_coins():
 
 
 def test_demo_seeds_change_the_coin_seed(tmp_path):
-    from tandem.train.demo import demo_config, train_config
+    from tandem_app.train.demo import demo_config, train_config
 
     assert train_config(demo_config(seed=2), tmp_path, "tandem").tandem.seed == 2

@@ -9,7 +9,7 @@ import torch
 
 from tandem.errors import TandemError
 from tandem.sampling import SamplingConfig
-from tandem.train.grpo_trainer import GRPOTrainer, TrainConfig
+from tandem_app.train.grpo_trainer import GRPOTrainer, TrainConfig
 
 STEPS = 4
 

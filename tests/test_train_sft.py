@@ -6,8 +6,8 @@ import torch
 
 from tandem.models import load_model, load_tokenizer
 from tandem.task import generate_problems
-from tandem.train.data import prompt_ids, response_ids
-from tandem.train.sft import SFTConfig, run_sft, sft_batch, sft_loss
+from tandem_app.train.data import prompt_ids, response_ids
+from tandem_app.train.sft import SFTConfig, run_sft, sft_batch, sft_loss
 
 
 def test_sft_labels_cover_exactly_the_assistant_tokens(tiny_dir):

@@ -16,7 +16,7 @@ pytest.importorskip("hydra", reason="hydra-core is not installed")
 from hydra import compose, initialize_config_dir  # noqa: E402
 
 from tandem.errors import TandemError  # noqa: E402
-from tandem.integrations.verl_tandem import apply_tandem  # noqa: E402
+from tandem_verl.wiring import apply_tandem  # noqa: E402
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "verl" / "config"
 BASE = ["actor_rollout_ref.rollout.name=vllm", "actor_rollout_ref.model.path=org/senior",

@@ -21,8 +21,8 @@ from omegaconf import OmegaConf  # noqa: E402
 from verl.trainer.ppo.v1.trainer_sync import PPOTrainerSync  # noqa: E402
 from verl.utils.checkpoint.checkpoint_manager import BaseCheckpointManager, find_latest_ckpt_path  # noqa: E402
 
-from tandem.integrations import verl_trainer  # noqa: E402
-from tandem.integrations.verl_trainer import TandemPPOTrainer  # noqa: E402
+from tandem_verl import trainer as verl_trainer  # noqa: E402
+from tandem_verl.trainer import TandemPPOTrainer  # noqa: E402
 
 ACTOR_FILES = ("model_world_size_1_rank_0.pt", "optim_world_size_1_rank_0.pt", "extra_state_world_size_1_rank_0.pt")
 

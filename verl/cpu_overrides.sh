@@ -6,11 +6,11 @@
 #   source verl/cpu_overrides.sh
 #   bash verl/run_tandem_native_grpo_deepscaler.sh "${CPU_ARGS[@]}" [more key=value ...]
 #
-# The platform itself (device `cpu`, gloo, shims) is tandem/integrations/verl_cpu.py.
+# The platform itself (device `cpu`, gloo, shims) is verl/tandem_verl/cpu_platform.py.
 
 export VERL_PLATFORM=cpu               # select the CPU platform ...
 # ... which verl imports in each of its processes from this list (verl/__init__.py), nowhere else
-export VERL_USE_EXTERNAL_MODULES="${VERL_USE_EXTERNAL_MODULES:+$VERL_USE_EXTERNAL_MODULES,}tandem.integrations.verl_cpu"
+export VERL_USE_EXTERNAL_MODULES="${VERL_USE_EXTERNAL_MODULES:+$VERL_USE_EXTERNAL_MODULES,}tandem_verl.cpu_platform"
 export VERL_ENGINE_DEVICE=cuda         # verl's FSDP engine registers for cuda/npu only; its code then uses `cpu`
 export VLLM_TARGET_DEVICE=cpu          # vLLM's CPU backend
 export VLLM_CPU_KVCACHE_SPACE="${VLLM_CPU_KVCACHE_SPACE:-1}"       # GiB of KV cache per engine

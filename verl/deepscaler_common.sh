@@ -98,7 +98,7 @@ COMMON_ARGS=(
     # --- reward: the team's final answer graded by tandem_eval.grade -------------------
     reward.reward_manager.name=naive
     reward.reward_model.enable=False
-    reward.custom_reward_function.path=pkg://tandem.integrations.verl_reward
+    reward.custom_reward_function.path=pkg://tandem_verl.reward
     reward.custom_reward_function.name=compute_score
     # --- trainer ------------------------------------------------------------------------
     "trainer.logger=$LOGGERS"

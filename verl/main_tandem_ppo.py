@@ -4,7 +4,7 @@
 
 Same as `python -m verl.trainer.main_ppo`, except that the config is
 `verl/config/tandem_trainer.yaml` (verl's ppo_trainer plus a `tandem:` block) and that
-`tandem.integrations.verl_tandem.apply_tandem` validates the block and points verl at the
+`tandem_verl.wiring.apply_tandem` validates the block and points verl at the
 tandem agent loop, actor worker, trainer and vLLM engine before Ray starts. With
 `tandem.enable=false` it runs verl's stock task runner (plain GRPO). Only this file
 registers the config node `tandem_trainer.yaml` names in its defaults list, so verl's
@@ -16,7 +16,7 @@ installed verl.
 
 import hydra
 
-from tandem.integrations.verl_tandem import apply_tandem, register_entry_node
+from tandem_verl.wiring import apply_tandem, register_entry_node
 
 register_entry_node()  # before @hydra.main composes tandem_trainer.yaml
 
@@ -32,13 +32,13 @@ def main(config) -> None:
     tandem = apply_tandem(config)
     auto_set_device(config)
     if get_platform().device_name == "cpu":  # verl selected our CPU platform, so verl has loaded its module
-        from tandem.integrations.verl_cpu import check_cpu_config
+        from tandem_verl.cpu_platform import check_cpu_config
 
         check_cpu_config(config)
     validate_config(config=config, use_reference_policy=need_reference_policy(config), use_critic=need_critic(config))
     runner = TaskRunnerV1
     if tandem.enable:
-        from tandem.integrations.verl_trainer import TandemTaskRunner
+        from tandem_verl.trainer import TandemTaskRunner
 
         runner = TandemTaskRunner
     run_ppo(config, task_runner_class=runner)

@@ -121,13 +121,13 @@ def cpu_problem(overrides: list[str]) -> str | None:
     from hydra import compose, initialize_config_module
 
     from tandem.errors import TandemError
-    from tandem.integrations import verl_cpu
+    from tandem_verl import cpu_platform
 
     verl_keys = [o for o in overrides if not o.lstrip("+~").startswith(("tandem.", "hydra."))]
     with initialize_config_module(config_module="verl.trainer.config", version_base=None):
         config = compose(config_name="ppo_trainer", overrides=verl_keys)
     try:
-        verl_cpu.check_cpu_config(config)
+        cpu_platform.check_cpu_config(config)
     except TandemError as exc:
         return f"error: {exc}"
     return None

@@ -9,7 +9,7 @@ weight loader, and the output layer, which keeps its weight, would silently go o
 computing with the stale packed copy.
 
 With `TANDEM_VLLM_CPU_LIVE_WEIGHTS=1` in a vLLM process whose platform is CPU (verl's
-CPU platform sets it for its rollout servers, `tandem.integrations.verl_cpu`), this
+CPU platform sets it for its rollout servers, `tandem_verl.cpu_platform`), this
 module's `apply()` makes every 2-D linear layer compute `F.linear(x, layer.weight)`
 with its live weight, which the weight loader updates in place. Slower than the packed
 kernels, and only for training on CPU; offline inference leaves it off.

@@ -24,7 +24,7 @@ from verl.trainer.ppo.v1.trainer_sync import PPOTrainerSync
 from verl.workers.rollout.replica import RolloutReplicaRegistry
 
 from tandem.errors import TandemError
-from tandem.integrations.verl_tandem import TRAINER_MODE
+from tandem_verl.wiring import TRAINER_MODE
 
 
 TRACKER = "latest_checkpointed_iteration.txt"  # what verl's resume_mode=auto follows
@@ -84,7 +84,7 @@ def repair_tracker(root: Path) -> int | None:
 
 
 def _load_tandem_vllm_replica():
-    from tandem.integrations.verl_rollout import TandemvLLMReplica
+    from tandem_verl.replica import TandemvLLMReplica
 
     return TandemvLLMReplica
 
@@ -98,7 +98,7 @@ class TandemPPOTrainer(PPOTrainerSync):
         roles = [r for r in (Role.ActorRollout, Role.ActorRolloutRef) if r in self.role_worker_mapping]
         if not roles:
             raise TandemError("tandem training needs verl's hybrid actor-rollout worker (hybrid_engine=True)")
-        from tandem.integrations.verl_workers import TandemActorRolloutRefWorker
+        from tandem_verl.workers import TandemActorRolloutRefWorker
 
         for role in roles:
             self.role_worker_mapping[role] = ray.remote(TandemActorRolloutRefWorker)

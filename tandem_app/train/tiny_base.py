@@ -9,7 +9,7 @@ is right about half the time (greedy ~0.6-0.7, sampled at temperature 1 ~0.3; me
 on CPU). It writes reasoning steps separated by blank lines and ends in `\\boxed{}`, so
 the real grader gives it real, varied rewards.
 
-    python -m tandem.train.tiny_base --out DIR [--seed 0] [--steps 150] [--task-rows 256]
+    python -m tandem_app.train.tiny_base --out DIR [--seed 0] [--steps 150] [--task-rows 256]
 
 writes DIR/model (the SFT'd HF model) and DIR/task_{train,test}.jsonl (problems in the
 `{"id", "problem", "answer", "source"}` format `scripts/prepare_deepscaler.py` reads).
@@ -60,7 +60,7 @@ def write_task_jsonl(path: Path, split: str, n: int, seed: int = 0, task: TaskCo
 
 def build_tiny_base(out: str | Path, cfg: TinyBaseConfig | None = None, progress: bool = False) -> Path:
     """Build (or reuse) the tiny base under `out`; returns `out/model`."""
-    from tandem.train.sft import SFTConfig, run_sft
+    from tandem_app.train.sft import SFTConfig, run_sft
     from tandem.zoo import build_tiny
 
     cfg, out = cfg or TinyBaseConfig(), Path(out)

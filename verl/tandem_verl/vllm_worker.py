@@ -15,7 +15,7 @@ from __future__ import annotations
 from verl.workers.rollout.vllm_rollout import utils as vllm_worker_utils
 from verl.workers.rollout.vllm_rollout.utils import vLLMColocateWorkerExtension
 
-EXTENSION = "tandem.integrations.verl_vllm_worker.TandemWorkerExtension"
+EXTENSION = "tandem_verl.vllm_worker.TandemWorkerExtension"
 
 
 def unwrap(model):

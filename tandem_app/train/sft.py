@@ -21,7 +21,7 @@ from tandem.errors import TandemError
 from tandem.jsonl import write_json
 from tandem.models import load_model, load_tokenizer
 from tandem.task import Demonstrations, TaskConfig, demonstration, generate_problems
-from tandem.train.checkpoint import (
+from tandem_app.train.checkpoint import (
     check_run_dir,
     has_checkpoint,
     load_checkpoint,
@@ -29,9 +29,9 @@ from tandem.train.checkpoint import (
     save_pretrained_atomic,
 )
 from tandem.config_files import config_to_dict
-from tandem.train.data import batch_indices, pad_right, prompt_ids_batch, response_ids
-from tandem.train.evaluate import greedy_solo_accuracy
-from tandem.train.metrics import MetricsLogger, wandb_settings
+from tandem_app.train.data import batch_indices, pad_right, prompt_ids_batch, response_ids
+from tandem_app.train.evaluate import greedy_solo_accuracy
+from tandem_app.train.metrics import MetricsLogger, wandb_settings
 
 SUMMARY = "summary.json"
 

@@ -7,10 +7,10 @@ of the junior (when vLLM's sleep mode is on) and, at the first bucket of each sy
 checks every junior tensor and restores those that changed; it fails if that does not
 bring the junior back exactly. Level 1 would offload and restore both models' weights
 every step instead (model_spec/SCALE.md, "Sleep mode and the junior"). Its vLLM
-workers load `tandem.integrations.verl_vllm_worker.TandemWorkerExtension`, so that
+workers load `tandem_verl.vllm_worker.TandemWorkerExtension`, so that
 verl's per-model patches reach both parts of `TandemForCausalLM`.
 
-Imports vLLM through verl; only loaded by `verl_trainer`'s replica loader.
+Imports vLLM through verl; only loaded by `trainer`'s replica loader.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import ray
 from verl.workers.rollout.vllm_rollout.vllm_async_server import vLLMHttpServer, vLLMReplica
 
-from tandem.integrations.verl_vllm_worker import EXTENSION
+from tandem_verl.vllm_worker import EXTENSION
 
 
 SLEEP_LEVEL = 2  # the junior survives through TandemForCausalLM's host copy, not through the sleep

@@ -1,7 +1,7 @@
 """verl's custom reward function, bridged to the project's grader.
 
 Point verl at it with
-    reward.custom_reward_function.path=pkg://tandem.integrations.verl_reward
+    reward.custom_reward_function.path=pkg://tandem_verl.reward
     reward.custom_reward_function.name=compute_score
 verl's reward manager calls `compute_score(data_source, solution_str, ground_truth,
 extra_info)` once per response (solution_str = the decoded response). The score is the

@@ -46,11 +46,11 @@ from tandem.models import load_model, load_tokenizer
 from tandem.sampling import SamplingConfig
 from tandem.task import Demonstrations, TaskConfig, generate_problems
 from tandem.config_files import config_to_dict
-from tandem.train.data import prompt_ids_batch
-from tandem.train.evaluate import EvalConfig, drift_js, evaluate_senior, junior_legibility
-from tandem.train.grpo_trainer import GRPOTrainer, TrainConfig
-from tandem.train.report import write_report
-from tandem.train.sft import SFTConfig, run_sft
+from tandem_app.train.data import prompt_ids_batch
+from tandem_app.train.evaluate import EvalConfig, drift_js, evaluate_senior, junior_legibility
+from tandem_app.train.grpo_trainer import GRPOTrainer, TrainConfig
+from tandem_app.train.report import write_report
+from tandem_app.train.sft import SFTConfig, run_sft
 
 METHODS = ("tandem", "grpo")  # the directories and result keys; reports say TRL, the paper's name
 MODELS = ("base", "grpo", "tandem")
@@ -190,7 +190,7 @@ def evaluate_all(cfg: DemoConfig, out: Path) -> dict:
 
 def run_seeds(seeds: list[int], out: str | Path, quick: bool = False, progress: bool = True) -> Path:
     """The demo once per seed (OUT/seed-S), then OUT/seeds.md: each number's mean and spread."""
-    from tandem.train.seeds import write_seed_table
+    from tandem_app.train.seeds import write_seed_table
 
     out = Path(out)
     for seed in seeds:

@@ -17,7 +17,7 @@ from verl.utils.device import get_device_id
 from verl.workers.engine_workers import ActorRolloutRefWorker, TrainingWorker
 
 from tandem.errors import TandemError
-from tandem.integrations.verl_tandem import (
+from tandem_verl.wiring import (
     GateCounts,
     apply_senior_gate,
     senior_rollout_probs_diff_max,

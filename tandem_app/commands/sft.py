@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from tandem.commands.config_args import add_config_arguments, add_run_arguments, config_from_args
+from tandem_app.commands.config_args import add_config_arguments, add_run_arguments, config_from_args
 
 HELP = "supervised fine-tuning on worked solutions: writes the pre-RL base to OUT/model"
 
@@ -26,7 +26,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tandem.train.sft import SFTConfig, run_sft
+    from tandem_app.train.sft import SFTConfig, run_sft
 
     cfg = config_from_args(SFTConfig, args, ("model", "out"))
     summary = run_sft(cfg, resume=args.resume, progress=not args.no_progress)
@@ -36,6 +36,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _epilog() -> str:
     from tandem.config_files import describe_config
-    from tandem.train.sft import SFTConfig
+    from tandem_app.train.sft import SFTConfig
 
     return describe_config(SFTConfig)

@@ -1,6 +1,6 @@
 """`tandem-rlvr`: one entry point, one subcommand per phase.
 
-Each subcommand lives in its own module under `tandem.commands` and exposes
+Each subcommand lives in its own module under `tandem_app.commands` and exposes
 `register(subparsers)`, which adds its parser and sets `func(args) -> int`.
 Expected mistakes raise `TandemError`; they are printed as one line and exit with 2.
 """
@@ -13,7 +13,7 @@ import sys
 
 from tandem.errors import run_reporting_errors
 
-# Module names under tandem.commands, in the order `--help` lists them.
+# Module names under tandem_app.commands, in the order `--help` lists them.
 SUBCOMMANDS = [
     "build_tiny",
     "boundaries",
@@ -32,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMANDS:
-        importlib.import_module(f"tandem.commands.{name}").register(sub)
+        importlib.import_module(f"tandem_app.commands.{name}").register(sub)
     return parser
 
 

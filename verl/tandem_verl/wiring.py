@@ -34,10 +34,10 @@ from vllm_source.placement import check_split_world
 
 logger = logging.getLogger(__name__)
 
-TRAINER_MODE = "tandem_sync"  # registered by verl_trainer
-AGENT_LOOP = "tandem_agent"  # registered by verl_agent_loop
-AGENT_LOOP_MANAGER = "tandem.integrations.verl_agent_loop.TandemAgentLoopManager"
-REWARD_PATH = "pkg://tandem.integrations.verl_reward"
+TRAINER_MODE = "tandem_sync"  # registered by tandem_verl.trainer
+AGENT_LOOP = "tandem_agent"  # registered by tandem_verl.agent_loop
+AGENT_LOOP_MANAGER = "tandem_verl.agent_loop.TandemAgentLoopManager"
+REWARD_PATH = "pkg://tandem_verl.reward"
 WORKER_KEY = "tandem"  # actor_rollout_ref.tandem: what the actor worker needs
 LOSS_BLOCK_KEYS = tuple(valid_keys(TandemLossConfig))  # loss settings beside the process keys in `tandem:`
 # tandem_trainer.yaml's defaults list names this (empty) node, which only verl/main_tandem_ppo.py

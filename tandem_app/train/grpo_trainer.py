@@ -46,18 +46,18 @@ from tandem.rollout import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, rollout_stats
 from tandem.models import check_same_vocab, load_model, load_tokenizer
 from tandem.sampling import SamplingConfig
 from tandem.task import TaskConfig, generate_problems, terse_share
-from tandem.train.checkpoint import (
+from tandem_app.train.checkpoint import (
     check_run_dir,
     has_checkpoint,
     load_checkpoint,
     save_checkpoint,
     save_pretrained_atomic,
 )
-from tandem.train.data import batch_indices, join_prompt_response, pad_right, prompt_ids_batch
-from tandem.train.evaluate import greedy_solo_accuracy
-from tandem.train.logprobs import response_logprobs
-from tandem.train.metrics import MetricsLogger, wandb_settings
-from tandem.train.sft import lr_at
+from tandem_app.train.data import batch_indices, join_prompt_response, pad_right, prompt_ids_batch
+from tandem_app.train.evaluate import greedy_solo_accuracy
+from tandem_app.train.logprobs import response_logprobs
+from tandem_app.train.metrics import MetricsLogger, wandb_settings
+from tandem_app.train.sft import lr_at
 
 log = logging.getLogger(__name__)
 

@@ -32,7 +32,7 @@ from verl.trainer.ppo.v1.agent_loop_tq import AgentLoopManagerTQ, AgentLoopWorke
 
 from tandem.boundaries import config_boundary_lookup
 from tandem.errors import TandemError
-from tandem.integrations.verl_tandem import AGENT_LOOP, TandemVerlConfig
+from tandem_verl.wiring import AGENT_LOOP, TandemVerlConfig
 from tandem.coins import request_key
 from tandem.process import response_authorship_mask
 from vllm_source.requests import tandem_extra_args

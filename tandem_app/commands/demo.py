@@ -29,7 +29,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tandem.train.demo import demo_config, run_demo, run_seeds
+    from tandem_app.train.demo import demo_config, run_demo, run_seeds
 
     if args.seeds:
         out = args.out or ("runs/demo-seeds-quick" if args.quick else "runs/demo-seeds")

@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 
 from tandem.jsonl import read_jsonl
-from tandem.train.findings import findings
-from tandem.train.stats import accuracy
+from tandem_app.train.findings import findings
+from tandem_app.train.stats import accuracy
 
 NAMES = {"base": "base (SFT, pre-RL)", "grpo": "GRPO senior", "tandem": "TRL senior"}
 LABELS = {"grpo": "GRPO", "tandem": "TRL"}  # the paper's names

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from tandem.commands.config_args import add_config_arguments, add_run_arguments, config_from_args
+from tandem_app.commands.config_args import add_config_arguments, add_run_arguments, config_from_args
 
 HELP = "GRPO training of a senior: tandem rollouts with the frozen base as junior (tandem) or solo (grpo)"
 
@@ -31,7 +31,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tandem.train.grpo_trainer import GRPOTrainer, TrainConfig
+    from tandem_app.train.grpo_trainer import GRPOTrainer, TrainConfig
 
     cfg = config_from_args(TrainConfig, args, ("method", "model", "out"))
     summary = GRPOTrainer(cfg, progress=not args.no_progress).train(resume=args.resume)
@@ -41,6 +41,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _epilog() -> str:
     from tandem.config_files import describe_config
-    from tandem.train.grpo_trainer import TrainConfig
+    from tandem_app.train.grpo_trainer import TrainConfig
 
     return describe_config(TrainConfig)

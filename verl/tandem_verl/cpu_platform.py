@@ -7,7 +7,7 @@ verl's own extension point (`verl.plugin.platform.PlatformRegistry`). Nothing lo
 unless asked: verl imports the modules named in `VERL_USE_EXTERNAL_MODULES` in each of
 its processes (driver and Ray workers), and `verl/cpu_overrides.sh` names this one there:
 
-    VERL_USE_EXTERNAL_MODULES=tandem.integrations.verl_cpu   # load this module in every verl process
+    VERL_USE_EXTERNAL_MODULES=tandem_verl.cpu_platform   # load this module in every verl process
     VERL_PLATFORM=cpu            # verl's own platform override: selects it, and switches the shims on
     VERL_ENGINE_DEVICE=cuda      # verl's engine-registry override: FSDP registers for cuda/npu only
     ray_kwargs.ray_init.num_gpus=1 (Hydra override)   # Ray's GPU resource stands for "one worker slot"

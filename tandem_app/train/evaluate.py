@@ -4,8 +4,8 @@
 - handoff: the eval suite's step handoff on the reference engine — senior and junior
   alternate at every reasoning step (a blank line), the senior first
   (`TandemConfig(selection_strategy="step", first_author="senior")`).
-- pass@k: `tandem_eval.pass_at_k` (unbiased) over n samples per problem.
-- drift: `tandem_eval.legibility.js_divergence` (bits) between the unigram token
+- pass@k: `tandem.metrics.pass_at_k` (unbiased) over n samples per problem.
+- drift: `tandem.metrics.js_divergence` (bits) between the unigram token
   distributions of the senior's and the base's solo responses (special tokens excluded).
 - legibility: the junior's mean cross-entropy (nats/token) on the senior's solo responses.
 - notation: the share of solo steps written in the task's terse notation (`task.terse_share`).
@@ -25,7 +25,7 @@ from tandem.grading import reward
 from tandem.rollout import stats_of_masks
 from tandem.sampling import SamplingConfig
 from tandem.task import Problem, terse_share
-from tandem.train.data import prompt_ids_batch
+from tandem_app.train.data import prompt_ids_batch
 from tandem_eval.backends import EvalSampling, make_backend
 
 
@@ -52,7 +52,7 @@ def correct_counts(groups: list[list], problems: list[Problem]) -> list[int]:
 
 
 def _summary(prefix: str, groups: list[list], problems: list[Problem], n: int) -> dict:
-    from tandem_eval import pass_at_k
+    from tandem.metrics import pass_at_k
 
     counts = correct_counts(groups, problems)
     out = {f"{prefix}_acc": sum(counts) / (n * len(problems)), f"{prefix}_counts": counts, f"{prefix}_n": n}
@@ -111,7 +111,7 @@ def authored_runs(tokenizer, token_ids: list[int], mask: list[int]) -> list[list
 
 def drift_js(senior_tokens: list[list[int]], base_tokens: list[list[int]], tokenizer) -> float:
     """JS divergence (bits) of the unigram token distributions of two response sets."""
-    from tandem_eval.legibility import js_divergence, unigram_counts
+    from tandem.metrics import js_divergence, unigram_counts
 
     special = getattr(tokenizer, "all_special_ids", [])
     return js_divergence(unigram_counts(senior_tokens, special), unigram_counts(base_tokens, special))
@@ -119,7 +119,7 @@ def drift_js(senior_tokens: list[list[int]], base_tokens: list[list[int]], token
 
 def junior_legibility(junior, prompts: list[list[int]], responses: list[list[int]], batch_size: int = 64) -> float:
     """The junior's token-mean cross-entropy (nats) on the responses (lower = more legible)."""
-    from tandem_eval.legibility import junior_cross_entropy
+    from tandem.metrics import junior_cross_entropy
 
     scored = [s for s in junior_cross_entropy(junior, list(zip(prompts, responses)), batch_size, progress=False) if s]
     return sum(s.nll_sum for s in scored) / max(1, sum(s.n_tokens for s in scored))
