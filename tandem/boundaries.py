@@ -96,8 +96,23 @@ def boundary_lookup(ids, vocab_size: int, device: torch.device | str = "cpu") ->
     return lookup
 
 
-def config_boundary_lookup(cfg, tokenizer, vocab_size: int, device="cpu") -> torch.Tensor | None:
-    """The lookup a `TandemConfig` needs: explicit ids if given, else derived; None if unused."""
+def lookup_size(vocab_size: int | None, tokenizer=None) -> int:
+    """How many ids a boundary lookup covers, one rule for every backend: each id the model can
+    emit (`vocab_size`, its logits' width, where the backend knows it) and each id the
+    tokenizer knows, whichever is larger (a padded vocabulary is wider than its tokenizer)."""
+    sizes = [vocab_size or 0]
+    if tokenizer is not None:
+        sizes += [len(tokenizer), int(getattr(tokenizer, "vocab_size", 0) or 0)]
+    if max(sizes) <= 0:
+        raise TandemError("a boundary lookup needs the model's vocabulary size or its tokenizer")
+    return max(sizes)
+
+
+def config_boundary_lookup(cfg, tokenizer, vocab_size: int | None, device="cpu") -> torch.Tensor | None:
+    """The lookup a `TandemConfig` needs: explicit ids if given, else derived; None if unused.
+
+    Every backend builds its lookup here; its size is `lookup_size(vocab_size, tokenizer)`.
+    """
     kind = strategy_boundary_kind(cfg.selection_strategy)
     if kind is None:
         return None
@@ -111,4 +126,4 @@ def config_boundary_lookup(cfg, tokenizer, vocab_size: int, device="cpu") -> tor
             f"the {kind} boundary set is empty for this tokenizer; strategy {cfg.selection_strategy!r} "
             "would never switch authors — pass boundary_token_ids or choose another strategy"
         )
-    return boundary_lookup(ids, vocab_size, device)
+    return boundary_lookup(ids, lookup_size(vocab_size, tokenizer), device)

@@ -138,11 +138,6 @@ class TandemConfig:
             raise TandemError(f"boundary_token_ids file {path} must hold a JSON list of integer ids")
         return sorted(set(loaded))
 
-    @property
-    def extra(self) -> dict:
-        """The backend keys that are set (read by vllm_source), e.g. {'senior_architecture': ...}."""
-        return {} if self.senior_architecture is None else {"senior_architecture": self.senior_architecture}
-
     def to_dict(self) -> dict:
         return asdict(self)
 

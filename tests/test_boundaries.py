@@ -2,7 +2,10 @@
 
 import pytest
 
-from tandem.boundaries import boundary_ids, derive_boundary_ids, special_ids, word_marker
+from tandem.boundaries import (
+    boundary_ids, config_boundary_lookup, derive_boundary_ids, lookup_size, special_ids, word_marker,
+)
+from tandem.config import TandemConfig
 from tandem.errors import TandemError
 
 
@@ -72,3 +75,14 @@ def test_tokenizer_without_word_markers_is_refused_for_word():
 
     with pytest.raises(TandemError, match="boundary_token_ids"):
         word_marker(CharTokenizer())
+
+
+def test_every_backend_sizes_its_lookup_by_one_rule(qwen3):
+    """Model width and tokenizer size, whichever is larger: Qwen3 pads its 151,669 ids to 151,936 logits."""
+    assert lookup_size(151936, qwen3) == 151936  # the engines know the model's width
+    assert lookup_size(None, qwen3) == len(qwen3) == 151669  # verl's agent loop knows the tokenizer only
+    assert lookup_size(1000, qwen3) == len(qwen3)  # a model narrower than its tokenizer still covers every id
+    cfg = TandemConfig(boundary_token_ids=[5, 151700])  # an explicit id in the padded region
+    assert config_boundary_lookup(cfg, qwen3, 151936)[151700] and config_boundary_lookup(cfg, None, 151936)[151700]
+    with pytest.raises(TandemError, match="vocabulary size or its tokenizer"):
+        lookup_size(None, None)

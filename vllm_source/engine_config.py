@@ -33,8 +33,8 @@ def tandem_engine_kwargs(cfg: TandemConfig, senior_model: str, **engine_kwargs) 
     """Keyword arguments for `vllm.LLM` / `AsyncEngineArgs` that turn an engine into a tandem engine.
 
     The junior is `cfg.junior_model`, or the senior's own checkpoint when unset (the
-    paper's self-paired junior). Eager mode is the default because CUDA-graph capture of
-    the two-model wrapper has not been exercised (vllm_source/README.md, "Limits and open risks").
+    paper's self-paired junior). Eager mode is the default; what CUDA-graph capture of the
+    two-model wrapper has run on, and where, is model_spec/SCALE.md's to say.
     """
     for key, (harmless, what) in _REFUSED.items():
         value = engine_kwargs.get(key)
@@ -49,7 +49,6 @@ def tandem_engine_kwargs(cfg: TandemConfig, senior_model: str, **engine_kwargs) 
         engine_kwargs = split_engine_kwargs(engine_kwargs)
     tandem = cfg.to_dict()
     tandem["junior_model"] = cfg.junior_model or senior_model
-    tandem.update(cfg.extra)  # e.g. senior_architecture
     return {
         "model": senior_model,
         "hf_overrides": {"architectures": [architecture(cfg)], HF_KEY: tandem},

@@ -95,7 +95,7 @@ class TandemForCausalLM(nn.Module):
         self.cfg = tandem_config_from_hf(hf_config)
         if vllm_config.parallel_config.pipeline_parallel_size != 1:
             raise TandemError("the tandem vLLM backend does not support pipeline parallelism")
-        arch = _causal_lm_architecture(hf_config, self.cfg.extra.get("senior_architecture"))
+        arch = _causal_lm_architecture(hf_config, self.cfg.senior_architecture)
         junior_path = self.cfg.junior_model or model_config.model
         junior_hf = _junior_hf_config(model_config, junior_path)
         check_pair(hf_config, junior_hf, junior_path)

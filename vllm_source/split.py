@@ -80,7 +80,7 @@ class TandemSplitForCausalLM(nn.Module):
         hf_config = model_config.hf_config
         self.cfg = tandem_config_from_hf(hf_config)
         check_split_world(parallel.tensor_parallel_size, parallel.pipeline_parallel_size)
-        arch = _causal_lm_architecture(hf_config, self.cfg.extra.get("senior_architecture"))
+        arch = _causal_lm_architecture(hf_config, self.cfg.senior_architecture)
         junior_path = self.cfg.junior_model or model_config.model
         junior_hf = _junior_hf_config(model_config, junior_path)
         check_pair(hf_config, junior_hf, junior_path)

@@ -263,7 +263,8 @@ def apply_tandem(config: DictConfig) -> TandemVerlConfig:
         config.trainer.v1.trainer_mode = TRAINER_MODE
     logger.info("tandem loss settings: %s", t.loss.tandem_settings())
     if not arr.rollout.enforce_eager:
-        logger.warning("tandem rollout compiled (enforce_eager=False): equal to the reference engine on vLLM's CPU build, CUDA graphs not yet run on a GPU (scripts/gpu_check.sh checks them)")
+        logger.warning("tandem rollout compiled (enforce_eager=False): where this has run is in model_spec/SCALE.md; "
+                       "scripts/gpu_check.sh checks CUDA graphs on a GPU")
     return t
 
 
