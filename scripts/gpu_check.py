@@ -94,9 +94,10 @@ import json, os, tempfile
 os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"  # as the lane's engine tests run
 from tandem.config import TandemConfig
 from tandem.zoo import build_tiny
-from vllm_source.engine import VLLMEngine
+from tandem_eval.backends import rollout_backend
 path = build_tiny(tempfile.mkdtemp(), seed=0)
-eng = VLLMEngine(str(path), TandemConfig(), dtype="float32", max_model_len=512, gpu_memory_utilization=0.3, seed=0)
+eng = rollout_backend("vllm", str(path), str(path), TandemConfig(), dtype="float32", max_model_len=512,
+                      gpu_memory_utilization=0.3, seed=0)
 cfg = eng.llm.llm_engine.vllm_config
 print("GPU_CHECK_PROBE " + json.dumps({"async_scheduling": bool(cfg.scheduler_config.async_scheduling),
                                         "enforce_eager": bool(cfg.model_config.enforce_eager)}))

@@ -54,6 +54,41 @@ class EvalSampling:
         return SamplingConfig(**asdict(self))
 
 
+def rollout_backend(kind: str, senior, junior=None, tandem=None, *, tokenizer=None, junior_tokenizer=None,
+                    dtype: str = "float32", device: str = "cpu", mode: str = "auto", **vllm_kwargs):
+    """The one place a rollout backend (`tandem.rollout.RolloutBackend`) is built from its settings.
+
+    `kind` 'engine': the reference engine over `senior` and `junior` (paths, or HF models
+    already loaded; `tokenizer` is then required); `dtype`, `device` and `mode` are its own.
+    `kind` 'vllm': a vLLM engine over the paths; `dtype` and `vllm_kwargs` go to `vllm.LLM`.
+    Without a junior the backend holds the senior alone and generates solo. `tandem` is the
+    process (None: `TandemConfig()`); the junior it names is `junior`.
+    """
+    from dataclasses import replace
+    from pathlib import Path
+
+    from tandem.config import TandemConfig
+
+    if kind not in BACKENDS:
+        raise TandemError(f"unknown backend {kind!r}; choose one of {', '.join(BACKENDS)}")
+    if kind == "vllm":
+        from vllm_source.engine import VLLMEngine
+
+        cfg = None if junior is None else replace(tandem or TandemConfig(), junior_model=str(junior))
+        return VLLMEngine(str(senior), cfg, dtype=dtype, **vllm_kwargs)
+    from tandem.engine import TandemEngine
+    from tandem.models import load_model, load_tokenizer
+
+    def model(m):
+        return load_model(m, dtype, device) if isinstance(m, (str, Path)) else m
+
+    tokenizer = tokenizer or load_tokenizer(senior)
+    if junior_tokenizer is None and isinstance(junior, (str, Path)):
+        junior_tokenizer = load_tokenizer(junior)
+    return TandemEngine(model(senior), None if junior is None else model(junior), tokenizer, tandem,
+                        junior_tokenizer=junior_tokenizer, mode=mode)
+
+
 def handoff_config(junior_path=None):
     """The handoff, exactly: the author changes after every step token, the senior first."""
     from tandem.config import TandemConfig
@@ -160,15 +195,13 @@ class EvalBackend:
         return "float32" if str(self.spec.device) == "cpu" else "bfloat16"
 
     def _engine_backend(self, role: str):
-        from tandem.engine import TandemEngine
-
         if role == "team":
-            return TandemEngine(self.model("senior"), self.model("junior"), self.tokenizer, handoff_config())
+            return rollout_backend("engine", self.model("senior"), self.model("junior"), handoff_config(),
+                                   tokenizer=self.tokenizer)
         tokenizer = self.tokenizer if role == "senior" else self.junior_tokenizer
-        return TandemEngine(self.model(role), None, tokenizer)
+        return rollout_backend("engine", self.model(role), tokenizer=tokenizer)
 
     def _vllm_backend(self, role: str):
-        from vllm_source.engine import VLLMEngine
         from vllm_source.runtime import vllm_platform
 
         kwargs = dict(dtype=self.spec.dtype, seed=self.sampling.seed)
@@ -180,9 +213,9 @@ class EvalBackend:
             default = 0.85 if self.spec.junior_path is None or role == "team" else 0.42
             kwargs["gpu_memory_utilization"] = self.spec.gpu_memory_utilization or default
         if role == "team":
-            return VLLMEngine(self.spec.senior_path, handoff_config(self.spec.junior_path), **kwargs)
+            return rollout_backend("vllm", self.spec.senior_path, self.spec.junior_path, handoff_config(), **kwargs)
         path = self.spec.senior_path if role == "senior" else self.spec.junior_path
-        return VLLMEngine(path, enable_prefix_caching=True, **kwargs)
+        return rollout_backend("vllm", path, enable_prefix_caching=True, **kwargs)
 
 
 def make_backend(kind: str, senior_path, junior_path=None, sampling: EvalSampling | None = None, device: str = "cpu",

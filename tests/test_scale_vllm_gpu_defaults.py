@@ -67,7 +67,7 @@ def test_compiled_engine_equals_the_reference_and_compiles_the_junior_under_its_
 ):
     from vllm.compilation import backends
 
-    import vllm_source.model as tandem_model
+    import vllm_source.pair_model as tandem_model
 
     tags = []
     build = tandem_model.init_vllm_registered_model

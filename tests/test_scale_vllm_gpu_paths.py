@@ -76,7 +76,7 @@ def test_tandem_parts_reaches_inside_a_cuda_graph_wrapper(monkeypatch):
 def test_the_junior_trunk_is_built_under_its_own_compile_tag():
     from vllm.compilation import backends
 
-    from vllm_source.model import JUNIOR_COMPILE_TAG, junior_compile_tag
+    from vllm_source.pair_model import JUNIOR_COMPILE_TAG, junior_compile_tag
 
     before = backends.model_tag
     with junior_compile_tag():
@@ -85,7 +85,7 @@ def test_the_junior_trunk_is_built_under_its_own_compile_tag():
 
 
 def test_the_v2_model_runner_is_refused_in_one_line():
-    from vllm_source.model import refuse_v2_model_runner
+    from vllm_source.pair_model import refuse_v2_model_runner
 
     with pytest.raises(TandemError, match="VLLM_USE_V2_MODEL_RUNNER") as err:
         refuse_v2_model_runner(NS(use_v2_model_runner=True))

@@ -2,7 +2,7 @@
 
 vLLM has two model runners. V1 (`vllm/v1/worker/gpu_model_runner.py`, `cpu_model_runner.py`)
 runs custom logits processors; V2 (`vllm/v1/worker/gpu/model_runner.py`, `cpu/...`) runs
-none, so the tandem model refuses it (`model.refuse_v2_model_runner`). The default depends
+none, so the tandem model refuses it (`pair_model.refuse_v2_model_runner`). The default depends
 on the release and the architecture: vLLM 0.24 lists plain `Qwen3ForCausalLM` as a V2
 architecture, vLLM 0.28 puts every dense model on V2 where Triton is available (a GPU), and
 both fall back to V1 for an engine given custom logits processors: left alone, the GRPO arm

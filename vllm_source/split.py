@@ -37,26 +37,14 @@ import torch  # noqa: E402
 from torch import nn  # noqa: E402
 from vllm.config import VllmConfig  # noqa: E402
 from vllm.distributed import parallel_state  # noqa: E402
-from vllm.model_executor.model_loader.default_loader import DefaultModelLoader  # noqa: E402
-from vllm.model_executor.models.utils import init_vllm_registered_model  # noqa: E402
 from vllm.platforms import current_platform  # noqa: E402
 
-from tandem.errors import TandemError  # noqa: E402
-from vllm_source.engine_config import tandem_config_from_hf  # noqa: E402
 from vllm_source.handoff import SLOT  # noqa: E402
 from vllm_source.junior_guard import JuniorGuard  # noqa: E402
-from vllm_source.model import (  # noqa: E402
-    TandemForCausalLM,
-    _causal_lm_architecture,
-    _join,
-    _junior_hf_config,
-    junior_compile_tag,
-    refuse_v2_model_runner,
-)
-from vllm_source.pairing import check_pair  # noqa: E402
+from vllm_source.pair_model import TandemPair  # noqa: E402
 from vllm_source.placement import check_split_world  # noqa: E402
 from vllm_source.split_attention import check_model_backends  # noqa: E402
-from vllm_source.weights import JUNIOR_PREFIX, split_stream  # noqa: E402
+from vllm_source.weights import split_stream  # noqa: E402
 
 SENIOR_RANK = 0  # the junior's rank is 1
 
@@ -70,44 +58,25 @@ def own_group():
     return parallel_state.init_model_parallel_group(ranks, world.local_rank, backend, group_name="tandem_own")
 
 
-class TandemSplitForCausalLM(nn.Module):
+class TandemSplitForCausalLM(TandemPair):
     """Senior (rank 0) or junior (rank 1) of a split tandem engine; see the module docstring."""
 
     def __init__(self, *, vllm_config: VllmConfig, prefix: str = "") -> None:
-        super().__init__()
-        refuse_v2_model_runner(vllm_config)
-        model_config, parallel = vllm_config.model_config, vllm_config.parallel_config
-        hf_config = model_config.hf_config
-        self.cfg = tandem_config_from_hf(hf_config)
+        super().__init__(vllm_config)
+        parallel = vllm_config.parallel_config
         check_split_world(parallel.tensor_parallel_size, parallel.pipeline_parallel_size)
-        arch = _causal_lm_architecture(hf_config, self.cfg.senior_architecture)
-        junior_path = self.cfg.junior_model or model_config.model
-        junior_hf = _junior_hf_config(model_config, junior_path)
-        check_pair(hf_config, junior_hf, junior_path)
-        TandemForCausalLM._check_tokenizers(model_config, junior_path)
-
         self._tp = parallel_state.get_tp_group()
         self.holds_senior = self._tp.rank_in_group == SENIOR_RANK
         self._own = own_group()
         with self.own_model_parallelism():
             if self.holds_senior:
-                self.senior = init_vllm_registered_model(
-                    vllm_config, prefix=_join(prefix, "senior"), hf_config=hf_config, architectures=[arch]
-                )
+                self.senior = self.build_senior(vllm_config, prefix)
             else:
-                junior_arch = arch if junior_hf is hf_config else (junior_hf.architectures or [arch])[0]
-                with junior_compile_tag():
-                    self.junior = init_vllm_registered_model(
-                        vllm_config, prefix=_join(prefix, "junior"), hf_config=junior_hf, architectures=[junior_arch]
-                    )
-                self.junior.requires_grad_(False)
-                # vLLM's default loader streams it after the senior's checkpoint (prefix `junior.`).
-                self.secondary_weights = [DefaultModelLoader.Source(junior_path, revision=None, prefix=JUNIOR_PREFIX)]
+                self.junior = self.build_junior(vllm_config, prefix)
         capability = current_platform.get_device_capability()
         check_model_backends(self.own_model, vllm.__version__, capability.major if capability else None)
         self._junior_loaded = self.holds_senior  # rank 0 never holds the junior
-        keep_host_copy = bool(getattr(model_config, "enable_sleep_mode", False))
-        self.junior_guard = None if self.holds_senior else JuniorGuard(self._junior_params, keep_host_copy)
+        self.junior_guard = None if self.holds_senior else JuniorGuard(self._junior_params, self._keep_junior_host_copy)
 
     @property
     def own_model(self) -> nn.Module:
@@ -124,18 +93,13 @@ class TandemSplitForCausalLM(nn.Module):
         finally:
             parallel_state._TP = saved
 
-    def embed_input_ids(self, input_ids: torch.Tensor) -> torch.Tensor:
-        raise TandemError("the tandem engine runs on token ids only (no prompt embeddings)")
-
     def forward(self, input_ids, positions, intermediate_tensors=None, inputs_embeds=None, **kwargs):
-        if inputs_embeds is not None or intermediate_tensors is not None:
-            raise TandemError("the tandem engine runs on token ids only, without pipeline parallelism")
+        self.check_token_ids_only(intermediate_tensors, inputs_embeds)
         with self.own_model_parallelism():
             return self.own_model(input_ids, positions, None, None, **kwargs)
 
     def compute_logits(self, hidden_states: torch.Tensor) -> torch.Tensor | None:
-        if not self._junior_loaded:
-            raise TandemError("the junior's weights were never loaded (load_format='dummy'?); use 'auto'")
+        self.check_junior_loaded()
         if self.junior_guard is not None:
             self.junior_guard.on_step()
         with self.own_model_parallelism():
@@ -165,6 +129,3 @@ class TandemSplitForCausalLM(nn.Module):
         self._junior_loaded = True
         self.junior_guard.loaded()
         return loaded
-
-    def _junior_params(self) -> list[torch.Tensor]:
-        return [p for _, p in self.junior.named_parameters()]

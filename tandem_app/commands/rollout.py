@@ -78,23 +78,14 @@ def encode_prompt(tokenizer, text: str, chat: bool) -> list[int]:
 
 
 def build_backend(args, tandem, tokenizer):
-    """The rollout backend the flags ask for (`tandem.rollout.RolloutBackend`)."""
+    """The rollout backend the flags ask for (`tandem_eval.backends.rollout_backend`)."""
+    from tandem_eval.backends import rollout_backend
+
+    junior = None if args.solo else args.junior
     if args.backend == "vllm":
-        from dataclasses import replace
-
-        from vllm_source.engine import VLLMEngine
-
-        cfg = None if args.solo else replace(tandem, junior_model=args.junior)
-        return VLLMEngine(args.senior, cfg, dtype=args.dtype, seed=args.seed)
-    from tandem.engine import TandemEngine
-    from tandem.models import load_model, load_tokenizer
-
-    senior = load_model(args.senior, args.dtype, args.device)
-    junior, junior_tok = None, None
-    if not args.solo:
-        junior_tok = load_tokenizer(args.junior)
-        junior = load_model(args.junior, args.dtype, args.device)
-    return TandemEngine(senior, junior, tokenizer, tandem, junior_tokenizer=junior_tok, mode=args.mode)
+        return rollout_backend("vllm", args.senior, junior, tandem, dtype=args.dtype, seed=args.seed)
+    return rollout_backend("engine", args.senior, junior, tandem, tokenizer=tokenizer, dtype=args.dtype,
+                           device=args.device, mode=args.mode)
 
 
 def run(args) -> int:
