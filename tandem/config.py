@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from tandem import strategies
+from tandem import legacy, strategies
 from tandem.errors import TandemError
 from tandem.strict import build
 
@@ -29,32 +29,7 @@ AUTHORS = ("senior", "junior")
 # on tensor-parallel rank 0 and the junior on rank 1 of a 2-worker engine ("split").
 PLACEMENTS = ("shared", "split")
 
-# Legacy key (released code) -> our key.
-LEGACY_ALIASES = {
-    "prob_primary": "prob_senior",
-    "frozen_model": "junior_model",
-    "first_model": "first_author",
-    "boundary_token_ids_path": "boundary_token_ids",  # the release's VLLM_TANDEM_CONFIG names the file so
-}
-# Keys of the loss config (`tandem.grpo.TandemLossConfig`) that configs of the released code
-# and of our earlier versions put beside the process's keys.
-LOSS_KEYS = ("junior_token_loss_weight", "tandem_jr_tkn_weight", "loss_denominator")
-LEGACY_AUTHOR_NAMES = {"primary": "senior", "hot": "senior", "frozen": "junior"}
 ENV_VAR = "VLLM_TANDEM_CONFIG"
-
-
-def legacy_placement(d: dict) -> dict:
-    """The release's `frozen_gpu_devices` (the junior on GPUs of its own) is our `split` placement."""
-    if "frozen_gpu_devices" not in d:
-        return d
-    d = dict(d)
-    devices = d.pop("frozen_gpu_devices")
-    if devices in (None, "", [], ()):
-        return d
-    if d.get("placement", "split") != "split":
-        raise TandemError(f"frozen_gpu_devices={devices!r} (legacy for placement=split) contradicts "
-                          f"placement={d['placement']!r}; keep one of them")
-    return {**d, "placement": "split"}
 
 
 @dataclass
@@ -77,7 +52,7 @@ class TandemConfig:
     # when its HF config names none (e.g. 'Qwen3ForCausalLM').
     senior_architecture: str | None = None
 
-    ALIASES: ClassVar[dict[str, str]] = LEGACY_ALIASES
+    ALIASES: ClassVar[dict[str, str]] = legacy.PROCESS_KEYS
     RETIRED: ClassVar[dict[str, str]] = {
         "junior_token_loss_weight": "is a loss setting, not the tandem process's: set loss.junior_token_loss_weight "
         "(tandem-rlvr train) or tandem.junior_token_loss_weight (verl's tandem: block)",
@@ -100,7 +75,7 @@ class TandemConfig:
             raise TandemError(f"max_gap_tokens must be an integer >= 1, got {self.max_gap_tokens!r}")
         if not isinstance(self.chunk_size, int) or self.chunk_size < 1:
             raise TandemError(f"chunk_size must be an integer >= 1, got {self.chunk_size!r}")
-        self.first_author = LEGACY_AUTHOR_NAMES.get(self.first_author, self.first_author)
+        self.first_author = legacy.AUTHOR_NAMES.get(self.first_author, self.first_author)
         if self.first_author not in AUTHORS:
             raise TandemError(f"first_author must be 'senior' or 'junior', got {self.first_author!r}")
         if self.placement not in PLACEMENTS:
@@ -144,7 +119,7 @@ class TandemConfig:
     @classmethod
     def from_dict(cls, d: dict | None, where: str = "") -> "TandemConfig":
         """Build from a plain dict, strictly (`tandem.strict.build`); legacy keys are renamed."""
-        return build(cls, legacy_placement(d or {}), where)
+        return build(cls, legacy.placement(d or {}), where)
 
     @classmethod
     def from_env(cls, var: str = ENV_VAR) -> "TandemConfig | None":
@@ -163,9 +138,9 @@ class TandemConfig:
             raise TandemError(f"${var} is not valid JSON ({e.msg}); set it to a JSON object") from None
         if not isinstance(d, dict):
             raise TandemError(f"${var} must be a JSON object, got {type(d).__name__}")
-        enabled = d.pop("enabled", True)
+        enabled = legacy.pop_switch(d, True)
         if not isinstance(enabled, bool):
             raise TandemError(f"${var}.enabled must be true or false, got {enabled!r}")
         if not enabled:
             return None
-        return cls.from_dict({k: v for k, v in d.items() if k not in LOSS_KEYS}, where=f"${var}")
+        return cls.from_dict({k: v for k, v in d.items() if k not in legacy.LOSS_KEYS_BESIDE_PROCESS}, where=f"${var}")

@@ -30,6 +30,7 @@ from typing import ClassVar
 
 import torch
 
+from tandem import legacy
 from tandem.errors import TandemError
 
 ADV_ESTIMATORS: dict[str, Callable] = {}
@@ -236,7 +237,7 @@ class TandemLossConfig:
     junior_token_loss_weight: float = 0.0
     loss_denominator: str = "senior_tokens"
 
-    ALIASES: ClassVar[dict[str, str]] = {"tandem_jr_tkn_weight": "junior_token_loss_weight"}
+    ALIASES: ClassVar[dict[str, str]] = legacy.LOSS_KEYS
 
     def __post_init__(self):
         w = self.junior_token_loss_weight

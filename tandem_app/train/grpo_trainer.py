@@ -34,6 +34,7 @@ from typing import ClassVar
 import torch
 from tqdm.auto import tqdm
 
+from tandem import legacy
 from tandem.coins import request_key
 from tandem.config import ENGINE_MODES, TandemConfig
 from tandem.config_files import config_to_dict
@@ -62,7 +63,6 @@ from tandem_app.train.sft import lr_at
 log = logging.getLogger(__name__)
 
 METHODS = ("tandem", "grpo")
-METHOD_ALIASES = {"trl": "tandem"}  # the paper's abbreviation, accepted wherever a method is named
 SUMMARY = "summary.json"
 CONSOLE_KEYS = (
     "reward_mean",
@@ -131,7 +131,7 @@ class TrainConfig:
                                   "seed; set seed only")
         self.tandem = replace(self.tandem, seed=self.seed)
         self.sampling = replace(self.sampling, seed=self.seed)
-        self.method = METHOD_ALIASES.get(self.method, self.method)
+        self.method = legacy.METHOD_NAMES.get(self.method, self.method)
         if self.method not in METHODS:
             raise TandemError(f"unknown method {self.method!r}; choose tandem (alias trl) or grpo")
         for name in ("steps", "prompts_per_step", "group_size", "ppo_epochs", "ppo_mini_batches"):

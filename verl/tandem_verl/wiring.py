@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 import torch
 from omegaconf import DictConfig, OmegaConf, open_dict
 
+from tandem import legacy
 from tandem.config import TandemConfig
 from tandem.errors import TandemError
 from tandem.grpo import TandemLossConfig, require_authorship_mask, token_weights
@@ -73,10 +74,7 @@ class TandemVerlConfig:
     def from_dict(cls, d: dict | None) -> TandemVerlConfig:
         """Accepts legacy keys (`enabled`, `prob_primary`, `tandem_jr_tkn_weight`, `frozen_model`)."""
         d = dict(d or {})
-        if "enabled" in d and "enable" in d and bool(d["enabled"]) != bool(d["enable"]):
-            raise TandemError("both 'enabled' (legacy) and 'enable' are set with different values; keep 'enable'")
-        legacy = d.pop("enabled", False)
-        enable = build(_Switch, {"enable": d.pop("enable", legacy)}, "tandem").enable
+        enable = build(_Switch, {"enable": legacy.pop_switch(d, False)}, "tandem").enable
         valid = ["enable", "enabled", "frozen_gpu_devices", *LOSS_BLOCK_KEYS, *valid_keys(TandemConfig)]
         for key in d:
             if key not in valid:
