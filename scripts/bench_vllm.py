@@ -152,7 +152,8 @@ def handoff_runs(base: Path, n_prompts: int, repeats: int) -> list[dict]:
     import json
 
     from tandem.coins import request_key
-    from tandem_eval.backends import EvalSampling, make_backend
+    from tandem_eval.backends import make_backend
+    from tandem_eval.sampling import EvalSampling
 
     rows = [json.loads(line) for line in (base / "task_test.jsonl").read_text().splitlines()[:n_prompts]]
     sampling = EvalSampling(temperature=0.7, top_p=0.8, top_k=20, max_new_tokens=96)

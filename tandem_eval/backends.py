@@ -18,40 +18,16 @@ on a backend built on first use:
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from tqdm.auto import tqdm
 
 from tandem.errors import TandemError
 from tandem_eval.handoff import run_step_handoff
+from tandem_eval.sampling import EvalSampling
 
 BACKENDS = ("engine", "vllm")
 HANDOFF_ROUTES = ("two-engine", "tandem")
-
-
-@dataclass
-class EvalSampling:
-    """The paper's evaluation sampling; every output records these values."""
-
-    temperature: float = 0.7
-    top_p: float = 0.8
-    top_k: int = 20  # 0 = off
-    max_new_tokens: int = 3000
-    seed: int = 0
-
-    def __post_init__(self):
-        from tandem.sampling import check_sampling_values  # imports torch; keep --help light
-
-        check_sampling_values(self, name=lambda field: "--" + field.replace("_", "-"))
-
-    def record(self) -> dict:
-        return asdict(self)
-
-    def config(self):
-        """The `tandem.sampling.SamplingConfig` every backend takes (the one conversion)."""
-        from tandem.sampling import SamplingConfig
-
-        return SamplingConfig(**asdict(self))
 
 
 def rollout_backend(kind: str, senior, junior=None, tandem=None, *, tokenizer=None, junior_tokenizer=None,

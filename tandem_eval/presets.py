@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 
 from tandem.errors import TandemError
 from tandem_eval.prompts import INSTRUCTION, PAPER_INSTRUCTION
+from tandem_eval.sampling import SAMPLING_FIELDS, EvalSampling
 
 
 @dataclass(frozen=True)
@@ -22,11 +23,7 @@ class EvalPreset:
     name: str
     benchmarks: tuple[str, ...]  # each its own pass@k; `macro` is their plain mean
     n: int  # samples per problem (k = 1, 2, 4, ... <= n)
-    seed: int
-    temperature: float
-    top_p: float
-    top_k: int
-    max_new_tokens: int
+    sampling: EvalSampling  # EvalSampling() or a named override of it
     # The response budget of a prompt of length L is min(max_new_tokens, context_length - L - context_reserve);
     # None = max_new_tokens whatever the prompt (the engine's own context is the only bound).
     context_length: int | None
@@ -36,22 +33,27 @@ class EvalPreset:
     errata: str  # AMC 2024 answers: "fixed" or "source" (tandem_eval.datasets)
     max_rounds: int | None  # handoff: at most this many (senior turn, junior turn) rounds; None = no cap
 
+    def value(self, name: str):
+        """The preset's value of a flag-level setting (a sampling field or one of its own)."""
+        return getattr(self.sampling, name) if name in SAMPLING_FIELDS else getattr(self, name)
+
     def record(self) -> dict:
-        return {**asdict(self), "benchmarks": list(self.benchmarks)}
+        d = asdict(self)
+        return {**d, **d.pop("sampling"), "benchmarks": list(self.benchmarks)}
 
 
 PRESETS: dict[str, EvalPreset] = {
     p.name: p
     for p in [
-        EvalPreset("ours", benchmarks=("aime_24_26", "amc_23_25", "minerva"), n=8, seed=0,
-                   temperature=0.7, top_p=0.8, top_k=20, max_new_tokens=3000, context_length=None,
+        EvalPreset("ours", benchmarks=("aime_24_26", "amc_23_25", "minerva"), n=8, sampling=EvalSampling(),
+                   context_length=None,
                    context_reserve=0, instruction=INSTRUCTION, instruction_separator="\n", errata="fixed",
                    max_rounds=None),
         # The release: eval/config.py (sampling), eval/common.py (DEFAULT_SETS, KS, MAX_MODEL_LEN 4096,
         # CONTEXT_RESERVE 8, chat_prefix), eval/solo.py (n 8, seed 17), eval/handoff.py (MAX_ROUNDS 150),
         # data/build_evals.py (the instruction, appended with no separator; AMC answers as published).
-        EvalPreset("paper", benchmarks=("aime2024", "aime2025", "aime2026", "amc_23_25"), n=8, seed=17,
-                   temperature=0.7, top_p=0.8, top_k=20, max_new_tokens=3000, context_length=4096,
+        EvalPreset("paper", benchmarks=("aime2024", "aime2025", "aime2026", "amc_23_25"), n=8,
+                   sampling=EvalSampling(seed=17), context_length=4096,
                    context_reserve=8, instruction=PAPER_INSTRUCTION, instruction_separator="", errata="source",
                    max_rounds=150),
     ]

@@ -35,12 +35,13 @@ from tandem.errors import TandemError, run_reporting_errors
 from tandem.rollout import stats_of_masks
 from tandem.jsonl import write_json, write_jsonl
 from tandem_eval import grader
-from tandem_eval.backends import BACKENDS, EvalSampling, make_backend
+from tandem_eval.backends import BACKENDS, make_backend
 from tandem_eval.datasets import ERRATA_MODES, FieldMap, Problem, load_benchmarks
 from tandem_eval.handoff import cap_rounds
 from tandem.metrics import benchmark_pass_at_k, ks_for, summarize
 from tandem_eval.presets import DEFAULT_PRESET, PRESETS, EvalPreset, get_preset, response_budget
 from tandem_eval.prompts import chat_prompt_ids, chat_prompt_text
+from tandem_eval.sampling import EvalSampling
 
 DEFAULTS = PRESETS[DEFAULT_PRESET]
 DEFAULT_N = DEFAULTS.n
@@ -52,7 +53,7 @@ PRESET_FLAGS = {"benchmarks": "benchmarks", "n": "n", "temperature": "temperatur
 
 
 def _preset_help(field: str) -> str:
-    values = {name: getattr(p, field) for name, p in PRESETS.items()}
+    values = {name: p.value(field) for name, p in PRESETS.items()}
     shown = {k: (",".join(v) if isinstance(v, tuple) else v) for k, v in values.items()}
     return "default: the preset's (" + "; ".join(f"{k}: {v!r}" for k, v in shown.items()) + ")"
 
@@ -115,7 +116,7 @@ def resolve_preset(args) -> EvalPreset:
     args.preset = preset.name
     for attr, field in PRESET_FLAGS.items():
         if getattr(args, attr, None) is None:
-            value = getattr(preset, field)
+            value = preset.value(field)
             setattr(args, attr, ",".join(value) if isinstance(value, tuple) else value)
     return preset
 

@@ -11,7 +11,8 @@ import torch
 from tandem.errors import TandemError
 from tandem.rollout import Rollout
 from tandem.sampling import SamplingConfig
-from tandem_eval.backends import EvalSampling, make_backend
+from tandem_eval.backends import make_backend
+from tandem_eval.sampling import EvalSampling
 from tandem_eval.handoff import run_step_handoff
 from tandem_eval.prompts import chat_prompt_ids, chat_prompt_text
 from vllm_source.runtime import VLLM_MISSING

@@ -23,8 +23,9 @@ SMALL = ["--n", "2", "--max-new-tokens", "12"]
 def test_paper_preset_holds_the_releases_values():
     p = presets.PRESETS["paper"]
     # eval/config.py, eval/common.py, eval/solo.py, eval/handoff.py of the release
-    assert (p.temperature, p.top_p, p.top_k, p.max_new_tokens) == (0.7, 0.8, 20, 3000)
-    assert (p.n, p.seed, ks_for(p.n)) == (8, 17, [1, 2, 4, 8])
+    s = p.sampling
+    assert (s.temperature, s.top_p, s.top_k, s.max_new_tokens) == (0.7, 0.8, 20, 3000)
+    assert (p.n, s.seed, ks_for(p.n)) == (8, 17, [1, 2, 4, 8])
     assert p.benchmarks == ("aime2024", "aime2025", "aime2026", "amc_23_25")
     assert (p.context_length, p.context_reserve, p.max_rounds) == (4096, 8, 150)
     assert p.errata == "source" and p.instruction_separator == ""

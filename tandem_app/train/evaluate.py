@@ -26,7 +26,8 @@ from tandem.rollout import stats_of_masks
 from tandem.sampling import SamplingConfig
 from tandem.task import Problem, terse_share
 from tandem_app.train.data import prompt_ids_batch
-from tandem_eval.backends import EvalSampling, make_backend
+from tandem_eval.backends import make_backend
+from tandem_eval.sampling import EvalSampling
 
 
 @dataclass

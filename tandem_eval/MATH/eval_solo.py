@@ -17,7 +17,7 @@ if __package__ in (None, ""):  # run as a script: make the repository importable
 
 from tandem_eval import runner  # noqa: E402
 
-_D = runner.DEFAULTS
+_D = runner.DEFAULTS.sampling
 DESCRIPTION = (
     f"Solo pass@k: draw --n responses per problem from --model with the paper's eval sampling (temperature "
     f"{_D.temperature}, top-p {_D.top_p}, top-k {_D.top_k}, {_D.max_new_tokens} new tokens), grade each with "
