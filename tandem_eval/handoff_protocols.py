@@ -65,33 +65,29 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args) -> int:
     from tandem.coins import request_key
     from tandem_eval.backends import make_backend
-    from tandem_eval.datasets import FieldMap, load_benchmarks
-    from tandem_eval.presets import get_preset
     from tandem_eval.prompts import chat_prompt_ids, chat_prompt_text
-    from tandem_eval.runner import resolve_preset, sampling_from_args, validate_args
+    from tandem_eval.runner import EvalRun, load_run_benchmarks
 
-    preset = resolve_preset(args)
-    validate_args(args)
-    backend = make_backend("engine", args.senior, args.junior, sampling_from_args(args), device=args.device,
-                           dtype=args.dtype, batch_size=args.batch_size)
-    benchmarks = load_benchmarks([b for b in args.benchmarks.split(",") if b.strip()], args.data_dir,
-                                 FieldMap.parse(args.fields) if args.fields else None, args.errata,
-                                 allow_hub=not args.offline, max_problems=args.max_problems)
-    sep = get_preset(preset.name).instruction_separator
+    settings = EvalRun.from_args(args)
+    preset = settings.preset
+    backend = make_backend("engine", args.senior, args.junior, settings.sampling, device=settings.device,
+                           dtype=settings.dtype, batch_size=settings.batch_size)
+    benchmarks = load_run_benchmarks(settings)
+    sep = preset.instruction_separator
     prompts, texts, keys, golds = [], [], [], []
     for name, problems in benchmarks.items():
         for p in problems:
-            for s in range(args.n):
-                prompts.append(chat_prompt_ids(backend.tokenizer, p.problem, args.instruction, sep))
-                texts.append(chat_prompt_text(backend.tokenizer, p.problem, args.instruction, sep))
+            for s in range(settings.n):
+                prompts.append(chat_prompt_ids(backend.tokenizer, p.problem, settings.instruction, sep))
+                texts.append(chat_prompt_text(backend.tokenizer, p.problem, settings.instruction, sep))
                 keys.append(request_key(f"{name}/{p.id}", s))
                 golds.append(p.answer)
     result = compare(backend.backend("senior"), backend.backend("junior"), prompts, texts, keys,
                      backend.sampling.config(), golds)
-    result["config"] = {"senior": args.senior, "junior": args.junior, "preset": preset.name, "n": args.n,
+    result["config"] = {"senior": args.senior, "junior": args.junior, "preset": preset.name, "n": settings.n,
                         "sampling": backend.sampling.record(), "benchmarks": list(benchmarks)}
     print(json.dumps({k: v for k, v in result.items() if k != "config"}))
-    write_json(args.out_dir / "handoff_protocols.json", result)
+    write_json(settings.out_dir / "handoff_protocols.json", result)
     return 0
 
 

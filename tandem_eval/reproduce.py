@@ -43,6 +43,7 @@ from pathlib import Path
 
 from tandem.errors import TandemError
 from tandem.jsonl import write_json
+from tandem_eval.presets import DEFAULT_PRESET
 
 BASE_MODEL = "Qwen/Qwen3-4B-Instruct-2507"
 RELEASED_TRL = "difanjiao/TT-Word-Qwen3-4B-Instruct-2507-DeepScaleR"
@@ -139,13 +140,13 @@ def _stored_presets(out: Path) -> set[tuple[str, str]]:
     for path in list(out.glob("runs/*/*/*.summary.json")) + list(out.glob("runs/*/*/summary.json")):
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            found.add((str(path), data.get("config", {}).get("preset", data.get("preset", "ours"))))
+            found.add((str(path), data.get("config", {}).get("preset", data.get("preset", DEFAULT_PRESET))))
         except (OSError, json.JSONDecodeError):
             found.add((str(path), "(unreadable)"))
     for path in out.glob("runs/*/*/*.partial.jsonl"):
         try:
             head = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
-            found.add((str(path), head.get("config", {}).get("preset", "ours")))
+            found.add((str(path), head.get("config", {}).get("preset", DEFAULT_PRESET)))
         except (OSError, IndexError, json.JSONDecodeError):
             found.add((str(path), "(unreadable)"))
     return found

@@ -9,7 +9,8 @@ For each benchmark it writes, under `--out-dir`:
 and finally `summary.json` with every benchmark's pass@k and their macro / micro means.
 
 `--preset` (`tandem_eval.presets`: `ours`, the default, or `paper`, the release's
-evaluation) fills every flag left out; the config each output records names the preset.
+evaluation) fills every flag left out (`tandem_eval.run_config.EvalRun`, the typed
+settings everything below reads); the config each output records names the preset.
 
 Resuming: a benchmark whose two files exist and whose recorded config equals this run's
 is not recomputed. Within a benchmark, finished problems are appended every
@@ -39,17 +40,13 @@ from tandem_eval.backends import BACKENDS, make_backend
 from tandem_eval.datasets import ERRATA_MODES, FieldMap, Problem, load_benchmarks
 from tandem_eval.handoff import cap_rounds
 from tandem.metrics import benchmark_pass_at_k, ks_for, summarize
-from tandem_eval.presets import DEFAULT_PRESET, PRESETS, EvalPreset, get_preset, response_budget
+from tandem_eval.presets import DEFAULT_PRESET, PRESETS, EvalPreset, response_budget
 from tandem_eval.prompts import chat_prompt_ids, chat_prompt_text
-from tandem_eval.sampling import EvalSampling
+from tandem_eval.run_config import EvalRun
 
 DEFAULTS = PRESETS[DEFAULT_PRESET]
 DEFAULT_N = DEFAULTS.n
-DEFAULT_SAVE_EVERY = 32
-# args attribute -> the preset field that fills it when the flag is left out
-PRESET_FLAGS = {"benchmarks": "benchmarks", "n": "n", "temperature": "temperature", "top_p": "top_p",
-                "top_k": "top_k", "max_new_tokens": "max_new_tokens", "seed": "seed", "errata": "errata",
-                "instruction": "instruction"}
+DEFAULT_SAVE_EVERY = EvalRun.save_every
 
 
 def _preset_help(field: str) -> str:
@@ -108,21 +105,6 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
                         "killed run resumes from; the samples do not depend on it) (default: %(default)s)")
     p.add_argument("--overwrite", action="store_true",
                    help="start over the benchmarks whose outputs exist with another config or preset")
-
-
-def resolve_preset(args) -> EvalPreset:
-    """Fill every flag left out (None) from `args.preset`; return the preset."""
-    preset = get_preset(getattr(args, "preset", None) or DEFAULT_PRESET)
-    args.preset = preset.name
-    for attr, field in PRESET_FLAGS.items():
-        if getattr(args, attr, None) is None:
-            value = preset.value(field)
-            setattr(args, attr, ",".join(value) if isinstance(value, tuple) else value)
-    return preset
-
-
-def sampling_from_args(args) -> EvalSampling:
-    return EvalSampling(args.temperature, args.top_p, args.top_k, args.max_new_tokens, args.seed)
 
 
 def model_id(path: str) -> str:
@@ -248,21 +230,21 @@ def _summary(config: dict, problems: list[Problem], rows: list[dict], n: int, ha
 
 
 def _generate(backend, problems: list[Problem], n: int, benchmark: str, handoff: bool, preset: EvalPreset,
-              args) -> tuple[list, list[list[int]], list[bool]]:
+              run: EvalRun) -> tuple[list, list[list[int]], list[bool]]:
     """n samples per problem, in (problem, sample) order, each prompt under its own response budget; with
     each sample's prompt ids and whether the preset's handoff round cap cut it."""
     from tandem.coins import request_key
 
     separator = preset.instruction_separator
-    texts = [chat_prompt_text(backend.tokenizer, p.problem, args.instruction, separator) for p in problems]
-    ids = [chat_prompt_ids(backend.tokenizer, p.problem, args.instruction, separator) for p in problems]
-    budgets = [response_budget(preset, args.max_new_tokens, len(i)) for i in ids]
+    texts = [chat_prompt_text(backend.tokenizer, p.problem, run.instruction, separator) for p in problems]
+    ids = [chat_prompt_ids(backend.tokenizer, p.problem, run.instruction, separator) for p in problems]
+    budgets = [response_budget(preset, run.sampling.max_new_tokens, len(i)) for i in ids]
     out: list = [None] * (len(problems) * n)
     for budget in sorted(set(budgets)):
         rows = [i for i in range(len(out)) if budgets[i // n] == budget]
         prompts = [ids[i // n] for i in rows]
         keys = [request_key(f"{benchmark}/{problems[i // n].id}", i % n) for i in rows]
-        cap = None if budget == args.max_new_tokens else budget
+        cap = None if budget == run.sampling.max_new_tokens else budget
         if handoff:
             got = backend.handoff(prompts, keys, [texts[i // n] for i in rows], max_new_tokens=cap)
         else:
@@ -276,20 +258,32 @@ def _generate(backend, problems: list[Problem], n: int, benchmark: str, handoff:
     return out, [ids[i // n] for i in range(len(out))], cut
 
 
-def run_benchmark(backend_factory, benchmark: str, problems: list[Problem], base_config: dict, args, handoff: bool,
-                  state: dict) -> dict:
+class LazyBackend:
+    """The evaluation backend, built on first use (a run whose benchmarks are all done loads no model)."""
+
+    def __init__(self, factory):
+        self.factory, self._backend = factory, None
+
+    def get(self):
+        if self._backend is None:
+            self._backend = self.factory()
+        return self._backend
+
+
+def run_benchmark(backend: LazyBackend, benchmark: str, problems: list[Problem], base_config: dict, run: EvalRun,
+                  handoff: bool) -> dict:
     """Evaluate one benchmark (or load its finished outputs, or go on from its finished problems); return its summary."""
     config = {**base_config, "benchmark": benchmark, "num_problems": len(problems),
               "problems_sha256": _problems_digest(problems)}
-    preset = get_preset(config["preset"])
+    preset = run.preset
     stem = _file_stem(benchmark)
-    samples_path, summary_path = args.out_dir / f"{stem}.samples.jsonl", args.out_dir / f"{stem}.summary.json"
-    partial_path = args.out_dir / f"{stem}.partial.jsonl"
-    done = _existing_summary(summary_path, samples_path, config, args.overwrite)
+    samples_path, summary_path = run.out_dir / f"{stem}.samples.jsonl", run.out_dir / f"{stem}.summary.json"
+    partial_path = run.out_dir / f"{stem}.partial.jsonl"
+    done = _existing_summary(summary_path, samples_path, config, run.overwrite)
     if done is not None:
         print(f"{benchmark}: already done with this config, skipped ({summary_path})", file=sys.stderr)
         return done
-    finished = _read_partial(partial_path, config, args.n, args.overwrite)
+    finished = _read_partial(partial_path, config, run.n, run.overwrite)
     if not finished and partial_path.exists():
         partial_path.unlink()  # another config's (with --overwrite) or nothing whole in it
     elif finished:
@@ -299,13 +293,10 @@ def run_benchmark(backend_factory, benchmark: str, problems: list[Problem], base
         _append_rows(partial_path, config, [r for p in problems if p.id in finished for r in finished[p.id]])
     todo = [p for p in problems if p.id not in finished]
     before = grader.stats()
-    for start in range(0, len(todo), args.save_every):
-        chunk = todo[start : start + args.save_every]
-        if "backend" not in state:
-            state["backend"] = backend_factory()
-        backend = state["backend"]
-        samples, prompts, cuts = _generate(backend, chunk, args.n, benchmark, handoff, preset, args)
-        rows = _grade_rows(chunk, samples, args.n, benchmark)
+    for start in range(0, len(todo), run.save_every):
+        chunk = todo[start : start + run.save_every]
+        samples, prompts, cuts = _generate(backend.get(), chunk, run.n, benchmark, handoff, preset, run)
+        rows = _grade_rows(chunk, samples, run.n, benchmark)
         for row, sample, prompt, cut in zip(rows, samples, prompts, cuts):
             row["prompt_ids"] = prompt
             if handoff:
@@ -319,49 +310,40 @@ def run_benchmark(backend_factory, benchmark: str, problems: list[Problem], base
     rows = [r for p in problems for r in finished[p.id]]
     after = grader.stats()
     stats = {k: after[k] - before[k] for k in after}  # this process's grading (a resumed run: its part only)
-    summary = _summary(config, problems, rows, args.n, handoff, stats)
+    summary = _summary(config, problems, rows, run.n, handoff, stats)
     write_jsonl(samples_path, rows)
     write_json(summary_path, summary)
     partial_path.unlink(missing_ok=True)
     return summary
 
 
-def validate_args(args) -> None:
-    if args.save_every < 1:
-        raise TandemError(f"--save-every must be >= 1, got {args.save_every}")
-    if args.n < 1:
-        raise TandemError(f"--n must be >= 1, got {args.n}")
-    if args.max_problems is not None and args.max_problems < 1:
-        raise TandemError(f"--max-problems must be >= 1, got {args.max_problems}")
-    if args.out_dir.exists() and not args.out_dir.is_dir():
-        raise TandemError(f"--out-dir {args.out_dir} is a file; pass a directory")
+def load_run_benchmarks(run: EvalRun) -> dict[str, list[Problem]]:
+    """The problems of every benchmark of `run`, by benchmark name."""
+    return load_benchmarks(list(run.benchmarks), run.data_dir, FieldMap.parse(run.fields) if run.fields else None,
+                           run.errata, allow_hub=not run.offline, max_problems=run.max_problems)
 
 
-def run_eval(args, phase: str, models: dict, backend_factory) -> dict:
-    """Evaluate every benchmark of `args`; write and return the overall summary."""
-    preset = resolve_preset(args)
-    validate_args(args)
-    sampling = sampling_from_args(args)
-    benchmarks = load_benchmarks([b for b in args.benchmarks.split(",") if b.strip()], args.data_dir,
-                                 FieldMap.parse(args.fields) if args.fields else None, args.errata,
-                                 allow_hub=not args.offline, max_problems=args.max_problems)
-    base = {"phase": phase, "preset": preset.name, **models, "backend": args.backend, "n": args.n,
-            "sampling": sampling.record(), "max_problems": args.max_problems, "errata": args.errata,
-            "instruction": args.instruction, "instruction_separator": preset.instruction_separator,
+def run_eval(run: EvalRun, phase: str, models: dict, backend_factory) -> dict:
+    """Evaluate every benchmark of `run`; write and return the overall summary."""
+    preset = run.preset
+    benchmarks = load_run_benchmarks(run)
+    base = {"phase": phase, "preset": preset.name, **models, "backend": run.backend, "n": run.n,
+            "sampling": run.sampling.record(), "max_problems": run.max_problems, "errata": run.errata,
+            "instruction": run.instruction, "instruction_separator": preset.instruction_separator,
             "budget_rule": {"context_length": preset.context_length, "context_reserve": preset.context_reserve},
-            "dtype": args.dtype}
+            "dtype": run.dtype}
     if phase == "handoff":
         base["max_rounds"] = preset.max_rounds
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    state: dict = {}
-    per = {name: run_benchmark(backend_factory, name, problems, base, args, phase == "handoff", state)
+    run.out_dir.mkdir(parents=True, exist_ok=True)
+    backend = LazyBackend(backend_factory)
+    per = {name: run_benchmark(backend, name, problems, base, run, phase == "handoff")
            for name, problems in benchmarks.items()}
     counts = {name: [(p["n"], p["c"]) for p in s["per_problem"]] for name, s in per.items()}
-    overall = {"phase": phase, "preset": preset.name, "config": base, "ks": ks_for(args.n),
-               **summarize(counts, ks_for(args.n))}
+    overall = {"phase": phase, "preset": preset.name, "config": base, "ks": ks_for(run.n),
+               **summarize(counts, ks_for(run.n))}
     if phase == "handoff":
         overall["mean_handoffs"] = {name: s["mean_handoffs"] for name, s in per.items()}
-    write_json(args.out_dir / "summary.json", overall)
+    write_json(run.out_dir / "summary.json", overall)
     return overall
 
 
@@ -378,16 +360,15 @@ def cli_main(parser: argparse.ArgumentParser, run, argv=None) -> int:
     return run_reporting_errors(run, parser.parse_args(argv))
 
 
-def backend_factory(args, senior: str, junior: str | None = None):
+def backend_factory(run: EvalRun, senior: str, junior: str | None = None):
+    """Builds the run's `EvalBackend` when called (`make_backend` with the run's settings)."""
     def build():
-        return make_backend(args.backend, senior, junior, sampling_from_args(args), device=args.device,
-                            dtype=args.dtype, batch_size=args.batch_size,
-                            allow_vocab_mismatch=getattr(args, "allow_vocab_mismatch", False),
-                            gpu_memory_utilization=args.gpu_memory_utilization,
-                            handoff_route=getattr(args, "vllm_handoff", "two-engine"),
-                            max_model_len=get_preset(args.preset).context_length)
+        return make_backend(run.backend, senior, junior, run.sampling, device=run.device, dtype=run.dtype,
+                            batch_size=run.batch_size, allow_vocab_mismatch=run.allow_vocab_mismatch,
+                            gpu_memory_utilization=run.gpu_memory_utilization, handoff_route=run.vllm_handoff,
+                            max_model_len=run.preset.context_length)
     return build
 
 
-__all__ = ["add_common_arguments", "backend_factory", "cli_main", "print_table", "resolve_preset", "run_eval",
-           "model_id"]
+__all__ = ["EvalRun", "add_common_arguments", "backend_factory", "cli_main", "load_run_benchmarks", "print_table",
+           "run_eval", "model_id"]

@@ -68,11 +68,10 @@ def test_solo_summary_records_config_and_pass_at_k(solo_run):
 
 
 def test_default_sampling_is_the_papers_eval():
-    from tandem_eval.runner import resolve_preset
+    from tandem_eval.runner import EvalRun
 
-    args = eval_solo.build_parser().parse_args(["--model", "m", "--out-dir", "o"])
-    resolve_preset(args)
-    assert (args.temperature, args.top_p, args.top_k, args.max_new_tokens) == (0.7, 0.8, 20, 3000)
+    s = EvalRun.from_args(eval_solo.build_parser().parse_args(["--model", "m", "--out-dir", "o"])).sampling
+    assert (s.temperature, s.top_p, s.top_k, s.max_new_tokens) == (0.7, 0.8, 20, 3000)
 
 
 def test_handoff_run_records_authorship(handoff_run):

@@ -56,9 +56,10 @@ def run(args) -> int:
               "allow_vocab_mismatch": args.allow_vocab_mismatch}
     if args.backend == "vllm":
         models["vllm_handoff"] = args.vllm_handoff
-    overall = runner.run_eval(args, "handoff", models, runner.backend_factory(args, args.senior, args.junior))
+    settings = runner.EvalRun.from_args(args)
+    overall = runner.run_eval(settings, "handoff", models, runner.backend_factory(settings, args.senior, args.junior))
     runner.print_table(overall)
-    print(f"wrote {args.out_dir / 'summary.json'}")
+    print(f"wrote {settings.out_dir / 'summary.json'}")
     return 0
 
 

@@ -39,9 +39,10 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
 
 def run(args) -> int:
     models = {"model": runner.model_id(args.model)}
-    overall = runner.run_eval(args, "solo", models, runner.backend_factory(args, args.model))
+    settings = runner.EvalRun.from_args(args)
+    overall = runner.run_eval(settings, "solo", models, runner.backend_factory(settings, args.model))
     runner.print_table(overall)
-    print(f"wrote {args.out_dir / 'summary.json'}")
+    print(f"wrote {settings.out_dir / 'summary.json'}")
     return 0
 
 

@@ -1,0 +1,73 @@
+"""`EvalRun`: one evaluation's settings, typed, resolved from the flags once and checked once.
+
+The flags of `eval_solo`, `eval_sentence_handoff` and `handoff_protocols` (see
+`tandem_eval.runner.add_common_arguments`) arrive as an argparse namespace in which a
+flag left out is None; `EvalRun.from_args` fills each from the `--preset`
+(`tandem_eval.presets`), checks the values, and returns the frozen settings that the
+runner, its resume logic and the backends read. Nothing downstream sees the namespace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from tandem.errors import TandemError
+from tandem_eval.presets import DEFAULT_PRESET, EvalPreset, get_preset
+from tandem_eval.sampling import SAMPLING_FIELDS, EvalSampling
+
+# The flags a preset fills when they are left out (None), each named as the preset names it.
+PRESET_FLAGS = ("benchmarks", "n", *SAMPLING_FIELDS, "errata", "instruction")
+
+
+@dataclass(frozen=True)
+class EvalRun:
+    """What one evaluation run does; see the module docstring."""
+
+    preset: EvalPreset
+    benchmarks: tuple[str, ...]
+    n: int
+    sampling: EvalSampling
+    out_dir: Path
+    errata: str
+    instruction: str
+    backend: str = "engine"
+    max_problems: int | None = None
+    data_dir: str | None = None
+    offline: bool = False
+    fields: str | None = None
+    device: str = "cpu"
+    dtype: str = "auto"
+    batch_size: int = 64
+    gpu_memory_utilization: float | None = None
+    save_every: int = 32
+    overwrite: bool = False
+    allow_vocab_mismatch: bool = False
+    vllm_handoff: str = "two-engine"
+
+    def __post_init__(self) -> None:
+        if self.save_every < 1:
+            raise TandemError(f"--save-every must be >= 1, got {self.save_every}")
+        if self.n < 1:
+            raise TandemError(f"--n must be >= 1, got {self.n}")
+        if self.max_problems is not None and self.max_problems < 1:
+            raise TandemError(f"--max-problems must be >= 1, got {self.max_problems}")
+        if self.out_dir.exists() and not self.out_dir.is_dir():
+            raise TandemError(f"--out-dir {self.out_dir} is a file; pass a directory")
+
+    @classmethod
+    def from_args(cls, args) -> EvalRun:
+        """The run the parsed flags ask for: each flag left out (None) takes the preset's value."""
+        preset = get_preset(getattr(args, "preset", None) or DEFAULT_PRESET)
+        given = {name: getattr(args, name, None) for name in PRESET_FLAGS}
+        value = {name: preset.value(name) if v is None else v for name, v in given.items()}
+        benchmarks = value["benchmarks"]
+        if isinstance(benchmarks, str):
+            benchmarks = tuple(b.strip() for b in benchmarks.split(",") if b.strip())
+        optional = {name: getattr(args, name) for name in ("backend", "max_problems", "data_dir", "offline", "fields",
+                                                            "device", "dtype", "batch_size", "gpu_memory_utilization",
+                                                            "save_every", "overwrite", "allow_vocab_mismatch",
+                                                            "vllm_handoff") if hasattr(args, name)}
+        return cls(preset=preset, benchmarks=tuple(benchmarks), n=value["n"],
+                   sampling=EvalSampling(**{f: value[f] for f in SAMPLING_FIELDS}), out_dir=Path(args.out_dir),
+                   errata=value["errata"], instruction=value["instruction"], **optional)
