@@ -1,9 +1,10 @@
 """The shared driver of `eval_solo` and `eval_sentence_handoff`: flags, generation, grading, outputs.
 
 For each benchmark it writes, under `--out-dir`:
-- `<benchmark>.samples.jsonl`: one row per sample (problem id, benchmark, source, sample
-  index, gold, text, extracted answer, correct, finish reason, token ids; the handoff adds
-  the authorship mask, the number of handoffs and the senior's token share);
+- `<benchmark>.samples.jsonl`: one row per sample (`tandem_eval.rows.SampleRow`: problem id,
+  benchmark, source, sample index, gold, text, extracted answer, correct, finish reason,
+  token ids; the handoff adds the authorship mask, the number of handoffs and the senior's
+  token share);
 - `<benchmark>.summary.json`: the run's config, pass@k for k = 1, 2, 4, ... <= n (the
   unbiased estimator), the same per source, and per-problem (n, c).
 and finally `summary.json` with every benchmark's pass@k and their macro / micro means.
@@ -42,6 +43,7 @@ from tandem_eval.handoff import cap_rounds
 from tandem.metrics import benchmark_pass_at_k, ks_for, summarize
 from tandem_eval.presets import DEFAULT_PRESET, PRESETS, EvalPreset, response_budget
 from tandem_eval.prompts import chat_prompt_ids, chat_prompt_text
+from tandem_eval.rows import SampleRow
 from tandem_eval.run_config import EvalRun
 
 DEFAULTS = PRESETS[DEFAULT_PRESET]
@@ -153,7 +155,7 @@ def _existing_summary(summary_path: Path, samples_path: Path, config: dict, over
     return None
 
 
-def _read_partial(path: Path, config: dict, n: int, overwrite: bool) -> dict[str, list[dict]]:
+def _read_partial(path: Path, config: dict, n: int, overwrite: bool) -> dict[str, list[SampleRow]]:
     """Finished samples of an interrupted run of this benchmark: {problem id: its n rows}."""
     if not path.is_file():
         return {}
@@ -166,49 +168,53 @@ def _read_partial(path: Path, config: dict, n: int, overwrite: bool) -> dict[str
         if overwrite:
             return {}
         check_same_config(path, head.get("config", {}), config)
-    rows: dict[str, list[dict]] = {}
+    rows: dict[str, list[SampleRow]] = {}
     for line in lines[1:]:
         try:
-            row = json.loads(line)
-        except json.JSONDecodeError:  # the last line of a killed write
+            row = SampleRow.from_json(json.loads(line))
+        except (json.JSONDecodeError, TypeError):  # the last line of a killed write
             break
-        rows.setdefault(row["problem_id"], []).append(row)
-    return {pid: sorted(r, key=lambda x: x["sample"]) for pid, r in rows.items() if len(r) == n}
+        rows.setdefault(row.problem_id, []).append(row)
+    return {pid: sorted(r, key=lambda x: x.sample) for pid, r in rows.items() if len(r) == n}
 
 
-def _append_rows(path: Path, config: dict, rows: list[dict]) -> None:
+def _append_rows(path: Path, config: dict, rows: list[SampleRow]) -> None:
     new = not path.is_file()
     with path.open("a", encoding="utf-8") as f:
         if new:
             f.write(json.dumps({"config": config}) + "\n")
         for row in rows:
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+            f.write(json.dumps(row.to_json(), ensure_ascii=False) + "\n")
         f.flush()
 
 
-def _grade_rows(problems: list[Problem], samples, n: int, benchmark: str) -> list[dict]:
+def _grade_rows(problems: list[Problem], samples, prompts: list[list[int]], cuts: list[bool], n: int,
+                benchmark: str, handoff: bool) -> list[SampleRow]:
     rows = []
     bar = tqdm(total=len(samples), desc=f"grade {benchmark}", unit="sample")
-    for i, sample in enumerate(samples):
+    for i, (sample, prompt, cut) in enumerate(zip(samples, prompts, cuts, strict=True)):
         problem = problems[i // n]
         answer = grader.extract_answer(sample.text)
-        row = {
-            "problem_id": problem.id, "benchmark": benchmark, "source": problem.source, "sample": i % n,
-            "gold": problem.answer, "extracted_answer": answer, "correct": grader.is_equivalent(answer, problem.answer),
-            "finish_reason": sample.finish_reason, "num_tokens": len(sample.token_ids), "text": sample.text,
-            "response_ids": sample.token_ids,
-        }
+        row = SampleRow(
+            problem.id, benchmark, problem.source, i % n, problem.answer, answer,
+            grader.is_equivalent(answer, problem.answer), sample.finish_reason, len(sample.token_ids), sample.text,
+            sample.token_ids, prompt,
+        )
+        if handoff:
+            row.cut_by_max_rounds, row.authorship_mask = cut, sample.authorship_mask
+            row.num_handoffs, row.senior_fraction = sample.num_handoffs, sample.senior_fraction
         rows.append(row)
         bar.update(1)
     bar.close()
     return rows
 
 
-def _summary(config: dict, problems: list[Problem], rows: list[dict], n: int, handoff: bool, stats: dict) -> dict:
+def _summary(config: dict, problems: list[Problem], rows: list[SampleRow], n: int, handoff: bool,
+             stats: dict) -> dict:
     ks = ks_for(n)
     correct: dict[str, int] = {}
     for r in rows:
-        correct[r["problem_id"]] = correct.get(r["problem_id"], 0) + int(r["correct"])
+        correct[r.problem_id] = correct.get(r.problem_id, 0) + int(r.correct)
     per_problem = [{"id": p.id, "source": p.source, "n": n, "c": correct.get(p.id, 0)} for p in problems]
     by_source: dict[str, list] = {}
     for pp in per_problem:
@@ -218,14 +224,14 @@ def _summary(config: dict, problems: list[Problem], rows: list[dict], n: int, ha
         "num_problems": len(problems), "num_samples": len(rows), "ks": ks,
         "pass_at_k": benchmark_pass_at_k([(n, pp["c"]) for pp in per_problem], ks),
         "by_source": {s: benchmark_pass_at_k(c, ks) for s, c in by_source.items()},
-        "mean_response_tokens": sum(r["num_tokens"] for r in rows) / max(1, len(rows)),
-        "finish_reasons": {k: sum(r["finish_reason"] == k for r in rows) for k in ("stop", "length")},
+        "mean_response_tokens": sum(r.num_tokens for r in rows) / max(1, len(rows)),
+        "finish_reasons": {k: sum(r.finish_reason == k for r in rows) for k in ("stop", "length")},
         "grader": stats,
         "per_problem": per_problem,
     }
     if handoff:
-        out.update(stats_of_masks([r["authorship_mask"] for r in rows]).metrics())
-        out["chains_cut_by_max_rounds"] = sum(r["cut_by_max_rounds"] for r in rows)
+        out.update(stats_of_masks([r.authorship_mask for r in rows]).metrics())
+        out["chains_cut_by_max_rounds"] = sum(r.cut_by_max_rounds for r in rows)
     return out
 
 
@@ -296,22 +302,15 @@ def run_benchmark(backend: LazyBackend, benchmark: str, problems: list[Problem],
     for start in range(0, len(todo), run.save_every):
         chunk = todo[start : start + run.save_every]
         samples, prompts, cuts = _generate(backend.get(), chunk, run.n, benchmark, handoff, preset, run)
-        rows = _grade_rows(chunk, samples, run.n, benchmark)
-        for row, sample, prompt, cut in zip(rows, samples, prompts, cuts):
-            row["prompt_ids"] = prompt
-            if handoff:
-                row["cut_by_max_rounds"] = cut
-                row["authorship_mask"] = sample.authorship_mask
-                row["num_handoffs"] = sample.num_handoffs
-                row["senior_fraction"] = sample.senior_fraction
+        rows = _grade_rows(chunk, samples, prompts, cuts, run.n, benchmark, handoff)
         _append_rows(partial_path, config, rows)
         for p in chunk:
-            finished[p.id] = [r for r in rows if r["problem_id"] == p.id]
+            finished[p.id] = [r for r in rows if r.problem_id == p.id]
     rows = [r for p in problems for r in finished[p.id]]
     after = grader.stats()
     stats = {k: after[k] - before[k] for k in after}  # this process's grading (a resumed run: its part only)
     summary = _summary(config, problems, rows, run.n, handoff, stats)
-    write_jsonl(samples_path, rows)
+    write_jsonl(samples_path, [r.to_json() for r in rows])
     write_json(summary_path, summary)
     partial_path.unlink(missing_ok=True)
     return summary
