@@ -112,12 +112,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "responses reaching 4096 - 8 tokens with their prompt dropped) (default: %(default)s)")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=DESCRIPTION)
-    add_arguments(p)
-    return p
-
-
 def run(args) -> int:
     if not args.junior and not args.junior_samples:
         raise TandemError("nothing to compute; pass --junior (legibility) and/or --junior-samples (drift)")
@@ -145,9 +139,9 @@ def run(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from tandem_eval.runner import cli_main
+    from tandem_eval import tool
 
-    return cli_main(build_parser(), run, argv)
+    return tool.main(__name__, argv)
 
 
 if __name__ == "__main__":

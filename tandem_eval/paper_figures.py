@@ -101,11 +101,9 @@ def run(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from tandem_eval.runner import cli_main
+    from tandem_eval import tool
 
-    p = argparse.ArgumentParser(description=DESCRIPTION)
-    add_arguments(p)
-    return cli_main(p, run, argv)
+    return tool.main(__name__, argv)
 
 
 if __name__ == "__main__":

@@ -92,12 +92,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--title", default="", help="figure title")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=DESCRIPTION)
-    add_arguments(p)
-    return p
-
-
 def run(args) -> int:
     runs = [(label, load_summary(path)) for label, path in map(parse_run, args.run)]
     benchmarks = [b for b in args.benchmarks.split(",") if b] if args.benchmarks else None
@@ -110,9 +104,9 @@ def run(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from tandem_eval.runner import cli_main
+    from tandem_eval import tool
 
-    return cli_main(build_parser(), run, argv)
+    return tool.main(__name__, argv)
 
 
 if __name__ == "__main__":

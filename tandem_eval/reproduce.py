@@ -306,10 +306,9 @@ def run(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from tandem_eval.runner import cli_main
+    from tandem_eval import tool
 
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    return cli_main(build_parser(), run, argv)
+    return tool.main(__name__, argv)
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from tandem.config_files import config_diff
-from tandem.errors import TandemError, run_reporting_errors
+from tandem.errors import TandemError
 from tandem.rollout import stats_of_masks
 from tandem.jsonl import write_json, write_jsonl
 from tandem_eval import grader
@@ -354,11 +354,6 @@ def print_table(overall: dict) -> None:
         print(name.ljust(24) + "".join(f"{scores[f'pass@{k}']:10.4f}" for k in ks))
 
 
-def cli_main(parser: argparse.ArgumentParser, run, argv=None) -> int:
-    """Parse, run, and turn an expected mistake into one `error: ...` line and exit status 2."""
-    return run_reporting_errors(run, parser.parse_args(argv))
-
-
 def backend_factory(run: EvalRun, senior: str, junior: str | None = None):
     """Builds the run's `EvalBackend` when called (`make_backend` with the run's settings)."""
     def build():
@@ -369,5 +364,5 @@ def backend_factory(run: EvalRun, senior: str, junior: str | None = None):
     return build
 
 
-__all__ = ["EvalRun", "add_common_arguments", "backend_factory", "cli_main", "load_run_benchmarks", "print_table",
+__all__ = ["EvalRun", "add_common_arguments", "backend_factory", "load_run_benchmarks", "print_table",
            "run_eval", "model_id"]

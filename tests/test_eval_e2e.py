@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tandem.jsonl import read_jsonl
-from tandem_eval import legibility, plot
+from tandem_eval import legibility, plot, tool
 from tandem_eval.MATH import eval_sentence_handoff, eval_solo
 
 REPO = Path(__file__).resolve().parents[1]
@@ -70,7 +70,7 @@ def test_solo_summary_records_config_and_pass_at_k(solo_run):
 def test_default_sampling_is_the_papers_eval():
     from tandem_eval.runner import EvalRun
 
-    s = EvalRun.from_args(eval_solo.build_parser().parse_args(["--model", "m", "--out-dir", "o"])).sampling
+    s = EvalRun.from_args(tool.parser(eval_solo).parse_args(["--model", "m", "--out-dir", "o"])).sampling
     assert (s.temperature, s.top_p, s.top_k, s.max_new_tokens) == (0.7, 0.8, 20, 3000)
 
 

@@ -11,7 +11,7 @@ import pytest
 from tandem.errors import TandemError
 from tandem.jsonl import read_jsonl
 from tandem.rollout import Rollout
-from tandem_eval import presets, runner
+from tandem_eval import presets, runner, tool
 from tandem_eval.handoff import cap_rounds, turn_spans
 from tandem_eval.MATH import eval_sentence_handoff, eval_solo
 from tandem.metrics import ks_for
@@ -103,7 +103,7 @@ def test_paper_preset_run_records_itself_and_refuses_another_preset(tiny_dir, mi
     assert json.loads((out / "summary.json").read_text())["preset"] == "paper"
     before = (out / "mini.samples.jsonl").read_bytes()
     with pytest.raises(TandemError, match="made with the 'paper' eval preset, this run asks for 'ours'"):
-        settings = runner.EvalRun.from_args(eval_solo.build_parser().parse_args(args))
+        settings = runner.EvalRun.from_args(tool.parser(eval_solo).parse_args(args))
         runner.run_eval(settings, "solo", {"model": runner.model_id(str(tiny_dir))},
                         runner.backend_factory(settings, str(tiny_dir)))
     assert (out / "mini.samples.jsonl").read_bytes() == before  # nothing overwritten
@@ -175,7 +175,7 @@ def test_a_partial_file_of_another_preset_is_refused(tiny_dir, mini, tmp_path):
 
 def test_paper_preset_gives_vllm_engines_the_releases_context(tiny_dir):
     for preset, expected in (("paper", 4096), ("ours", None)):
-        args = eval_solo.build_parser().parse_args(["--model", str(tiny_dir), "--out-dir", "o", "--preset", preset])
+        args = tool.parser(eval_solo).parse_args(["--model", str(tiny_dir), "--out-dir", "o", "--preset", preset])
         assert runner.backend_factory(runner.EvalRun.from_args(args), str(tiny_dir))().spec.max_model_len == expected
 
 

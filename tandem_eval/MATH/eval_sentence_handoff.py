@@ -45,12 +45,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     runner.add_common_arguments(p)
 
 
-def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=prog, description=DESCRIPTION)
-    add_arguments(p)
-    return p
-
-
 def run(args) -> int:
     models = {"senior": runner.model_id(args.senior), "junior": runner.model_id(args.junior),
               "allow_vocab_mismatch": args.allow_vocab_mismatch}
@@ -64,7 +58,9 @@ def run(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return runner.cli_main(build_parser(), run, argv)
+    from tandem_eval import tool
+
+    return tool.main(__name__, argv)
 
 
 if __name__ == "__main__":

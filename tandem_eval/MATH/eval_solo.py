@@ -31,12 +31,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     runner.add_common_arguments(p)
 
 
-def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=prog, description=DESCRIPTION)
-    add_arguments(p)
-    return p
-
-
 def run(args) -> int:
     models = {"model": runner.model_id(args.model)}
     settings = runner.EvalRun.from_args(args)
@@ -47,7 +41,9 @@ def run(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return runner.cli_main(build_parser(), run, argv)
+    from tandem_eval import tool
+
+    return tool.main(__name__, argv)
 
 
 if __name__ == "__main__":
