@@ -9,7 +9,8 @@ runner, its resume logic and the backends read. Nothing downstream sees the name
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import MISSING, dataclass
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
 
 from tandem.errors import TandemError
@@ -64,10 +65,9 @@ class EvalRun:
         benchmarks = value["benchmarks"]
         if isinstance(benchmarks, str):
             benchmarks = tuple(b.strip() for b in benchmarks.split(",") if b.strip())
-        optional = {name: getattr(args, name) for name in ("backend", "max_problems", "data_dir", "offline", "fields",
-                                                            "device", "dtype", "batch_size", "gpu_memory_utilization",
-                                                            "save_every", "overwrite", "allow_vocab_mismatch",
-                                                            "vllm_handoff") if hasattr(args, name)}
+        # the settings with a default here: a tool without the flag keeps the default
+        optional = {f.name: getattr(args, f.name) for f in dataclass_fields(cls)
+                    if f.default is not MISSING and hasattr(args, f.name)}
         return cls(preset=preset, benchmarks=tuple(benchmarks), n=value["n"],
                    sampling=EvalSampling(**{f: value[f] for f in SAMPLING_FIELDS}), out_dir=Path(args.out_dir),
                    errata=value["errata"], instruction=value["instruction"], **optional)
