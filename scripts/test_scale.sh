@@ -22,9 +22,46 @@ export TANDEM_REQUIRE_SCALE=1            # a skipped test fails the lane (confte
 export TANDEM_SCALE_CACHE="${TANDEM_SCALE_CACHE:-$(mktemp -d)}"   # tiny bases shared by the tests
 # One pytest process per file: the in-process vLLM engines of a file are freed when it ends.
 # In one process the lane's engines added up to 17.7 GB and the kernel killed it (24 GB machine).
-status=0
+# SCALE_JOBS files run at once (default 2: most of a file's time is one busy process, and a
+# 2-core machine has two cores); the longest start first, and each file's output is printed
+# whole when it ends, with its wall time. SCALE_JOBS=1 runs them one after another.
+JOBS="${SCALE_JOBS:-2}"
+case "$JOBS" in ''|*[!0-9]*|0) echo "error: SCALE_JOBS must be a positive integer, got '$JOBS'" >&2; exit 2 ;; esac
+LONGEST_FIRST=(verl_smoke crash_resume reproduce_paper_eval vllm_split ablation_kl verl_tp2 vllm_engine)
+files=()
+for name in "${LONGEST_FIRST[@]}"; do files+=("tests/test_scale_$name.py"); done
 for file in tests/test_scale_*.py; do
-  echo "== $file"
-  "$VENV/bin/python" -m pytest -q -rs -p no:cacheprovider "$file" "$@" || { rc=$?; [ $rc = 5 ] || status=$rc; }
+  case " ${files[*]} " in *" $file "*) ;; *) files+=("$file") ;; esac
 done
+LOGS="$(mktemp -d)"
+run_file() {  # run_file FILE ARGS...: one pytest process; its output and exit status under $LOGS
+  local file="$1" log="$LOGS/$(basename "$1")" t0=$SECONDS rc=0; shift
+  [ -f "$file" ] || { echo "error: $file is named in LONGEST_FIRST but does not exist" > "$log.out"; echo 2 > "$log.rc"; return; }
+  "$VENV/bin/python" -m pytest -q -rs -p no:cacheprovider "$file" "$@" > "$log.out" 2>&1 || rc=$?
+  echo "$((SECONDS - t0))" > "$log.seconds"
+  echo "$rc" > "$log.rc"
+}
+status=0 printed=" "
+report_finished() {  # print each finished file's output once
+  local rc_file log file rc
+  for rc_file in "$LOGS"/*.rc; do
+    [ -e "$rc_file" ] || continue
+    log="${rc_file%.rc}"; file="tests/$(basename "$log")"
+    case "$printed" in *" $file "*) continue ;; esac
+    printed="$printed$file "
+    rc="$(cat "$rc_file")"
+    echo "== $file ($(cat "$log.seconds" 2>/dev/null || echo '?') s)"
+    cat "$log.out"
+    [ "$rc" = 0 ] || [ "$rc" = 5 ] || status=$rc
+  done
+}
+running=0
+for file in "${files[@]}"; do
+  if [ "$running" -ge "$JOBS" ]; then wait -n || true; running=$((running - 1)); report_finished; fi
+  run_file "$file" "$@" &
+  running=$((running + 1))
+done
+wait || true
+report_finished
+rm -rf "$LOGS"
 exit $status
