@@ -3,8 +3,10 @@
 The flags of `eval_solo`, `eval_sentence_handoff` and `handoff_protocols` (see
 `tandem_eval.runner.add_common_arguments`) arrive as an argparse namespace in which a
 flag left out is None; `EvalRun.from_args` fills each from the `--preset`
-(`tandem_eval.presets`), checks the values, and returns the frozen settings that the
-runner, its resume logic and the backends read. Nothing downstream sees the namespace.
+(`tandem_eval.presets`) and builds the frozen settings with `tandem.strict.build`, the
+parse every config of the project goes through (a flag of the wrong type is one line
+naming it); the runner, its resume logic and the backends read them. Nothing downstream
+sees the namespace.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import fields as dataclass_fields
 from pathlib import Path
 
 from tandem.errors import TandemError
+from tandem.strict import build
 from tandem_eval.presets import DEFAULT_PRESET, EvalPreset, get_preset
 from tandem_eval.sampling import SAMPLING_FIELDS, EvalSampling
 
@@ -68,6 +71,6 @@ class EvalRun:
         # the settings with a default here: a tool without the flag keeps the default
         optional = {f.name: getattr(args, f.name) for f in dataclass_fields(cls)
                     if f.default is not MISSING and hasattr(args, f.name)}
-        return cls(preset=preset, benchmarks=tuple(benchmarks), n=value["n"],
-                   sampling=EvalSampling(**{f: value[f] for f in SAMPLING_FIELDS}), out_dir=Path(args.out_dir),
-                   errata=value["errata"], instruction=value["instruction"], **optional)
+        return build(cls, {"preset": preset, "benchmarks": list(benchmarks), "n": value["n"],
+                           "sampling": {f: value[f] for f in SAMPLING_FIELDS}, "out_dir": Path(args.out_dir),
+                           "errata": value["errata"], "instruction": value["instruction"], **optional})
