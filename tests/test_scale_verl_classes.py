@@ -6,6 +6,7 @@ Nothing here starts Ray or touches a GPU.
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 import pytest
@@ -137,8 +138,10 @@ def test_moe_weight_loader_patch_reaches_both_parts_of_a_tandem_model(monkeypatc
 
     from tandem_verl import replica as verl_rollout, vllm_worker as verl_vllm_worker
 
-    # what the tandem replica's vLLM workers load: verl's call site now goes through patch_each_part
+    # what the tandem replica's vLLM workers load; building one installs the routing (TandemWorkerExtension.__new__)
     assert verl_rollout.TandemvLLMHttpServer._get_worker_extension_cls(None) == verl_vllm_worker.EXTENSION
+    assert "install()" in inspect.getsource(verl_vllm_worker.TandemWorkerExtension.__new__)
+    verl_vllm_worker.install()
     assert getattr(vllm_worker_utils.patch_vllm_moe_model_weight_loader, "_tandem_parts", False)
     seen = []
     monkeypatch.setattr(vllm_worker_utils, "patch_vllm_moe_model_weight_loader",

@@ -17,8 +17,9 @@ its processes (driver and Ray workers), and `verl/cpu_overrides.sh` names this o
 `check_cpu_config` refuses a config a CPU run cannot honour; verl/main_tandem_ppo.py and
 the launchers' preflight (verl/preflight.py) call it before Ray starts.
 
-Shims (patches, listed in model_spec/SCALE.md), applied when this module is imported with
-the switch on:
+Shims (patches, listed in model_spec/SCALE.md), applied by `install_shims()`, which the
+platform calls when verl builds it in a process that `VERL_PLATFORM=cpu` selects it for
+(importing the module patches nothing):
 - the device module stands in for `torch.cuda` (memory, stream and RNG calls become
   CPU equivalents or no-ops);
 - `torch.distributed.init_process_group`: verl builds the backend string
@@ -101,6 +102,14 @@ def _device_module() -> SimpleNamespace:
 @PlatformRegistry.register(platform=NAME)
 class PlatformCPU(PlatformBase):
     """verl on the CPU: device `cpu`, collectives over gloo, weights to vLLM through shared memory."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        # verl builds the selected platform once per process, before its first device call
+        # (the backend string of `init_process_group` included); with no VERL_PLATFORM it
+        # builds every registered one to auto-detect, and then this one must patch nothing.
+        if enabled():
+            install_shims()
 
     @property
     def device_name(self) -> str:
@@ -215,7 +224,8 @@ def _patch_cpu_offload_policy() -> None:
     CPUOffloadPolicy.__init__ = __init__
 
 
-if enabled():
+def install_shims() -> None:
+    """The CPU run's torch patches, once per process (each is marked `_tandem_cpu`)."""
     _patch_init_process_group()
     _patch_cpu_offload_policy()
 

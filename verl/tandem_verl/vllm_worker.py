@@ -4,10 +4,11 @@ verl calls `patch_vllm_moe_model_weight_loader(model)` on the engine's model whe
 rollout server starts and before every weight sync (verl/workers/rollout/vllm_rollout/
 utils.py). That function needs `model.model` or `model.language_model` and raises
 "does not have a valid 'model' or 'language_model' attribute" for `TandemForCausalLM`,
-which holds a `senior` and a `junior`. Importing this module (vLLM imports it in each
-worker process, as the `worker_extension_cls` `TandemvLLMHttpServer` names) makes verl's
-call apply the patch to each of the two parts; any other model is passed through as is.
-Weight loading itself still goes through the wrapper, which routes senior names only.
+which holds a `senior` and a `junior`. `install()` makes verl's call apply the patch to
+each of the two parts (any other model is passed through as is); `TandemWorkerExtension`,
+the `worker_extension_cls` that `TandemvLLMHttpServer` names, calls it when vLLM builds
+each worker, before verl's code first calls the patch. Importing the module patches
+nothing. Weight loading itself still goes through the wrapper, which routes senior names only.
 """
 
 from __future__ import annotations
@@ -55,11 +56,19 @@ def patch_each_part(patch):
     return patched
 
 
-if not getattr(vllm_worker_utils.patch_vllm_moe_model_weight_loader, "_tandem_parts", False):
-    vllm_worker_utils.patch_vllm_moe_model_weight_loader = patch_each_part(
-        vllm_worker_utils.patch_vllm_moe_model_weight_loader
-    )
+def install() -> None:
+    """Route verl's per-model patch through `patch_each_part`, once per process (model_spec/SCALE.md)."""
+    if not getattr(vllm_worker_utils.patch_vllm_moe_model_weight_loader, "_tandem_parts", False):
+        vllm_worker_utils.patch_vllm_moe_model_weight_loader = patch_each_part(
+            vllm_worker_utils.patch_vllm_moe_model_weight_loader
+        )
 
 
 class TandemWorkerExtension(vLLMColocateWorkerExtension):
-    """verl's colocated worker extension, loaded from this module so that the patch above is in place."""
+    """verl's colocated worker extension, with verl's model patch routed to senior and junior (`install`)."""
+
+    def __new__(cls, **kwargs):
+        # vLLM appends the extension to its worker's bases, so building a worker reaches here
+        # first, before any of verl's methods can call the patch.
+        install()
+        return super().__new__(cls, **kwargs)
