@@ -12,7 +12,9 @@ hands to the reward functions as keyword arguments, one value per row.
 `tandem_rollout_func` builds such a function. Each call runs the project's reference
 engine (`tandem.engine.TandemEngine`) over the trainer's live senior (the model TRL
 trains, unwrapped as TRL unwraps it) and a frozen junior (by default a frozen copy of
-the senior taken before the first update: the paper's self-paired junior). Every row's
+the senior taken before the first update: the paper's self-paired junior; with
+`tandem.junior_update` `sync:K` or `ema:BETA` that copy follows the senior after each
+optimizer step, through `JuniorFollowsSenior`, and is saved in each checkpoint). Every row's
 request key is `tandem.coins.request_key` of (mode, step, prompt ids) and the row's
 sample number, so a rerun replays the same coins and tokens. It returns the authorship
 mask as `env_mask` and the response's `senior_fraction` as an extra key; the batch's
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import os
 from dataclasses import dataclass, field
 
 import torch
@@ -43,6 +46,7 @@ from tandem.config import ENGINE_MODES, TandemConfig
 from tandem.engine import TandemEngine
 from tandem.errors import TandemError
 from tandem.grading import reward as grade_reward
+from tandem.junior_update import after_optimizer_step
 from tandem.models import check_same_vocab, load_model, load_tokenizer
 from tandem.rollout import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, RolloutStats, stats_of_masks
 from tandem.sampling import SamplingConfig
@@ -143,10 +147,14 @@ class TandemRolloutFunc:
 
     def _junior(self, trainer, tokenizer):
         junior, junior_tokenizer = self.junior, self.junior_tokenizer
+        rule = self.tandem.junior_update_rule
+        if not rule.frozen and (junior is not None or self.tandem.junior_model):
+            raise TandemError(f"tandem.junior_update={rule.text} makes the junior follow the senior, so the junior is "
+                              "the senior's own copy; pass no junior= and no tandem.junior_model, or junior_update=frozen")
         if junior is None and self.tandem.junior_model:
             junior = self.tandem.junior_model
         if junior is None:
-            if trainer.state.global_step > 0:
+            if trainer.state.global_step > 0 and rule.frozen:
                 raise TandemError(
                     "the default junior is a copy of the senior before training, but this trainer is at step "
                     f"{trainer.state.global_step}; pass junior= the pre-RL base when resuming"
@@ -160,6 +168,11 @@ class TandemRolloutFunc:
             check_same_vocab(tokenizer, junior_tokenizer)
         junior.eval()
         junior.requires_grad_(False)
+        if not rule.frozen:
+            follow = JuniorFollowsSenior(rule, junior, self.senior)
+            trainer.add_callback(follow)
+            if trainer.state.global_step > 0:  # bound mid-run (the first generation of a resumed run)
+                follow.restore(trainer.args, trainer.state)
         return junior, junior_tokenizer
 
     # --- one generation batch ------------------------------------------------------------
@@ -212,6 +225,50 @@ class TandemRolloutFunc:
         if metrics is not None:
             for name, value in logged.items():
                 metrics[mode][name].append(value)
+
+
+JUNIOR_FILE = "tandem_junior.pt"  # the following junior's weights, in each of TRL's checkpoint directories
+
+
+def JuniorFollowsSenior(rule, junior, senior):
+    """A `TrainerCallback` applying `tandem.junior_update` after each optimizer step and checkpointing the junior.
+
+    TRL's `global_step` counts optimizer steps, as the rule does. A run resumed at step N > 0
+    reads the junior back from `OUTPUT_DIR/checkpoint-N/tandem_junior.pt` before its first
+    step (or when the callback is registered, if that is later).
+    """
+    from transformers import TrainerCallback
+
+    class _Callback(TrainerCallback):
+        def __init__(self):
+            self.rule, self.junior, self.senior, self.restored = rule, junior, senior, False
+
+        def restore(self, args, state) -> None:
+            if self.restored:
+                return
+            self.restored = True
+            if state.global_step == 0:
+                return
+            path = os.path.join(args.output_dir, f"checkpoint-{state.global_step}", JUNIOR_FILE)
+            if not os.path.isfile(path):
+                raise TandemError(f"resuming at step {state.global_step} with tandem.junior_update={self.rule.text}: "
+                                  f"the junior's weights are not at {path}; resume from a checkpoint of this run")
+            self.junior.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
+
+        def on_step_begin(self, args, state, control, **kwargs):
+            self.restore(args, state)
+
+        def on_step_end(self, args, state, control, **kwargs):
+            after_optimizer_step(self.rule, self.junior, self.senior, state.global_step)
+
+        def on_save(self, args, state, control, **kwargs):
+            folder = os.path.join(args.output_dir, f"checkpoint-{state.global_step}")
+            if state.is_world_process_zero and os.path.isdir(folder):
+                tmp = os.path.join(folder, JUNIOR_FILE + ".tmp")
+                torch.save(self.junior.state_dict(), tmp)
+                os.replace(tmp, os.path.join(folder, JUNIOR_FILE))
+
+    return _Callback()
 
 
 def tandem_rollout_func(junior=None, tandem_config: TandemConfig | None = None, sampling: SamplingConfig | None = None,

@@ -19,6 +19,7 @@ from typing import ClassVar
 
 from tandem import legacy, strategies
 from tandem.errors import TandemError
+from tandem.junior_update import JuniorUpdate, parse_junior_update
 from tandem.strict import build
 
 STRATEGIES = strategies.NAMES  # every registered selection strategy (tandem/strategies.py)
@@ -47,6 +48,7 @@ class TandemConfig:
     boundary_token_ids: list[int] | str | None = None  # explicit id list or JSON file; None = derive
     seed: int = 0  # keys the replayable coins (not token sampling)
     junior_model: str | None = None  # path or hub name of the frozen junior (backends load it)
+    junior_update: str = "frozen"  # frozen | sync:K | ema:BETA, per optimizer step (tandem/junior_update.py)
     placement: str = "shared"  # vLLM: shared | split (see vllm_source/README.md)
     # Backend keys, declared by name. vLLM (vllm_source/model.py): the senior's causal-LM class
     # when its HF config names none (e.g. 'Qwen3ForCausalLM').
@@ -78,6 +80,7 @@ class TandemConfig:
         self.first_author = legacy.AUTHOR_NAMES.get(self.first_author, self.first_author)
         if self.first_author not in AUTHORS:
             raise TandemError(f"first_author must be 'senior' or 'junior', got {self.first_author!r}")
+        self.junior_update = parse_junior_update(self.junior_update).text
         if self.placement not in PLACEMENTS:
             raise TandemError(f"placement must be 'shared' or 'split', got {self.placement!r}")
         if not isinstance(self.seed, int):
@@ -86,6 +89,10 @@ class TandemConfig:
             if not all(isinstance(i, int) and i >= 0 for i in self.boundary_token_ids):
                 raise TandemError("boundary_token_ids must be a list of non-negative token ids")
             self.boundary_token_ids = sorted(set(self.boundary_token_ids))
+
+    @property
+    def junior_update_rule(self) -> JuniorUpdate:
+        return parse_junior_update(self.junior_update)
 
     @property
     def uses_coins(self) -> bool:

@@ -70,7 +70,7 @@ def make_trainer(tiny_dir, tmp_path, rollout, loss_type="dapo", **overrides):
     senior.requires_grad_(True)
     args = GRPOConfig(output_dir=str(tmp_path / "trl"), per_device_train_batch_size=PROMPTS * G, num_generations=G,
                       max_completion_length=MAX_NEW, loss_type=loss_type, report_to=[], use_cpu=True,
-                      save_strategy="no", seed=0, bf16=False, **overrides)
+                      seed=0, bf16=False, **{"save_strategy": "no", **overrides})
     return GRPOTrainer(model=senior, reward_funcs=senior_share_reward, args=args,
                        train_dataset=Dataset.from_list(rows()), processing_class=tokenizer, rollout_func=rollout)
 
@@ -291,4 +291,59 @@ def test_resuming_with_the_default_junior_is_refused(tiny_dir, tmp_path):
     trainer = make_trainer(tiny_dir, tmp_path, rollout)
     trainer.state.global_step = 5
     with pytest.raises(TandemError, match="pass junior= the pre-RL base"):
+        rollout.check(trainer)
+
+
+# --- a junior that follows the senior (tandem.junior_update) --------------------------------
+
+
+def test_a_synced_junior_becomes_the_senior_after_each_kth_optimizer_step(tiny_dir, tmp_path):
+    rollout = tandem_rollout_func(tandem_config=TandemConfig(junior_update="sync:2"))
+    trainer = make_trainer(tiny_dir, tmp_path, rollout, max_steps=1, disable_tqdm=True)
+    rollout.check(trainer)
+    junior = rollout.engine.junior.models[0]
+    start = [p.detach().clone() for p in junior.parameters()]
+    trainer.train()  # optimizer step 1: not a multiple of 2
+    assert all(torch.equal(p, q) for p, q in zip(junior.parameters(), start))
+    assert any(not torch.equal(p, q) for p, q in zip(rollout.senior.parameters(), start))
+    trainer.args.max_steps = 2
+    trainer.train()  # a second run of the loop: global_step restarts at 0 and counts to 2 -> synced
+    assert all(torch.equal(p, q) for p, q in zip(junior.parameters(), rollout.senior.parameters()))
+
+
+def test_an_ema_junior_is_checkpointed_and_read_back_on_resume(tiny_dir, tmp_path):
+    ema = TandemConfig(junior_update="ema:0.5")
+    rollout = tandem_rollout_func(tandem_config=ema)
+    trainer = make_trainer(tiny_dir, tmp_path, rollout, max_steps=2, save_strategy="steps", save_steps=1,
+                           disable_tqdm=True)
+    trainer.train()
+    junior = rollout.engine.junior.models[0]
+    saved = torch.load(tmp_path / "trl" / "checkpoint-2" / hf_trl.JUNIOR_FILE, weights_only=True)
+    assert all(torch.equal(saved[k], v) for k, v in junior.state_dict().items())
+    assert any(not torch.equal(a, b) for a, b in zip(junior.parameters(), rollout.senior.parameters()))
+    step1 = torch.load(tmp_path / "trl" / "checkpoint-1" / hf_trl.JUNIOR_FILE, weights_only=True)
+    assert any(not torch.equal(step1[k], saved[k]) for k in saved)  # it moved between the two steps
+
+    resumed_rollout = tandem_rollout_func(tandem_config=ema)
+    resumed = make_trainer(tiny_dir, tmp_path, resumed_rollout, max_steps=2, save_strategy="steps", save_steps=1,
+                           disable_tqdm=True)
+    resumed.train(resume_from_checkpoint=str(tmp_path / "trl" / "checkpoint-1"))
+    replayed = resumed_rollout.engine.junior.models[0]
+    # step 2 replayed from checkpoint 1's junior: the same junior as the straight run's, to float rounding
+    for k, v in replayed.state_dict().items():
+        torch.testing.assert_close(v, saved[k], rtol=0, atol=1e-6)
+
+
+def test_a_following_junior_must_be_the_seniors_own_copy(tiny_dir, tmp_path):
+    rollout = tandem_rollout_func(junior=str(tiny_dir), tandem_config=TandemConfig(junior_update="sync:1"))
+    trainer = make_trainer(tiny_dir, tmp_path, rollout)
+    with pytest.raises(TandemError, match="junior_update=sync:1 makes the junior follow the senior"):
+        rollout.check(trainer)
+
+
+def test_resuming_a_following_junior_without_its_checkpoint_is_refused(tiny_dir, tmp_path):
+    rollout = tandem_rollout_func(tandem_config=TandemConfig(junior_update="ema:0.9"))
+    trainer = make_trainer(tiny_dir, tmp_path, rollout)
+    trainer.state.global_step = 3
+    with pytest.raises(TandemError, match=r"the junior's weights are not at .*checkpoint-3"):
         rollout.check(trainer)

@@ -117,6 +117,13 @@ def test_apply_tandem_refuses_unhonourable_settings(override):
         apply_tandem(tandem_config(override))
 
 
+@pytest.mark.parametrize("rule", ["sync:4", "ema:0.99"])
+def test_a_junior_that_follows_the_senior_is_refused_on_verl_until_it_is_built(rule):
+    with pytest.raises(TandemError, match=f"tandem.junior_update={rule}: .* set tandem.junior_update=frozen"):
+        apply_tandem(tandem_config(f"tandem.junior_update={rule}"))
+    assert apply_tandem(tandem_config("tandem.junior_update=frozen")).process.junior_update == "frozen"
+
+
 def test_worker_fails_closed_without_the_wiring():
     with pytest.raises(TandemError, match="main_tandem_ppo"):
         worker_loss_config(OmegaConf.create({"actor": {}}))

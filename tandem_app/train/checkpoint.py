@@ -1,7 +1,7 @@
 """Atomic checkpoints and bit-for-bit resume.
 
-A checkpoint holds the model and optimizer state, every RNG state the loop touches and
-the step count. It is written to a temporary file and moved over the old one with
+A checkpoint holds the model and optimizer state, every RNG state the loop touches, the
+step count and, for a junior that follows the senior (`tandem.junior_update`), the junior. It is written to a temporary file and moved over the old one with
 `os.replace`, so a crash mid-write never leaves a torn checkpoint. Batches are a pure
 function of (seed, step) (`data.batch_indices`) and sampling uses counter-based
 uniforms keyed per request, so restoring this state continues the run exactly.
@@ -38,8 +38,9 @@ def set_rng_state(state: dict) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
-def save_checkpoint(run_dir: str | Path, model, optimizer, step: int, extra: dict | None = None) -> Path:
-    """Write `run_dir/checkpoint.pt` atomically; return its path."""
+def save_checkpoint(run_dir: str | Path, model, optimizer, step: int, extra: dict | None = None,
+                    junior=None) -> Path:
+    """Write `run_dir/checkpoint.pt` atomically (with `junior`'s weights when given); return its path."""
     path = Path(run_dir) / CHECKPOINT_NAME
     path.parent.mkdir(parents=True, exist_ok=True)
     state = {
@@ -49,14 +50,16 @@ def save_checkpoint(run_dir: str | Path, model, optimizer, step: int, extra: dic
         "rng": rng_state(),
         "extra": extra or {},
     }
+    if junior is not None:
+        state["junior"] = junior.state_dict()
     tmp = path.with_name(path.name + ".tmp")
     torch.save(state, tmp)
     os.replace(tmp, path)
     return path
 
 
-def load_checkpoint(run_dir: str | Path, model, optimizer, map_location="cpu") -> tuple[int, dict]:
-    """Restore model, optimizer and RNG states from `run_dir/checkpoint.pt`; return (step, extra)."""
+def load_checkpoint(run_dir: str | Path, model, optimizer, map_location="cpu", junior=None) -> tuple[int, dict]:
+    """Restore model, optimizer, RNG (and `junior`'s) states from `run_dir/checkpoint.pt`; return (step, extra)."""
     path = Path(run_dir) / CHECKPOINT_NAME
     if not path.is_file():
         raise TandemError(f"--resume: no checkpoint at {path}; start without --resume or point --out at the run")
@@ -64,7 +67,12 @@ def load_checkpoint(run_dir: str | Path, model, optimizer, map_location="cpu") -
         state = torch.load(path, map_location=map_location, weights_only=False)
     except Exception as e:  # a truncated or foreign file
         raise TandemError(f"checkpoint {path} cannot be read ({type(e).__name__}); delete it and restart") from None
+    if junior is not None and "junior" not in state:
+        raise TandemError(f"checkpoint {path} holds no junior, but this run's junior follows the senior "
+                          "(tandem.junior_update); resume with the config the run was started with")
     model.load_state_dict(state["model"])
+    if junior is not None:
+        junior.load_state_dict(state["junior"])
     optimizer.load_state_dict(state["optimizer"])
     set_rng_state(state["rng"])
     return int(state["step"]), state.get("extra", {})

@@ -23,6 +23,7 @@ old log-probs; their largest gap is logged as `logprob_engine_diff_max`.
 
 from __future__ import annotations
 
+import copy
 import logging
 import math
 import time
@@ -41,6 +42,7 @@ from tandem.config_files import config_to_dict
 from tandem.engine import TandemEngine
 from tandem.errors import TandemError
 from tandem.grading import reward
+from tandem.junior_update import after_optimizer_step, check_self_paired
 from tandem.grpo import PolicyLossConfig, actor_loss, get_adv_estimator_fn, require_authorship_mask, token_weights
 from tandem.jsonl import write_json
 from tandem.rollout import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, rollout_stats
@@ -148,7 +150,7 @@ class TrainConfig:
 
 
 class GRPOTrainer:
-    """Holds the senior, the frozen junior/reference, the engine and the optimizer."""
+    """Holds the senior, the junior (frozen unless tandem.junior_update), the base, the engine and the optimizer."""
 
     def __init__(self, cfg: TrainConfig, reward_fn: Callable[[str, str], float] = reward, progress: bool = True):
         if not cfg.model:
@@ -165,12 +167,19 @@ class GRPOTrainer:
         # Frozen, eval mode: the pre-RL base (KL reference) and the junior (the base unless
         # tandem.junior_model names another model of the same vocabulary).
         self.base = load_model(cfg.model, device=cfg.device) if cfg.is_tandem or cfg.loss.use_kl_loss else None
-        junior = None
+        # A junior that follows the senior (tandem.junior_update) is a copy of the base of its
+        # own: the base stays the KL reference. A GRPO run has no junior and ignores the rule.
+        self.junior_update = cfg.tandem.junior_update_rule if cfg.is_tandem else None
+        self.junior = None
         if cfg.is_tandem:
+            check_self_paired(self.junior_update, cfg.model, cfg.tandem.junior_model)
             other = cfg.tandem.junior_model and cfg.tandem.junior_model != cfg.model
-            junior = load_model(cfg.tandem.junior_model, device=cfg.device) if other else self.base
+            self.junior = load_model(cfg.tandem.junior_model, device=cfg.device) if other else self.base
             if other:
                 check_same_vocab(self.tokenizer, load_tokenizer(cfg.tandem.junior_model))
+            if not self.junior_update.frozen:
+                self.junior = copy.deepcopy(self.base)
+        junior = self.junior
         self.engine = TandemEngine(self.senior, junior, self.tokenizer, tandem=cfg.tandem, mode=cfg.engine_mode)
         self.opt = torch.optim.AdamW(
             self.senior.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, betas=(0.9, 0.999)
@@ -248,7 +257,8 @@ class GRPOTrainer:
             g["lr"] = lr
         B = response_mask.shape[0]
         bounds = torch.linspace(0, B, cfg.ppo_mini_batches + 1).round().long().tolist()
-        history = []
+        history, junior_updates = [], 0
+        optimizer_step = step * cfg.ppo_epochs * cfg.ppo_mini_batches  # done before this update (steps from 0)
         # How far the engine's KV-cached log-probs are from the recompute (diagnostic only).
         engine_diff = 0.0 if old is None else _max_abs_diff(old, batch["engine_log_probs"], weights)
         for _ in range(cfg.ppo_epochs):
@@ -273,9 +283,14 @@ class GRPOTrainer:
                 m["grad_norm"] = float(torch.nn.utils.clip_grad_norm_(self.senior.parameters(), cfg.grad_clip))
                 m["loss"] = loss.item()
                 self.opt.step()
+                optimizer_step += 1
+                if self.junior_update is not None:
+                    junior_updates += after_optimizer_step(self.junior_update, self.junior, self.senior, optimizer_step)
                 history.append(m)
         out = {k: sum(h[k] for h in history) / len(history) for k in history[0]}
         out["lr"], out["logprob_engine_diff_max"] = lr, engine_diff
+        if self.junior_update is not None and not self.junior_update.frozen:
+            out["junior_updates"] = float(junior_updates)
         return out
 
     def step(self, step: int) -> dict:
@@ -305,7 +320,10 @@ class GRPOTrainer:
         log.info("%s loss settings: %s", cfg.method, cfg.loss.tandem_settings())
         if self.progress:
             print(f"{cfg.method}: " + ", ".join(f"loss.{k}={v}" for k, v in cfg.loss.tandem_settings().items()))
-        start = load_checkpoint(out, self.senior, self.opt)[0] if resume and has_checkpoint(out) else 0
+        moving_junior = None if self.junior_update is None or self.junior_update.frozen else self.junior
+        start = 0
+        if resume and has_checkpoint(out):
+            start = load_checkpoint(out, self.senior, self.opt, junior=moving_junior)[0]
         wandb = wandb_settings(cfg, out, f"{cfg.method}-{out.name}")
         logger = MetricsLogger(
             out / "metrics.jsonl", resume_step=start, console=self.progress, console_keys=CONSOLE_KEYS, wandb=wandb
@@ -322,7 +340,7 @@ class GRPOTrainer:
             logger.log(done, m)
             bar.set_postfix(reward=f"{m['reward_mean']:.3f}")
             if done % cfg.save_every == 0 or done == cfg.steps:
-                save_checkpoint(out, self.senior, self.opt, done, extra={"config": config})
+                save_checkpoint(out, self.senior, self.opt, done, extra={"config": config}, junior=moving_junior)
         bar.close()
         logger.close()
         save_pretrained_atomic(self.senior, self.tokenizer, out / "model")

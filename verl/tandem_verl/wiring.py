@@ -221,6 +221,9 @@ def _refuse(config: DictConfig, t: TandemVerlConfig) -> None:
         (not (config.algorithm.get("rollout_correction") or {}).get("bypass_mode", False),
          "rollout_correction.bypass_mode uses rollout log-probs (the senior/junior mixture) as the senior's"),
         _naive_checkpoint_engine(rollout),
+        (t.process.junior_update == "frozen",
+         f"tandem.junior_update={t.process.junior_update}: a junior that follows the senior runs on the embedded "
+         "trainer and HF TRL; on verl it is not built yet, set tandem.junior_update=frozen"),
     ]
     for ok, why in checks:
         if not ok:

@@ -1,0 +1,100 @@
+"""How the junior changes during training: `frozen` (the paper), `sync:K` or `ema:BETA`.
+
+The setting is `tandem.junior_update` (`TandemConfig.junior_update`, the same key on every
+trainer). Steps are the senior's optimizer steps, counted from 1 over the whole run:
+
+- `frozen`: the junior never changes (the paper: the senior's pre-RL base);
+- `sync:K`: after optimizer step s with s % K == 0, junior <- senior (a copy);
+- `ema:BETA`: after every optimizer step, junior <- BETA * junior + (1 - BETA) * senior,
+  parameter by parameter, in the junior's dtype (BETA in [0, 1); `ema:0` is `sync:1`).
+
+Only a self-paired junior (the senior's own base, same architecture and shapes) can follow
+the senior; `check_self_paired` refuses any other pairing in one line. A trainer calls
+`after_optimizer_step(update, junior, senior, step)` right after each `optimizer.step()` and
+keeps the junior's state in its checkpoints (model_spec/SPEC.md §12).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tandem.errors import TandemError
+
+KINDS = ("frozen", "sync", "ema")
+FORMS = "frozen, sync:K (an integer K >= 1) or ema:BETA (a number in [0, 1))"
+
+
+@dataclass(frozen=True)
+class JuniorUpdate:
+    """A parsed `junior_update` rule; `text` is the setting as written in configs."""
+
+    kind: str = "frozen"
+    every: int = 0  # sync: K optimizer steps between copies
+    beta: float = 0.0  # ema: the junior's own share after each step
+
+    @property
+    def frozen(self) -> bool:
+        return self.kind == "frozen"
+
+    @property
+    def text(self) -> str:
+        return {"frozen": "frozen", "sync": f"sync:{self.every}", "ema": f"ema:{self.beta:g}"}[self.kind]
+
+    def due(self, step: int) -> bool:
+        """Does the junior change after optimizer step `step` (counted from 1)?"""
+        if self.kind == "sync":
+            return step % self.every == 0
+        return self.kind == "ema"
+
+
+def parse_junior_update(text) -> JuniorUpdate:
+    """`frozen`, `sync:K` or `ema:BETA` as a `JuniorUpdate`; anything else is one line naming the forms."""
+    if not isinstance(text, str):
+        raise TandemError(f"junior_update must be {FORMS}, got {text!r}")
+    kind, sep, arg = text.strip().partition(":")
+    if kind == "frozen" and not sep:
+        return JuniorUpdate()
+    try:
+        if kind == "sync" and sep:
+            every = int(arg)
+            if every >= 1:
+                return JuniorUpdate("sync", every=every)
+        if kind == "ema" and sep:
+            beta = float(arg)
+            if 0.0 <= beta < 1.0:
+                return JuniorUpdate("ema", beta=beta)
+    except ValueError:
+        pass
+    raise TandemError(f"junior_update must be {FORMS}, got {text!r}")
+
+
+def check_self_paired(update: JuniorUpdate, senior_model: str, junior_model: str | None) -> None:
+    """Refuse a junior that cannot follow the senior: one named by another model than the senior's base."""
+    if update.frozen or not junior_model or junior_model == senior_model:
+        return
+    raise TandemError(
+        f"tandem.junior_update={update.text} makes the junior follow the senior, which needs the senior's own base "
+        f"as the junior, but tandem.junior_model={junior_model!r} names another model; drop junior_model or set "
+        "junior_update=frozen"
+    )
+
+
+def after_optimizer_step(update: JuniorUpdate, junior, senior, step: int) -> bool:
+    """Apply the rule after optimizer step `step` (from 1) to the junior's parameters in place; True if it changed."""
+    if not update.due(step):
+        return False
+    import torch
+
+    # named_parameters lists a tied tensor (embeddings = output layer) once, so it is blended once
+    juniors, seniors = dict(junior.named_parameters()), dict(senior.named_parameters())
+    if juniors.keys() != seniors.keys() or any(juniors[k].shape != seniors[k].shape for k in juniors):
+        raise TandemError(f"junior_update={update.text}: the junior's parameters differ from the senior's in name or "
+                          "shape; only the senior's own base (self-paired) can follow it")
+    with torch.no_grad():
+        for name, j in juniors.items():
+            s = seniors[name].to(j.dtype)
+            if update.kind == "sync":
+                j.copy_(s)
+            else:
+                j.mul_(update.beta).add_(s, alpha=1.0 - update.beta)
+    return True
