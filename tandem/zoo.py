@@ -45,6 +45,13 @@ class TinyModelConfig:
     rope_theta: float = 10000.0
 
 
+# A smaller shape with the same vocabulary (so the same tokenizer): another depth, width,
+# query-head and KV-head count, and head size. A junior of another size, as Qwen3-0.6B beside
+# Qwen3-4B (those differ in query heads only; this differs in everything but the vocabulary).
+SMALL_SHAPE = TinyModelConfig(hidden_size=64, intermediate_size=192, num_hidden_layers=2,
+                              num_attention_heads=2, num_key_value_heads=1, head_dim=16)
+
+
 def _corpus(n_problems: int = 3000) -> list[str]:
     from tandem.task import generate_problems
 

@@ -69,6 +69,16 @@ def tiny_dir_seed1(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.fixture(scope="session")
+def tiny_dir_small(tmp_path_factory) -> Path:
+    """A weaker junior of another shape (tandem.zoo.SMALL_SHAPE), with the zoo's one tokenizer."""
+    from tandem.zoo import SMALL_SHAPE, build_tiny
+
+    out = tmp_path_factory.mktemp("tiny") / "tiny-small-s2"
+    build_tiny(out, seed=2, cfg=SMALL_SHAPE)
+    return out
+
+
 # Float64 engine fixtures (tests/test_engine*.py): the zoo's tokenizer, a senior (seed 0),
 # a junior with other weights (seed 1), and four prompts of different lengths.
 @pytest.fixture(scope="module")

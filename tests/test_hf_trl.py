@@ -347,3 +347,12 @@ def test_resuming_a_following_junior_without_its_checkpoint_is_refused(tiny_dir,
     trainer.state.global_step = 3
     with pytest.raises(TandemError, match=r"the junior's weights are not at .*checkpoint-3"):
         rollout.check(trainer)
+
+
+def test_a_smaller_junior_of_another_shape_co_writes_a_two_step_run(tiny_dir, tiny_dir_small, tmp_path):
+    rollout = tandem_rollout_func(junior=str(tiny_dir_small))
+    trainer = make_trainer(tiny_dir, tmp_path, rollout, max_steps=2, logging_steps=1, disable_tqdm=True)
+    trainer.train()
+    junior = rollout.engine.junior.models[0]
+    assert rollout.engine.paired is None and junior.config.hidden_size != rollout.senior.config.hidden_size
+    assert [s.step for s in rollout.history] == [0, 1] and all(0 < s.senior_fraction < 1 for s in rollout.history)
