@@ -43,6 +43,7 @@ from tandem.engine import TandemEngine
 from tandem.errors import TandemError
 from tandem.grading import reward
 from tandem.junior_update import after_optimizer_step, check_self_paired
+from tandem.partner_score import PartnerRewardConfig, combined_reward, step_metrics
 from tandem.grpo import PolicyLossConfig, actor_loss, get_adv_estimator_fn, require_authorship_mask, token_weights
 from tandem.jsonl import write_json
 from tandem.rollout import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, rollout_stats
@@ -60,6 +61,7 @@ from tandem_app.train.data import batch_indices, join_prompt_response, pad_right
 from tandem_app.train.evaluate import greedy_solo_accuracy
 from tandem_app.train.logprobs import response_logprobs
 from tandem_app.train.metrics import MetricsLogger, wandb_settings
+from tandem_app.train.partner import partner_rewards
 from tandem_app.train.sft import lr_at
 
 log = logging.getLogger(__name__)
@@ -114,6 +116,7 @@ class TrainConfig:
     tandem: TandemConfig = field(default_factory=TandemConfig)
     loss: PolicyLossConfig = field(default_factory=PolicyLossConfig)
     task: TaskConfig = field(default_factory=TaskConfig)
+    partner_reward: PartnerRewardConfig = field(default_factory=PartnerRewardConfig)  # weight 0 = off
 
     # The junior token weight was a `tandem.*` key before it moved to the loss config, and
     # the rollout sampling was flat before it became one `sampling:` section; the coins' and
@@ -166,7 +169,8 @@ class GRPOTrainer:
         self.senior.requires_grad_(True)
         # Frozen, eval mode: the pre-RL base (KL reference) and the junior (the base unless
         # tandem.junior_model names another model of the same vocabulary).
-        self.base = load_model(cfg.model, device=cfg.device) if cfg.is_tandem or cfg.loss.use_kl_loss else None
+        needs_base = cfg.is_tandem or cfg.loss.use_kl_loss or cfg.partner_reward.enabled  # GRPO: the base scores
+        self.base = load_model(cfg.model, device=cfg.device) if needs_base else None
         # A junior that follows the senior (tandem.junior_update) is a copy of the base of its
         # own: the base stays the KL reference. A GRPO run has no junior and ignores the rule.
         self.junior_update = cfg.tandem.junior_update_rule if cfg.is_tandem else None
@@ -198,17 +202,30 @@ class GRPOTrainer:
         problems = [self.train_problems[i] for i in idx for _ in range(cfg.group_size)]
         prompts = [self.train_prompts[i] for i in idx for _ in range(cfg.group_size)]
         keys = [request_key(f"train/{step}/{self.train_problems[i].id}", j) for i in idx for j in range(cfg.group_size)]
+        partner = cfg.partner_reward
         self.senior.eval()
-        rollouts = self.engine.generate(prompts, self.sampling, keys, solo=not cfg.is_tandem)
+        rollouts = self.engine.generate(prompts, self.sampling, keys, solo=not cfg.is_tandem,
+                                        junior_logprobs=partner.enabled and cfg.is_tandem)
         self.senior.train()
         responses = [r.token_ids for r in rollouts]
         lengths = torch.tensor([len(r) for r in responses])
         T = int(lengths.max())
         response_mask = (torch.arange(T)[None] < lengths[:, None]).float()
         scores = torch.tensor([self.reward_fn(r.text, p.answer) for r, p in zip(rollouts, problems)])
+        rewards, partner_metrics = scores, {}
+        if partner.enabled:
+            t0 = time.time()
+            golds = [p.answer if partner.target == "answer" else p.solution for p in problems]
+            scorer = self.junior if cfg.is_tandem else self.base
+            score, terms = partner_rewards(partner, scorer, self.tokenizer, prompts, rollouts, golds,
+                                           self.sampling.logprob_temperature, scorer_wrote_with_engine=cfg.is_tandem)
+            rewards = combined_reward(scores.double(), score, partner.weight).float()
+            partner_metrics = {**step_metrics(terms, score), "time_partner": time.time() - t0}
         token_rewards = torch.zeros(len(rollouts), T)
-        token_rewards[torch.arange(len(rollouts)), lengths - 1] = scores
+        token_rewards[torch.arange(len(rollouts)), lengths - 1] = rewards
         batch = {
+            "verifier_scores": scores,
+            "partner_metrics": partner_metrics,
             "prompts": prompts,
             "responses": pad_right(responses, self.tokenizer.pad_token_id, length=T),
             "response_mask": response_mask,
@@ -357,11 +374,11 @@ class GRPOTrainer:
 
 
 def rollout_metrics(batch: dict, group_size: int) -> dict:
-    """Reward, authorship and length statistics of one batch of rollouts."""
-    mask, scores = batch["response_mask"], batch["token_level_rewards"].sum(-1)
+    """Reward (`reward_mean`: the verifier's), authorship, length and partner-score statistics of one batch."""
+    mask, scores = batch["response_mask"], batch["verifier_scores"]
     authorship = batch.get("authorship_mask")
     stats = rollout_stats(mask if authorship is None else authorship, mask).metrics()  # grpo: the senior wrote all
-    groups = scores.view(-1, group_size)
+    rewards = batch["token_level_rewards"].sum(-1)  # what the advantages see (verifier + partner score)
     terse = terse_share(batch.get("texts", []))
     return {
         **({} if math.isnan(terse) else {"terse_frac": terse}),  # the demo task's notation (tandem.task)
@@ -371,7 +388,9 @@ def rollout_metrics(batch: dict, group_size: int) -> dict:
         MEAN_HANDOFFS: stats[MEAN_HANDOFFS],
         "resp_len": mask.sum(-1).mean().item(),
         "stop_frac": sum(batch["finish_stop"]) / len(batch["finish_stop"]),
-        "zero_var_groups": (groups.std(-1) == 0).float().mean().item(),
+        "zero_var_groups": (rewards.view(-1, group_size).std(-1) == 0).float().mean().item(),
+        **({"reward_with_partner_mean": rewards.mean().item(), **batch["partner_metrics"]}
+           if batch.get("partner_metrics") else {}),
     }
 
 

@@ -1,0 +1,172 @@
+"""The partner score: how well the junior follows the senior, as RLT rewards a teacher by its student.
+
+RLT (arXiv 2506.08388; SakanaAI/RLT `trainers/teacher_rewards.py`) scores a teacher's
+explanation by a frozen student: the student's log-probs of the known solution written
+after the explanation (reduced by mean and min), minus the per-token KL of teacher against
+student over the explanation (reduced by mean and max). In a tandem run the junior is the
+student already in memory, and the explanation is the team's response:
+
+    partner_score = c_lp_mean * mean_t lp_t + c_lp_min * min_t lp_t
+                    - c_kl_mean * mean_s kl_s - c_kl_max * max_s kl_s
+
+    lp_t = log p_junior(target_t | prompt, response, target_<t)   over the target tokens
+    kl_s = log p_senior(y_s | ...) - log p_junior(y_s | ...)      over the SENIOR-written tokens
+
+and the reward the trainer uses is `verifier + weight * partner_score`
+(`PartnerRewardConfig.weight`, 0 = off). Preset `rlt` holds RLT's coefficients
+(`cfgs/run_cfg/teacher_rlt.yaml`: answer_log_prob_coeff [1, 0.01], kl_penalty_reward_coeff
+[3, 0.03]). The reductions are masked as RLT's (`trainers/teacher_base.py`,
+`_make_reduction_fn`); where ours differs (a response with no senior-written token, the
+target) model_spec/SPEC.md §13 says so.
+
+Shapes: B = responses, T = padded target length, S = padded response length.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import torch
+
+from tandem.errors import TandemError
+
+# RLT's coefficients (teacher_rlt.yaml), named by the term they scale.
+PRESETS: dict[str, dict[str, float]] = {
+    "rlt": {"logprob_mean": 1.0, "logprob_min": 0.01, "kl_mean": 3.0, "kl_max": 0.03},
+}
+TARGETS = ("answer", "solution")  # the gold answer after an answer cue, or the row's worked solution
+ANSWER_MARK = "\\boxed{"  # the response is cut before its last one for the `answer` target
+# What the junior reads between the team's (cut) response and the target, per target.
+CUES = {"answer": "The answer is \\boxed{", "solution": "\n\nA worked solution:\n"}
+TERMS = ("logprob_mean", "logprob_min", "kl_mean", "kl_max")  # the logged terms, in the formula's order
+METRIC = "partner_score"  # the logged per-step mean; each term is logged as partner_score/<term>
+
+
+@dataclass(frozen=True)
+class PartnerRewardConfig:
+    """The `partner_reward` section: weight (0 = off), preset, target and each coefficient (None = the preset's)."""
+
+    weight: float = 0.0
+    preset: str = "rlt"
+    target: str = "answer"
+    logprob_mean: float | None = None
+    logprob_min: float | None = None
+    kl_mean: float | None = None
+    kl_max: float | None = None
+
+    COEFFICIENTS: ClassVar[tuple[str, ...]] = TERMS
+
+    def __post_init__(self) -> None:
+        if self.preset not in PRESETS:
+            raise TandemError(f"partner_reward.preset={self.preset!r} is unknown; choose one of {', '.join(PRESETS)}")
+        if self.target not in TARGETS:
+            raise TandemError(f"partner_reward.target={self.target!r}: choose answer or solution")
+        if not (isinstance(self.weight, (int, float)) and self.weight >= 0.0):
+            raise TandemError(f"partner_reward.weight must be a number >= 0 (0 = off), got {self.weight!r}")
+
+    @property
+    def enabled(self) -> bool:
+        return self.weight > 0.0
+
+    def coefficients(self) -> dict[str, float]:
+        """Each term's coefficient: the one set here, else the preset's."""
+        preset = PRESETS[self.preset]
+        return {name: float(preset[name] if getattr(self, name) is None else getattr(self, name)) for name in TERMS}
+
+
+def answer_cut(tokenizer, response_ids: list[int]) -> list[int]:
+    """The response's tokens before the one that starts its last `\\boxed{` (all of them if it has none).
+
+    The junior is scored on the gold answer, so it must not read the team's own answer first.
+    """
+    text = tokenizer.decode(response_ids)
+    at = text.rfind(ANSWER_MARK)
+    if at < 0:
+        return list(response_ids)
+    lo, hi = 0, len(response_ids)  # the longest prefix whose text ends at or before the mark
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if len(tokenizer.decode(response_ids[:mid])) <= at:
+            lo = mid
+        else:
+            hi = mid - 1
+    return list(response_ids[:lo])
+
+
+def target_sequences(tokenizer, prompt_ids: list[int], response_ids: list[int], gold: str,
+                     target: str) -> tuple[list[int], list[int]]:
+    """(context, target) token ids: what the junior reads, and the tokens it is scored on.
+
+    `answer`: prompt + response cut before its last `\\boxed{` + the cue, then `gold` + "}".
+    `solution`: prompt + the whole response + the cue, then the row's worked solution `gold`.
+    """
+    if target not in TARGETS:
+        raise TandemError(f"partner_reward.target={target!r}: choose answer or solution")
+    kept = answer_cut(tokenizer, response_ids) if target == "answer" else list(response_ids)
+    cue = tokenizer(CUES[target], add_special_tokens=False)["input_ids"]
+    scored = tokenizer(gold + "}" if target == "answer" else gold, add_special_tokens=False)["input_ids"]
+    return [*prompt_ids, *kept, *cue], list(scored)
+
+
+def masked_reduce(values: torch.Tensor, mask: torch.Tensor, op: str) -> torch.Tensor:
+    """[B, T] -> [B]: mean, min or max over the positions where `mask` is 1 (RLT's masked reductions).
+
+    A row with no position gives NaN for the mean (0/0) and the dtype's extreme for min/max,
+    as RLT's; `partner_terms` decides what an empty row scores before calling this.
+    """
+    mask = mask.to(values.dtype)
+    if op == "mean":
+        return (values * mask).sum(-1) / mask.sum(-1)
+    if op == "min":
+        return values.masked_fill(mask == 0, torch.finfo(values.dtype).max).min(-1).values
+    if op == "max":
+        return values.masked_fill(mask == 0, torch.finfo(values.dtype).min).max(-1).values
+    raise TandemError(f"unknown reduction {op!r}; choose mean, min or max")
+
+
+def partner_terms(target_logprobs: torch.Tensor, target_mask: torch.Tensor, senior_logprobs: torch.Tensor,
+                  junior_logprobs: torch.Tensor, senior_mask: torch.Tensor) -> dict[str, torch.Tensor]:
+    """The four terms, each [B].
+
+    target_logprobs, target_mask: [B, T] the junior's log-prob of each target token; 1 = a target token.
+    senior_logprobs, junior_logprobs: [B, S] each model's log-prob of each response token.
+    senior_mask: [B, S] 1 where the senior wrote the token (the authorship mask times the response mask).
+    Every row must hold a target token. A row with no senior-written token has KL terms 0:
+    the senior wrote nothing there for the junior to follow.
+    """
+    if bool((target_mask.sum(-1) == 0).any()):
+        row = int((target_mask.sum(-1) == 0).nonzero()[0])
+        raise TandemError(f"partner score: row {row} has no target token to score the junior on")
+    kl = senior_logprobs - junior_logprobs
+    wrote = senior_mask.sum(-1) > 0
+    zero = torch.zeros_like(kl[:, 0])
+    return {
+        "logprob_mean": masked_reduce(target_logprobs, target_mask, "mean"),
+        "logprob_min": masked_reduce(target_logprobs, target_mask, "min"),
+        "kl_mean": torch.where(wrote, masked_reduce(kl, senior_mask, "mean"), zero),
+        "kl_max": torch.where(wrote, masked_reduce(kl, senior_mask, "max"), zero),
+    }
+
+
+def partner_score(terms: dict[str, torch.Tensor], coefficients: dict[str, float]) -> torch.Tensor:
+    """[B]: the weighted terms, log-prob terms added and KL terms subtracted; a non-finite score is an error."""
+    score = (coefficients["logprob_mean"] * terms["logprob_mean"] + coefficients["logprob_min"] * terms["logprob_min"]
+             - coefficients["kl_mean"] * terms["kl_mean"] - coefficients["kl_max"] * terms["kl_max"])
+    bad = ~torch.isfinite(score)
+    if bool(bad.any()):
+        row = int(bad.nonzero()[0])
+        raise TandemError(f"partner score of row {row} is {float(score[row])} (terms: "
+                          + ", ".join(f"{k}={float(v[row]):.4g}" for k, v in terms.items())
+                          + "); a -inf log-prob means the junior gives the target zero probability")
+    return score
+
+
+def combined_reward(verifier: torch.Tensor, score: torch.Tensor, weight: float) -> torch.Tensor:
+    """[B]: the verifier's reward plus `weight` times the partner score."""
+    return verifier + weight * score
+
+
+def step_metrics(terms: dict[str, torch.Tensor], score: torch.Tensor) -> dict[str, float]:
+    """The logged means over the batch: `partner_score` and `partner_score/<term>` for each term."""
+    return {METRIC: float(score.mean()), **{f"{METRIC}/{k}": float(v.mean()) for k, v in terms.items()}}

@@ -1,0 +1,134 @@
+"""The partner score (`tandem.partner_score`): RLT's student-scores-teacher reward on a tandem response.
+
+Hand-built log-prob tensors give the formula's value exactly; the masked reductions agree
+with RLT's (`trainers/teacher_base.py`: mean = masked sum / mask count; min and max over
+the masked positions, an empty row giving the dtype's extreme) computed element by element.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from tandem.errors import TandemError
+from tandem.partner_score import (
+    METRIC,
+    PRESETS,
+    PartnerRewardConfig,
+    combined_reward,
+    masked_reduce,
+    partner_score,
+    partner_terms,
+    step_metrics,
+)
+from tandem.strict import build
+
+NEG = -1e9  # a padding value that must never be read
+
+
+def t(rows):
+    return torch.tensor(rows, dtype=torch.float64)
+
+
+def rlt_reduction(values: list[float], mask: list[int], op: str) -> float:
+    """RLT's masked reduction of one row, element by element."""
+    kept = [v for v, m in zip(values, mask) if m]
+    if op == "mean":
+        return sum(kept) / len(kept) if kept else math.nan
+    if not kept:
+        return torch.finfo(torch.float64).max if op == "min" else torch.finfo(torch.float64).min
+    return min(kept) if op == "min" else max(kept)
+
+
+def test_the_rlt_preset_holds_rlts_coefficients():
+    assert PartnerRewardConfig().coefficients() == {"logprob_mean": 1.0, "logprob_min": 0.01, "kl_mean": 3.0,
+                                                    "kl_max": 0.03} == PRESETS["rlt"]
+    assert PartnerRewardConfig(kl_mean=1.5).coefficients()["kl_mean"] == 1.5  # one coefficient overridden
+
+
+def test_the_score_on_hand_built_tensors_is_the_formula_exactly():
+    # row 0: target lp [-1, -3] (mean -2, min -3); senior wrote tokens 0 and 2: kl 0.5 and 1.5 (mean 1, max 1.5)
+    # row 1: target lp [-0.5] (mean = min = -0.5); senior wrote token 1 only: kl 2 (mean = max = 2)
+    target = t([[-1.0, -3.0], [-0.5, NEG]])
+    target_mask = t([[1, 1], [1, 0]])
+    senior = t([[-0.5, -9.0, -0.5], [-7.0, -1.0, NEG]])
+    junior = t([[-1.0, -2.0, -2.0], [-1.0, -3.0, NEG]])
+    senior_mask = t([[1, 0, 1], [0, 1, 0]])
+    terms = partner_terms(target, target_mask, senior, junior, senior_mask)
+    assert {k: v.tolist() for k, v in terms.items()} == {
+        "logprob_mean": [-2.0, -0.5], "logprob_min": [-3.0, -0.5], "kl_mean": [1.0, 2.0], "kl_max": [1.5, 2.0]}
+    score = partner_score(terms, PartnerRewardConfig().coefficients())
+    expected = [1.0 * -2.0 + 0.01 * -3.0 - 3.0 * 1.0 - 0.03 * 1.5, 1.0 * -0.5 + 0.01 * -0.5 - 3.0 * 2.0 - 0.03 * 2.0]
+    assert score.tolist() == pytest.approx(expected, abs=1e-12)
+    assert combined_reward(t([1.0, 0.0]), score, 0.1).tolist() == pytest.approx(
+        [1.0 + 0.1 * expected[0], 0.1 * expected[1]], abs=1e-12)
+    metrics = step_metrics(terms, score)
+    assert metrics[METRIC] == pytest.approx(sum(expected) / 2) and metrics[f"{METRIC}/kl_max"] == 1.75
+
+
+@pytest.mark.parametrize("op", ["mean", "min", "max"])
+def test_masked_reductions_reproduce_rlts_on_the_same_numbers(op):
+    g = torch.Generator().manual_seed(0)
+    values = torch.randn(6, 9, generator=g, dtype=torch.float64)
+    mask = (torch.rand(6, 9, generator=g) < 0.5).to(torch.float64)
+    mask[4] = 0  # an empty row: RLT's NaN mean and extreme min/max
+    got = masked_reduce(values, mask, op).tolist()
+    want = [rlt_reduction(v, m, op) for v, m in zip(values.tolist(), mask.int().tolist())]
+    for a, b in zip(got, want):
+        assert (math.isnan(a) and math.isnan(b)) or a == pytest.approx(b, abs=1e-12)
+
+
+def test_a_response_the_junior_wrote_alone_has_kl_terms_zero():
+    terms = partner_terms(t([[-1.0]]), t([[1]]), t([[-2.0, -2.0]]), t([[-1.0, -1.0]]), t([[0, 0]]))
+    assert terms["kl_mean"].item() == 0.0 and terms["kl_max"].item() == 0.0
+
+
+def test_a_row_without_target_tokens_and_a_non_finite_score_are_refused_naming_the_row():
+    with pytest.raises(TandemError, match="row 1 has no target token"):
+        partner_terms(t([[-1.0], [NEG]]), t([[1], [0]]), t([[0.0], [0.0]]), t([[0.0], [0.0]]), t([[1], [1]]))
+    terms = partner_terms(t([[-1.0], [-math.inf]]), t([[1], [1]]), t([[0.0], [0.0]]), t([[0.0], [0.0]]), t([[1], [1]]))
+    with pytest.raises(TandemError, match=r"partner score of row 1 is -inf .* zero probability"):
+        partner_score(terms, PartnerRewardConfig().coefficients())
+
+
+def test_the_section_is_strict_like_every_section():
+    cfg = build(PartnerRewardConfig, {"weight": 0.5, "target": "solution", "kl_max": 0})
+    assert cfg.enabled and cfg.coefficients()["kl_max"] == 0.0 and not PartnerRewardConfig().enabled
+    with pytest.raises(TandemError, match="did you mean kl_mean"):
+        build(PartnerRewardConfig, {"kl_maen": 1.0})
+    with pytest.raises(TandemError, match="target='gold': choose answer or solution"):
+        PartnerRewardConfig(target="gold")
+    with pytest.raises(TandemError, match="preset='rlt2' is unknown"):
+        PartnerRewardConfig(preset="rlt2")
+    with pytest.raises(TandemError, match="weight must be a number >= 0"):
+        PartnerRewardConfig(weight=-1.0)
+
+
+def test_the_answer_target_cuts_the_response_before_its_last_boxed_and_scores_the_gold_answer(tok):
+    from tandem.partner_score import CUES, target_sequences
+
+    prompt = tok("Mia has 3 apples.", add_special_tokens=False)["input_ids"]
+    response = tok("Mia has 3. She gets 2: 3 + 2 = 5. The answer is \\boxed{5}.", add_special_tokens=False)["input_ids"]
+    context, scored = target_sequences(tok, prompt, response, "5", "answer")
+    kept = tok.decode(context[len(prompt):])
+    assert kept.endswith(CUES["answer"]) and kept.count("\\boxed{") == 1  # the team's own boxed answer is cut
+    assert "5}." not in kept and tok.decode(scored) == "5}"
+    assert context[: len(prompt)] == prompt
+
+
+def test_the_solution_target_keeps_the_whole_response_and_scores_the_reference_solution(tok):
+    from tandem.partner_score import CUES, target_sequences
+
+    response = tok("3 + 2 = 5. \\boxed{5}", add_special_tokens=False)["input_ids"]
+    context, scored = target_sequences(tok, [], response, "Mia has 3 + 2 = 5.", "solution")
+    assert context[: len(response)] == response and tok.decode(context[len(response):]) == CUES["solution"]
+    assert tok.decode(scored) == "Mia has 3 + 2 = 5."
+
+
+def test_a_response_without_boxed_is_kept_whole_for_the_answer_target(tok):
+    from tandem.partner_score import answer_cut
+
+    response = tok("no answer here", add_special_tokens=False)["input_ids"]
+    assert answer_cut(tok, response) == response
