@@ -8,8 +8,7 @@ import torch
 from tandem import grpo
 from tandem.errors import TandemError
 from tandem.models import load_model
-from tandem_app.train.data import join_prompt_response
-from tandem_app.train.logprobs import response_logprobs
+from tandem.logprobs import join_prompt_response, response_logprobs
 
 
 def test_token_weights_are_one_for_senior_junior_weight_for_junior_zero_for_padding():

@@ -28,8 +28,7 @@ from hf_trl.tandem_rollout import tandem_rollout_func  # noqa: E402
 from tandem.models import load_model, load_tokenizer  # noqa: E402
 from tandem.sampling import SamplingConfig  # noqa: E402
 from tandem.task import generate_problems  # noqa: E402
-from tandem_app.train.data import join_prompt_response, pad_right  # noqa: E402
-from tandem_app.train.logprobs import response_logprobs  # noqa: E402
+from tandem.logprobs import join_prompt_response, pad_right, response_logprobs  # noqa: E402
 
 PROMPTS, G, MAX_NEW = 2, 4, 16
 # TRL loss_type -> (tandem.grpo loss_agg_mode, needs every response to hold a senior token)

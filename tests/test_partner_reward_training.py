@@ -13,9 +13,9 @@ import torch
 
 from tandem.errors import TandemError
 from tandem.partner_score import METRIC, TERMS, PartnerRewardConfig, partner_score, partner_terms, target_sequences
-from tandem_app.train.data import pad_right
+from tandem.logprobs import pad_right
 from tandem_app.train.grpo_trainer import GRPOTrainer
-from tandem_app.train.partner import partner_rewards
+from tandem.partner_scoring import partner_rewards
 
 from test_train_resume import _cfg, _rows, _text_reward  # noqa: E402
 

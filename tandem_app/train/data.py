@@ -1,4 +1,4 @@
-"""Chat formatting of task problems, deterministic batch selection, and padding.
+"""Chat formatting of task problems and deterministic batch selection.
 
 A prompt is the chat template applied to the user turn with the assistant's generation
 prompt; a response is what the model writes after it and ends in `<|im_end|>`. SFT
@@ -9,8 +9,6 @@ ids, tokenised separately), so the base and the trainer agree on every boundary.
 from __future__ import annotations
 
 import random
-
-import torch
 
 from tandem.errors import TandemError
 from tandem.task import Problem
@@ -56,31 +54,3 @@ def batch_indices(n_items: int, batch_size: int, seed: int, step: int) -> list[i
     if batch_size <= n_items:
         return rng.sample(range(n_items), batch_size)
     return [rng.randrange(n_items) for _ in range(batch_size)]
-
-
-def pad_right(rows: list[list], value, dtype=torch.int64, length: int | None = None) -> torch.Tensor:
-    """[B, L] tensor of the rows padded on the right with `value`."""
-    L = length if length is not None else max((len(r) for r in rows), default=0)
-    out = torch.full((len(rows), max(L, 1)), value, dtype=dtype)
-    for i, r in enumerate(rows):
-        if r:
-            out[i, : len(r)] = torch.tensor(r, dtype=dtype)
-    return out
-
-
-def join_prompt_response(prompts: list[list[int]], responses: list[list[int]], pad_id: int):
-    """Right-padded prompt+response sequences.
-
-    Returns input_ids [B, L], attention_mask [B, L], and response_index [B, T]: the
-    position in input_ids of each response token (padding positions point at 0),
-    with T the longest response.
-    """
-    seqs = [p + r for p, r in zip(prompts, responses)]
-    input_ids = pad_right(seqs, pad_id)
-    attention_mask = pad_right([[1] * len(s) for s in seqs], 0)
-    T = max(1, max(len(r) for r in responses))
-    starts = torch.tensor([len(p) for p in prompts])[:, None]
-    response_index = starts + torch.arange(T)[None, :]
-    lengths = torch.tensor([len(r) for r in responses])[:, None]
-    response_index = torch.where(torch.arange(T)[None, :] < lengths, response_index, torch.zeros_like(response_index))
-    return input_ids, attention_mask, response_index

@@ -42,12 +42,14 @@ from tandem.config_files import config_to_dict
 from tandem.engine import TandemEngine
 from tandem.errors import TandemError
 from tandem.grading import reward
-from tandem.junior_update import after_optimizer_step, check_self_paired
-from tandem.partner_score import PartnerRewardConfig, combined_reward, step_metrics
 from tandem.grpo import PolicyLossConfig, actor_loss, get_adv_estimator_fn, require_authorship_mask, token_weights
 from tandem.jsonl import write_json
-from tandem.rollout import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, rollout_stats
+from tandem.junior_update import after_optimizer_step, check_self_paired
+from tandem.logprobs import join_prompt_response, pad_right, response_logprobs
 from tandem.models import check_same_vocab, load_model, load_tokenizer
+from tandem.partner_score import PartnerRewardConfig, combined_reward, step_metrics
+from tandem.partner_scoring import partner_rewards
+from tandem.rollout import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, rollout_stats
 from tandem.sampling import SamplingConfig
 from tandem.task import TaskConfig, generate_problems, terse_share
 from tandem_app.train.checkpoint import (
@@ -57,11 +59,9 @@ from tandem_app.train.checkpoint import (
     save_checkpoint,
     save_pretrained_atomic,
 )
-from tandem_app.train.data import batch_indices, join_prompt_response, pad_right, prompt_ids_batch
+from tandem_app.train.data import batch_indices, prompt_ids_batch
 from tandem_app.train.evaluate import greedy_solo_accuracy
-from tandem_app.train.logprobs import response_logprobs
 from tandem_app.train.metrics import MetricsLogger, wandb_settings
-from tandem_app.train.partner import partner_rewards
 from tandem_app.train.sft import lr_at
 
 log = logging.getLogger(__name__)

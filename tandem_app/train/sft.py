@@ -29,7 +29,8 @@ from tandem_app.train.checkpoint import (
     save_pretrained_atomic,
 )
 from tandem.config_files import config_to_dict
-from tandem_app.train.data import batch_indices, pad_right, prompt_ids_batch, response_ids
+from tandem_app.train.data import batch_indices, prompt_ids_batch, response_ids
+from tandem.logprobs import pad_right
 from tandem_app.train.evaluate import greedy_solo_accuracy
 from tandem_app.train.metrics import MetricsLogger, wandb_settings
 

@@ -1,7 +1,8 @@
 """Per-token log-probabilities of responses under a causal LM (with gradient when enabled).
 
 Matches what verl's actor computes: `log_softmax(logits / temperature)` at the token
-that was emitted, from one forward pass over prompt + response.
+that was emitted, from one forward pass over prompt + response. `join_prompt_response`
+and `pad_right` build that forward's right-padded batch from token-id lists.
 """
 
 from __future__ import annotations
@@ -9,6 +10,34 @@ from __future__ import annotations
 import torch
 
 from tandem.grpo import entropy_from_logits
+
+
+def pad_right(rows: list[list], value, dtype=torch.int64, length: int | None = None) -> torch.Tensor:
+    """[B, L] tensor of the rows padded on the right with `value`."""
+    L = length if length is not None else max((len(r) for r in rows), default=0)
+    out = torch.full((len(rows), max(L, 1)), value, dtype=dtype)
+    for i, r in enumerate(rows):
+        if r:
+            out[i, : len(r)] = torch.tensor(r, dtype=dtype)
+    return out
+
+
+def join_prompt_response(prompts: list[list[int]], responses: list[list[int]], pad_id: int):
+    """Right-padded prompt+response sequences.
+
+    Returns input_ids [B, L], attention_mask [B, L], and response_index [B, T]: the
+    position in input_ids of each response token (padding positions point at 0),
+    with T the longest response.
+    """
+    seqs = [p + r for p, r in zip(prompts, responses)]
+    input_ids = pad_right(seqs, pad_id)
+    attention_mask = pad_right([[1] * len(s) for s in seqs], 0)
+    T = max(1, max(len(r) for r in responses))
+    starts = torch.tensor([len(p) for p in prompts])[:, None]
+    response_index = starts + torch.arange(T)[None, :]
+    lengths = torch.tensor([len(r) for r in responses])[:, None]
+    response_index = torch.where(torch.arange(T)[None, :] < lengths, response_index, torch.zeros_like(response_index))
+    return input_ids, attention_mask, response_index
 
 
 def response_logprobs(

@@ -1,9 +1,11 @@
-"""The partner score on the embedded trainer: the scorer's log-probs for `tandem.partner_score`.
+"""The partner score of a batch of rollouts, with the scorer model in memory (embedded trainer, HF TRL).
 
 The scorer is the run's junior (TRL) or, for a GRPO run, its pre-RL base (the RLT setting:
 a solo writer scored by the base). The senior's and a tandem junior's log-probs of the
-response come from the engine (`junior_logprobs=True`); a GRPO run's base reads prompt +
-response in one batched forward. The target costs one more batched forward of the scorer.
+response come from the reference engine (`junior_logprobs=True`); where the scorer did not
+co-write (GRPO, a solo evaluation batch) it reads prompt + response in one batched forward.
+The target costs one more batched forward of the scorer. The formula is
+`tandem.partner_score`'s.
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ import torch
 from tandem.errors import TandemError
 from tandem.models import context_length
 from tandem.partner_score import PartnerRewardConfig, partner_score, partner_terms, target_sequences
-from tandem_app.train.data import join_prompt_response, pad_right
-from tandem_app.train.logprobs import response_logprobs
+from tandem.logprobs import join_prompt_response, pad_right
+from tandem.logprobs import response_logprobs
 
 
 @torch.no_grad()
