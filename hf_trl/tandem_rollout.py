@@ -47,6 +47,9 @@ from tandem.engine import TandemEngine
 from tandem.errors import TandemError
 from tandem.grading import reward as grade_reward
 from tandem.junior_update import after_optimizer_step
+from tandem.partner_score import METRIC as PARTNER_METRIC
+from tandem.partner_score import PartnerRewardConfig, step_metrics
+from tandem.partner_scoring import partner_rewards
 from tandem.models import check_same_vocab, load_model, load_tokenizer
 from tandem.rollout import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, RolloutStats, stats_of_masks
 from tandem.sampling import SamplingConfig
@@ -102,12 +105,13 @@ class TandemRolloutFunc:
     engine_mode: str = "auto"
     solo_eval: bool = True
     solo: bool = False  # the senior writes alone (plain GRPO on the same engine, keys and sampling)
+    partner_reward: PartnerRewardConfig = field(default_factory=PartnerRewardConfig)  # see partner_reward_func
 
     def __post_init__(self):
         check_trl()
         if self.engine_mode not in ENGINE_MODES:
             raise TandemError(f"unknown engine_mode {self.engine_mode!r}; choose one of {', '.join(ENGINE_MODES)}")
-        self.engine, self.trainer, self.senior = None, None, None
+        self.engine, self.trainer, self.senior, self.scorer = None, None, None, None
         self.last_stats, self.history = BatchStats(), []
 
     # --- binding to the trainer: every check, once, before the first generation ------------
@@ -140,6 +144,8 @@ class TandemRolloutFunc:
             )
         self.sampling = trainer_sampling(args, self.sampling)
         junior, junior_tokenizer = (None, None) if self.solo else self._junior(trainer, tokenizer)
+        if self.partner_reward.enabled:  # the junior scores a TRL run; a GRPO run's base scores it (RLT's setting)
+            self.scorer = junior if junior is not None else self._base_copy(trainer)
         # TandemEngine checks the pair (one vocabulary, a supported architecture) in one line each.
         self.engine = TandemEngine(self.senior, junior, tokenizer, tandem=self.tandem,
                                    junior_tokenizer=junior_tokenizer, mode=self.engine_mode)
@@ -175,6 +181,13 @@ class TandemRolloutFunc:
                 follow.restore(trainer.args, trainer.state)
         return junior, junior_tokenizer
 
+    def _base_copy(self, trainer):
+        if trainer.state.global_step > 0:
+            raise TandemError("the partner score of a solo run scores with a copy of the senior before training, but "
+                              f"this trainer is at step {trainer.state.global_step}; start the run with the score on")
+        base = copy.deepcopy(self.senior).eval()
+        return base.requires_grad_(False)
+
     # --- one generation batch ------------------------------------------------------------
 
     def __call__(self, prompts: list, trainer) -> dict:
@@ -185,15 +198,50 @@ class TandemRolloutFunc:
         step = trainer.state.global_step
         keys = self.request_keys(prompt_ids, mode, step, trainer.accelerator.process_index)
         with torch.no_grad():
-            rollouts = self.engine.generate(prompt_ids, self.sampling, keys, solo=solo)
+            rollouts = self.engine.generate(prompt_ids, self.sampling, keys, solo=solo,
+                                            junior_logprobs=self.partner_reward.enabled and not solo)
         self._log(trainer, rollouts, mode, step)
-        return {
+        out = {
             "prompt_ids": [r.prompt_ids for r in rollouts],
             "completion_ids": [r.token_ids for r in rollouts],
             "logprobs": [r.senior_logprobs for r in rollouts],
             "env_mask": [r.authorship_mask for r in rollouts],
             "senior_fraction": [r.senior_fraction for r in rollouts],
         }
+        if self.partner_reward.enabled:  # what partner_reward_func reads back, row by row
+            out["tandem_rollout"] = rollouts
+        return out
+
+    def partner_reward_func(self):
+        """A TRL reward function: `partner_reward.weight` times the partner score (`tandem.partner_score`).
+
+        Pass it beside the verifier's (`reward_funcs=[grader_reward, rollout.partner_reward_func()]`):
+        TRL sums them, so each row's reward is verifier + weight * score. The gold is the
+        dataset's `answer` or `solution` column (`partner_reward.target`); the unweighted score
+        and each term are logged as `partner_score` and `partner_score/<term>`.
+        """
+        cfg = self.partner_reward
+        if not cfg.enabled:
+            raise TandemError("partner_reward.weight is 0 (off); build the rollout with a PartnerRewardConfig of "
+                              "weight > 0 to get its reward function")
+
+        def partner_score(completions, tandem_rollout, log_metric=None, **columns) -> list[float]:
+            golds = columns.get(cfg.target)
+            if golds is None:
+                raise TandemError(f"partner_reward.target={cfg.target} needs a '{cfg.target}' column in the dataset; "
+                                  f"add it or set partner_reward.target={'answer' if cfg.target == 'solution' else 'solution'}")
+            rollouts = list(tandem_rollout)
+            co_wrote = all(r.junior_logprobs is not None for r in rollouts)
+            score, terms = partner_rewards(cfg, self.scorer, self.engine.tokenizer, [r.prompt_ids for r in rollouts],
+                                           rollouts, [str(g) for g in golds], self.sampling.logprob_temperature,
+                                           scorer_wrote_with_engine=co_wrote)
+            if log_metric is not None:
+                for name, value in step_metrics(terms, score).items():
+                    log_metric(name, value)
+            return (cfg.weight * score).tolist()
+
+        partner_score.__name__ = PARTNER_METRIC  # TRL logs rewards/<name>/mean
+        return partner_score
 
     @staticmethod
     def request_keys(prompt_ids: list[list[int]], mode: str, step: int, process: int) -> list[int]:
@@ -273,7 +321,7 @@ def JuniorFollowsSenior(rule, junior, senior):
 
 def tandem_rollout_func(junior=None, tandem_config: TandemConfig | None = None, sampling: SamplingConfig | None = None,
                         junior_tokenizer=None, engine_mode: str = "auto", solo_eval: bool = True,
-                        solo: bool = False) -> TandemRolloutFunc:
+                        solo: bool = False, partner_reward: PartnerRewardConfig | None = None) -> TandemRolloutFunc:
     """A `rollout_func` for `trl.GRPOTrainer` that co-writes every response with a frozen junior.
 
     junior: a model, a model path (loaded on the senior's device and dtype), or None for a
@@ -282,10 +330,12 @@ def tandem_rollout_func(junior=None, tandem_config: TandemConfig | None = None, 
     the trainer's `GRPOConfig`; a given one must use the trainer's temperature.
     solo=True: the senior writes every response (the GRPO baseline with the same engine,
     request keys and sampling uniforms); `env_mask` is then all ones.
+    partner_reward: a `partner_reward` section of weight > 0 makes `partner_reward_func()` the
+    partner score's reward function (scored by the junior; with solo=True by the base).
     """
     return TandemRolloutFunc(junior=junior, tandem=tandem_config or TandemConfig(), sampling=sampling,
                              junior_tokenizer=junior_tokenizer, engine_mode=engine_mode, solo_eval=solo_eval,
-                             solo=solo)
+                             solo=solo, partner_reward=partner_reward or PartnerRewardConfig())
 
 
 # --- the pieces, each checked ------------------------------------------------------------

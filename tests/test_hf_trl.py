@@ -9,6 +9,7 @@ bad inputs refused before the first step.
 
 from __future__ import annotations
 
+import math
 import os
 
 import pytest
@@ -355,3 +356,39 @@ def test_a_smaller_junior_of_another_shape_co_writes_a_two_step_run(tiny_dir, ti
     junior = rollout.engine.junior.models[0]
     assert rollout.engine.paired is None and junior.config.hidden_size != rollout.senior.config.hidden_size
     assert [s.step for s in rollout.history] == [0, 1] and all(0 < s.senior_fraction < 1 for s in rollout.history)
+
+
+# --- the partner score (tandem.partner_score) as a TRL reward function -----------------------
+
+
+@pytest.mark.parametrize("solo", [False, True], ids=["trl-scored-by-the-junior", "grpo-scored-by-the-base"])
+def test_two_steps_with_the_partner_score_log_it_beside_the_verifier(tiny_dir, tmp_path, solo):
+    from tandem.partner_score import METRIC, TERMS, PartnerRewardConfig
+
+    rollout = tandem_rollout_func(solo=solo, partner_reward=PartnerRewardConfig(weight=0.1))
+    tokenizer = load_tokenizer(tiny_dir)
+    senior = load_model(tiny_dir)
+    senior.requires_grad_(True)
+    args = GRPOConfig(output_dir=str(tmp_path / "trl"), per_device_train_batch_size=PROMPTS * G, num_generations=G,
+                      max_completion_length=MAX_NEW, report_to=[], use_cpu=True, save_strategy="no", seed=0,
+                      bf16=False, max_steps=2, logging_steps=1, disable_tqdm=True)
+    trainer = GRPOTrainer(model=senior, reward_funcs=[senior_share_reward, rollout.partner_reward_func()], args=args,
+                          train_dataset=Dataset.from_list(rows()), processing_class=tokenizer, rollout_func=rollout)
+    trainer.train()
+    logged = [h for h in trainer.state.log_history if METRIC in h]
+    assert len(logged) == 2
+    for h in logged:
+        assert all(math.isfinite(h[k]) for k in [METRIC, *(f"{METRIC}/{t}" for t in TERMS)])
+        assert h[f"rewards/{METRIC}/mean"] == pytest.approx(0.1 * h[METRIC], rel=1e-4, abs=1e-6)
+    if solo:  # the first batch is written before any update, by a senior equal to the base that scores it
+        assert abs(logged[0][f"{METRIC}/kl_mean"]) < 1e-4
+
+
+def test_the_partner_reward_function_needs_the_target_column_and_a_weight(tiny_dir, tmp_path):
+    from tandem.partner_score import PartnerRewardConfig
+
+    with pytest.raises(TandemError, match="partner_reward.weight is 0"):
+        tandem_rollout_func().partner_reward_func()
+    fn = tandem_rollout_func(partner_reward=PartnerRewardConfig(weight=1.0, target="solution")).partner_reward_func()
+    with pytest.raises(TandemError, match="needs a 'solution' column in the dataset"):
+        fn(["x"], tandem_rollout=[object()], answer=["1"])
