@@ -124,6 +124,15 @@ def test_a_junior_that_follows_the_senior_is_refused_on_verl_until_it_is_built(r
     assert apply_tandem(tandem_config("tandem.junior_update=frozen")).process.junior_update == "frozen"
 
 
+@pytest.mark.parametrize("enable", ["true", "false"])
+def test_the_partner_score_is_refused_on_verl_until_it_is_built_and_its_section_is_strict(enable):
+    with pytest.raises(TandemError, match=r"partner_reward.weight=0.1: .* set partner_reward.weight=0"):
+        apply_tandem(tandem_config(f"tandem.enable={enable}", "partner_reward.weight=0.1"))
+    with pytest.raises(TandemError, match="unknown config key 'partner_reward.kl_maen': did you mean kl_mean"):
+        apply_tandem(tandem_config(f"tandem.enable={enable}", "+partner_reward.kl_maen=1"))
+    apply_tandem(tandem_config(f"tandem.enable={enable}", "partner_reward.weight=0"))
+
+
 def test_worker_fails_closed_without_the_wiring():
     with pytest.raises(TandemError, match="main_tandem_ppo"):
         worker_loss_config(OmegaConf.create({"actor": {}}))

@@ -29,6 +29,7 @@ from tandem.config import TandemConfig
 from tandem.errors import TandemError
 from tandem.grpo import TandemLossConfig, require_authorship_mask, token_weights
 from tandem.rollout import RolloutStats, rollout_stats
+from tandem.partner_score import PartnerRewardConfig
 from tandem.strict import build, unknown_key, valid_keys
 from vllm_source.engine_config import tandem_engine_kwargs
 from vllm_source.placement import check_split_world
@@ -233,6 +234,16 @@ def _refuse(config: DictConfig, t: TandemVerlConfig) -> None:
         raise TandemError(f"rollout.engine_kwargs.vllm.{sorted(taken)[0]} is set by the tandem path; remove it")
 
 
+def _refuse_partner_reward(config: DictConfig) -> None:
+    """The `partner_reward` section, parsed strictly; a score that is on is refused until verl computes it."""
+    block = config.get("partner_reward")
+    data = OmegaConf.to_container(block) if isinstance(block, DictConfig) else dict(block or {})
+    partner = build(PartnerRewardConfig, data, "partner_reward")
+    if partner.enabled:
+        raise TandemError(f"partner_reward.weight={partner.weight}: the partner score runs on the embedded trainer and "
+                          "HF TRL; on verl it is not built yet, set partner_reward.weight=0")
+
+
 def _naive_checkpoint_engine(rollout: DictConfig) -> tuple[bool, str]:
     """verl's non-naive checkpoint engines reload layerwise via the meta device, the junior's layers too."""
     backend = (rollout.get("checkpoint_engine") or {}).get("backend", "naive")
@@ -248,6 +259,7 @@ def apply_tandem(config: DictConfig) -> TandemVerlConfig:
     With `tandem.enable=False` the config is left untouched (plain GRPO).
     """
     t = TandemVerlConfig.from_hydra(config)
+    _refuse_partner_reward(config)
     if not t.enable:
         return t
     _refuse(config, t)
