@@ -1,5 +1,5 @@
-"""A weaker junior of another shape (the zoo's `SMALL_SHAPE`: other depth, width, query and KV heads, head
-size; one vocabulary) on the reference engine, the embedded trainer and HF TRL.
+"""A weaker junior of another shape (the zoo's `SMALL_SHAPE`: other depth, width, query and KV heads; one
+vocabulary) on the reference engine, the embedded trainer and HF TRL.
 
 The reference engine cannot stack two shapes into one forward (`paired`), so it decodes
 such a pair `lockstep` (both models every token) or `lazy` (the author every token, the
@@ -29,7 +29,8 @@ def small(tiny_dir_small):
 
 def test_the_small_shape_differs_in_everything_but_the_vocabulary(tiny_dir, tiny_dir_small, small, senior):
     default = TinyModelConfig()
-    differs = [k for k in ("hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim")
+    differs = [k for k in ("hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+                           "num_key_value_heads")
                if getattr(SMALL_SHAPE, k) == getattr(default, k)]
     assert not differs and SMALL_SHAPE.vocab_size == default.vocab_size
     check_same_vocab(load_tokenizer(tiny_dir), load_tokenizer(tiny_dir_small))  # one tokenizer: no error

@@ -24,6 +24,12 @@ def register(subparsers) -> None:
         "--seeds", type=int, nargs="+", metavar="S",
         help="run the demo once per seed into OUT/seed-S and write OUT/seeds.md: each number's mean and spread",
     )
+    p.add_argument(
+        "--partner", nargs="+", metavar="NAME",
+        help="the partner experiment (tandem_app/train/partner_demo.py): after each seed's demo, train these TRL/GRPO "
+        "variants (weaker, sync, ema, score, grpo_score), evaluate every senior with the base and a weaker junior, "
+        "and write OUT/partner.md",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bars or per-step console lines")
     p.set_defaults(func=run)
 
@@ -31,6 +37,14 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from tandem_app.train.demo import demo_config, run_demo, run_seeds
 
+    if args.partner:
+        from tandem_app.train.partner_demo import run_partner_experiment
+
+        out = args.out or ("runs/demo-partner-quick" if args.quick else "runs/demo-partner")
+        table = run_partner_experiment(args.seeds or [args.seed], out, args.partner, quick=args.quick,
+                                       progress=not args.no_progress)
+        print(f"partner table written to {table}")
+        return 0
     if args.seeds:
         out = args.out or ("runs/demo-seeds-quick" if args.quick else "runs/demo-seeds")
         table = run_seeds(args.seeds, out, quick=args.quick, progress=not args.no_progress)

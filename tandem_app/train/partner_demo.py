@@ -1,0 +1,175 @@
+"""The partner experiment on the embedded demo: with which junior, and which reward, does tandem help?
+
+On a demo seed (OUT/seed-S, run first if unfinished: base, TRL beside the frozen base, GRPO)
+it trains each asked-for variant from the same base, seed, budget and hyper-parameters,
+into OUT/seed-S/partner-NAME:
+
+    weaker      TRL beside a weaker junior: the base's SFT stopped at WEAK_SFT_FRACTION of its steps
+    sync        TRL, tandem.junior_update = SYNC (the junior becomes the senior every K optimizer steps)
+    ema         TRL, tandem.junior_update = EMA
+    score       TRL with the partner score (partner_reward: weight SCORE_WEIGHT, target solution)
+    grpo_score  GRPO with the partner score, scored by the base (RLT's setting)
+
+Every senior (the demo's TRL and GRPO included) is evaluated on the demo's test problems:
+solo accuracy, handoff to the base, handoff to the weaker junior, drift from the base
+(JS, bits) and the base's cross-entropy on its solo responses (junior CE). OUT/partner.md
+and OUT/partner.json hold the numbers per seed, each variant minus GRPO and minus TRL
+paired over problems (mean ± SE), and their means over seeds.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from tandem.config_files import config_to_dict
+from tandem.jsonl import write_json
+from tandem.models import load_model, load_tokenizer
+from tandem.partner_score import PartnerRewardConfig
+from tandem.task import generate_problems
+from tandem_app.train.data import prompt_ids_batch
+from tandem_app.train.demo import DemoConfig, demo_config, run_demo, sft_config, train_config
+from tandem_app.train.evaluate import drift_js, evaluate_senior, junior_legibility
+from tandem_app.train.grpo_trainer import GRPOTrainer
+from tandem_app.train.sft import run_sft
+from tandem_app.train.stats import paired_difference
+
+WEAK_SFT_FRACTION = 0.25  # the weaker junior: the base's SFT, same seed and data, a quarter of the steps
+SYNC, EMA = "sync:20", "ema:0.9"  # per optimizer step; the demo makes 2 per training step (200 in all)
+SCORE_WEIGHT = 0.1  # partner score per unit of verifier reward
+VARIANTS = ("weaker", "sync", "ema", "score", "grpo_score")
+SENIORS = ("grpo", "tandem", *VARIANTS)  # evaluated; `tandem` is the paper's TRL (frozen base)
+LABELS = {"grpo": "GRPO", "tandem": "TRL (frozen base)", "weaker": "TRL, weaker junior", "sync": f"TRL, {SYNC}",
+          "ema": f"TRL, {EMA}", "score": "TRL + partner score", "grpo_score": "GRPO + partner score (RLT)"}
+
+
+def variant_config(cfg: DemoConfig, seed_dir: Path, name: str):
+    """The `TrainConfig` of variant `name`: the demo's TRL (or GRPO) config with one thing changed."""
+    tc = train_config(cfg, seed_dir, "grpo" if name == "grpo_score" else "tandem")
+    tc = replace(tc, out=str(seed_dir / f"partner-{name}"))
+    if name == "weaker":
+        return replace(tc, tandem=replace(tc.tandem, junior_model=str(seed_dir / "sft-weak" / "model")))
+    if name in ("sync", "ema"):
+        return replace(tc, tandem=replace(tc.tandem, junior_update=SYNC if name == "sync" else EMA))
+    return replace(tc, partner_reward=PartnerRewardConfig(weight=SCORE_WEIGHT, target="solution"))
+
+
+def weak_sft_config(cfg: DemoConfig, seed_dir: Path):
+    sft = sft_config(cfg, seed_dir)
+    return replace(sft, out=str(seed_dir / "sft-weak"), steps=max(1, round(sft.steps * WEAK_SFT_FRACTION)))
+
+
+def run_partner_seed(cfg: DemoConfig, seed_dir: Path, variants: list[str], progress: bool = True) -> dict:
+    """The demo (if unfinished), the weaker junior, each variant and every evaluation of one seed."""
+    run_demo(cfg, seed_dir, progress=progress)
+    weak = weak_sft_config(cfg, seed_dir)
+    if not (Path(weak.out) / "summary.json").is_file():
+        run_sft(weak, resume=Path(weak.out).exists(), progress=progress)
+    timings = _load(seed_dir / "partner_timings.json")
+    for name in variants:
+        tc = variant_config(cfg, seed_dir, name)
+        if not (Path(tc.out) / "summary.json").is_file():
+            t0 = time.time()
+            GRPOTrainer(tc, progress=progress).train(resume=Path(tc.out).exists())
+            timings[name] = time.time() - t0
+            write_json(seed_dir / "partner_timings.json", timings)
+    return evaluate_partners(cfg, seed_dir, ["grpo", "tandem", *variants])
+
+
+def evaluate_partners(cfg: DemoConfig, seed_dir: Path, seniors: list[str]) -> dict:
+    """Solo, handoff (base and weaker junior), drift and junior CE of each senior; cached per senior."""
+    base_dir, weak_dir = seed_dir / "sft" / "model", seed_dir / "sft-weak" / "model"
+    tokenizer, base = load_tokenizer(base_dir), load_model(base_dir)
+    problems = generate_problems("test", cfg.eval.n_problems, cfg.seed, cfg.task)
+    prompts = prompt_ids_batch(tokenizer, problems)
+    tag = f"test/{cfg.seed}"
+    base_tokens = [t for g in _load(seed_dir / "eval" / "base.json")["solo_tokens"] for t in g]  # the demo's
+    results = {}
+    for name in seniors:
+        path = seed_dir / "partner-eval" / f"{name}.json"
+        if not path.is_file():
+            senior_dir = seed_dir / (name if name in ("grpo", "tandem") else f"partner-{name}") / "model"
+            r = evaluate_senior(senior_dir, base_dir, problems, cfg.eval, tag=tag)
+            weak = evaluate_senior(senior_dir, weak_dir, problems, cfg.eval, tag=tag)
+            tokens = [t for g in r.pop("solo_tokens") for t in g]
+            flat_prompts = [p for p in prompts for _ in range(r["solo_n"])]  # problem-major, as the tokens
+            row = {k: r[k] for k in ("solo_acc", "solo_counts", "solo_n", "handoff_acc", "handoff_counts",
+                                     "handoff_n", "solo_terse_share")}
+            row.update(weak_handoff_acc=weak["handoff_acc"], weak_handoff_counts=weak["handoff_counts"],
+                       weak_handoff_n=weak["handoff_n"], drift_js_vs_base=drift_js(tokens, base_tokens, tokenizer),
+                       junior_ce=junior_legibility(base, flat_prompts, tokens))
+            write_json(path, row)
+        results[name] = _load(path)
+    write_json(seed_dir / "partner-eval" / "results.json", {**results, "_meta": {"eval": config_to_dict(cfg.eval)}})
+    return results
+
+
+NUMBERS = [("solo acc", "solo_acc"), ("handoff to base", "handoff_acc"), ("handoff to weaker junior",
+           "weak_handoff_acc"), ("drift vs base, bits", "drift_js_vs_base"), ("junior CE, nats", "junior_ce"),
+           ("terse steps", "solo_terse_share")]
+PAIRED = [("solo", "solo"), ("handoff to base", "handoff"), ("handoff to weaker junior", "weak_handoff")]
+
+
+def paired_rows(results: dict, against: str) -> dict[str, dict[str, tuple[float, float]]]:
+    """{senior: {mode: (mean, SE)}} of accuracy(senior) - accuracy(against), paired over problems."""
+    ref = results[against]
+    return {name: {mode: paired_difference(r[f"{key}_counts"], r[f"{key}_n"], ref[f"{key}_counts"], ref[f"{key}_n"])
+                   for mode, key in PAIRED}
+            for name, r in results.items() if name != against and not name.startswith("_")}
+
+
+def write_partner_table(out: Path, seeds: list[int], per_seed: dict[int, dict]) -> Path:
+    """OUT/partner.md and OUT/partner.json: every number per seed and its mean ± sd over seeds."""
+    seniors = [s for s in SENIORS if all(s in per_seed[k] for k in seeds)]
+    lines = [f"# Partner experiment over seeds {', '.join(map(str, seeds))}", "",
+             "Each senior trained from the same base, seed and budget; ± after a difference is its SE over the "
+             "seed's test problems; over seeds, mean ± sd.", ""]
+    for label, key in NUMBERS:
+        lines += [f"## {label}", "", "| senior | " + " | ".join(f"seed {s}" for s in seeds) + " | mean ± sd |",
+                  "|" + "---|" * (len(seeds) + 2)]
+        for name in seniors:
+            values = [per_seed[s][name][key] for s in seeds]
+            d = 4 if "bits" in label else 3
+            sd = statistics.stdev(values) if len(values) > 1 else 0.0
+            lines.append(f"| {LABELS[name]} | " + " | ".join(f"{v:.{d}f}" for v in values)
+                         + f" | {statistics.fmean(values):.{d}f} ± {sd:.{d}f} |")
+        lines.append("")
+    table = {}
+    for against in ("grpo", "tandem"):
+        for mode, _ in PAIRED:
+            lines += [f"## {mode}: senior - {LABELS[against]}, paired", "",
+                      "| senior | " + " | ".join(f"seed {s}" for s in seeds) + " | mean over seeds |",
+                      "|" + "---|" * (len(seeds) + 2)]
+            for name in seniors:
+                if name == against:
+                    continue
+                cells = [paired_rows(per_seed[s], against)[name][mode] for s in seeds]
+                table[f"{name}-{against}/{mode}"] = cells
+                lines.append(f"| {LABELS[name]} | " + " | ".join(f"{m:+.3f} ± {se:.3f}" for m, se in cells)
+                             + f" | {statistics.fmean(m for m, _ in cells):+.3f} |")
+            lines.append("")
+    write_json(out / "partner.json", {"seeds": {str(s): per_seed[s] for s in seeds}, "paired": table})
+    path = out / "partner.md"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
+
+
+def run_partner_experiment(seeds: list[int], out: str | Path, variants: list[str], quick: bool = False,
+                           progress: bool = True) -> Path:
+    """Every seed (OUT/seed-S), then OUT/partner.md; finished runs and evaluations are reused."""
+    out = Path(out)
+    unknown = [v for v in variants if v not in VARIANTS]
+    if unknown:
+        from tandem.errors import TandemError
+
+        raise TandemError(f"unknown partner variant {unknown[0]!r}; choose from {', '.join(VARIANTS)}")
+    per_seed = {s: run_partner_seed(demo_config(quick=quick, seed=s), out / f"seed-{s}", variants, progress)
+                for s in seeds}
+    return write_partner_table(out, seeds, per_seed)
+
+
+def _load(path: Path) -> dict:
+    return json.loads(path.read_text()) if path.is_file() else {}

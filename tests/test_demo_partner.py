@@ -1,0 +1,87 @@
+"""The partner experiment on the embedded demo (`tandem-rlvr demo --partner ...`).
+
+Each variant is the demo's TRL (or GRPO) config with exactly one thing changed; the table
+compares every senior with GRPO and with the paper's TRL, paired over the same problems.
+One quick end-to-end run trains two variants and writes the table.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tandem.config_files import config_diff, config_to_dict
+from tandem.errors import TandemError
+from tandem_app.commands.cli import main
+from tandem_app.train.demo import demo_config, train_config
+from tandem_app.train.partner_demo import (
+    EMA,
+    SCORE_WEIGHT,
+    SYNC,
+    VARIANTS,
+    paired_rows,
+    run_partner_experiment,
+    variant_config,
+    weak_sft_config,
+)
+
+CHANGED = {
+    "weaker": ["tandem.junior_model"],
+    "sync": ["tandem.junior_update"],
+    "ema": ["tandem.junior_update"],
+    "score": ["partner_reward.target", "partner_reward.weight"],
+    "grpo_score": ["method", "partner_reward.target", "partner_reward.weight"],
+}
+
+
+@pytest.mark.parametrize("name", VARIANTS)
+def test_each_variant_changes_one_thing_of_the_demos_trl_run(name):
+    cfg, seed_dir = demo_config(), Path("runs/x/seed-0")
+    trl = config_to_dict(train_config(cfg, seed_dir, "tandem"))
+    variant = config_to_dict(variant_config(cfg, seed_dir, name))
+    assert [k for k in config_diff(trl, variant) if k != "out"] == CHANGED[name]
+    assert variant["out"].endswith(f"partner-{name}")
+    if name in ("sync", "ema"):
+        assert variant["tandem"]["junior_update"] == {"sync": SYNC, "ema": EMA}[name]
+    if name.endswith("score"):
+        assert variant["partner_reward"]["weight"] == SCORE_WEIGHT
+
+
+def test_the_weaker_junior_is_the_bases_sft_stopped_at_a_quarter():
+    cfg = demo_config()
+    weak = weak_sft_config(cfg, Path("runs/x/seed-0"))
+    assert weak.steps == cfg.sft.steps // 4 and weak.seed == cfg.seed and weak.out.endswith("sft-weak")
+
+
+def test_paired_rows_are_problem_by_problem_differences():
+    results = {
+        "grpo": {"solo_counts": [0, 4], "solo_n": 4, "handoff_counts": [0, 0], "handoff_n": 4,
+                 "weak_handoff_counts": [2, 2], "weak_handoff_n": 4},
+        "tandem": {"solo_counts": [4, 4], "solo_n": 4, "handoff_counts": [2, 4], "handoff_n": 4,
+                   "weak_handoff_counts": [2, 2], "weak_handoff_n": 4},
+    }
+    rows = paired_rows(results, "grpo")["tandem"]
+    assert rows["solo"] == pytest.approx((0.5, 0.5)) and rows["handoff to base"] == pytest.approx((0.75, 0.25))
+    assert rows["handoff to weaker junior"] == (0.0, 0.0)
+
+
+def test_an_unknown_variant_is_refused_before_any_work(tmp_path):
+    with pytest.raises(TandemError, match="unknown partner variant 'weak'; choose from weaker, sync"):
+        run_partner_experiment([0], tmp_path, ["weak"])
+    assert not any(tmp_path.iterdir())
+
+
+def test_a_quick_partner_run_trains_two_variants_and_writes_the_table(tmp_path):
+    assert main(["demo", "--quick", "--out", str(tmp_path), "--partner", "weaker", "ema", "--no-progress"]) == 0
+    table = (tmp_path / "partner.md").read_text()
+    for needle in ("## handoff to weaker junior", "TRL, weaker junior", f"TRL, {EMA}", "senior - GRPO, paired"):
+        assert needle in table
+    results = json.loads((tmp_path / "seed-0" / "partner-eval" / "results.json").read_text())
+    assert set(results) == {"grpo", "tandem", "weaker", "ema", "_meta"}
+    for name in ("grpo", "tandem", "weaker", "ema"):
+        r = results[name]
+        assert 0 <= r["weak_handoff_acc"] <= 1 and 0 <= r["drift_js_vs_base"] <= 1 and r["junior_ce"] > 0
+    state = json.loads((tmp_path / "seed-0" / "partner-ema" / "config.json").read_text())
+    assert state["tandem"]["junior_update"] == EMA
