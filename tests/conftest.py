@@ -111,7 +111,7 @@ def prompts(tok):
 # The scale lane (scripts/test_scale.sh): SFT'd tiny models that write real steps and
 # answers (tandem_app.train.tiny_base), built once per lane run. $TANDEM_SCALE_CACHE keeps
 # them across pytest processes; without it they live in this session's tmp directory.
-def _scale_base(tmp_path_factory, name: str, seed: int, steps: int) -> Path:
+def _scale_base(tmp_path_factory, name: str, seed: int, steps: int, shape: str = "default") -> Path:
     from filelock import FileLock
 
     from tandem_app.train.tiny_base import TinyBaseConfig, build_tiny_base
@@ -119,7 +119,7 @@ def _scale_base(tmp_path_factory, name: str, seed: int, steps: int) -> Path:
     root = Path(os.environ.get("TANDEM_SCALE_CACHE") or tmp_path_factory.getbasetemp() / "scale-cache")
     root.mkdir(parents=True, exist_ok=True)
     with FileLock(str(root / f"{name}.lock")):
-        return build_tiny_base(root / name, TinyBaseConfig(seed=seed, steps=steps))
+        return build_tiny_base(root / name, TinyBaseConfig(seed=seed, steps=steps, shape=shape))
 
 
 @pytest.fixture(scope="session")
@@ -132,3 +132,9 @@ def scale_senior(tmp_path_factory) -> Path:
 def scale_junior(tmp_path_factory) -> Path:
     """A junior with other weights: SFT'd from seed 1 for fewer steps (writes steps, other tokens)."""
     return _scale_base(tmp_path_factory, "junior-s1", seed=1, steps=80)
+
+
+@pytest.fixture(scope="session")
+def scale_small_junior(tmp_path_factory) -> Path:
+    """A weaker junior of another size (tandem.zoo.SMALL_SHAPE), SFT'd on the same task and tokenizer."""
+    return _scale_base(tmp_path_factory, "junior-small-s2", seed=2, steps=80, shape="small")

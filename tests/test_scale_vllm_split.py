@@ -3,7 +3,7 @@
 Scale lane (vLLM's CPU build runs tensor parallelism across processes; on CUDA it needs two
 GPUs). Under greedy decoding in float32 a split engine must emit the reference engine's
 tokens and authorship masks exactly, for every selection strategy, with a junior of other
-weights and several samples per prompt; solo requests equal the senior alone; the
+weights and with a smaller junior of another shape, and several samples per prompt; solo requests equal the senior alone; the
 log-probabilities mean what vllm_source/README.md says (raw: the senior's of every emitted
 token; processed: the author's), checked against teacher-forced HF models; refusals are
 those of the shared engine, and bad split settings fail before any engine starts.
@@ -215,3 +215,44 @@ def test_split_on_a_single_gpu_and_unknown_placements_are_refused():
     check_split_devices(2)
     with pytest.raises(TandemError, match="placement"):
         TandemConfig(placement="junior_gpu")
+
+
+# --- a junior of another size: each rank plans attention for its own model ----------------------
+
+
+@pytest.mark.parametrize("strategy", sorted(REGISTRY))
+def test_split_with_a_smaller_junior_equals_the_reference_engine(
+    strategy, engines, scale_senior, scale_small_junior, tokenizer, prompts
+):
+    """Other depth, width, query heads and KV heads (tandem.zoo.SMALL_SHAPE), one vocabulary: same tokens and masks."""
+    cfg = cfg_for(strategy, scale_small_junior)
+    want = reference(scale_senior, scale_small_junior, cfg, tokenizer, prompts)
+    got = engines.get(scale_senior, cfg).generate(rows(prompts), GREEDY, KEYS)
+    assert [g.token_ids for g in got] == [w.token_ids for w in want]
+    assert [g.authorship_mask for g in got] == [w.authorship_mask for w in want]
+    masks = [m for g in got for m in g.authorship_mask]
+    assert 0 < sum(masks) < len(masks), "both authors must write for the comparison to mean anything"
+
+
+def test_split_with_a_smaller_junior_reports_the_authors_logprobs(engines, scale_senior, scale_small_junior, prompts):
+    engine = engines.get(scale_senior, cfg_for("word", scale_small_junior), logprobs_mode="processed_logprobs")
+    sampled = SamplingConfig(temperature=1.0, top_p=1.0, max_new_tokens=MAX_NEW, seed=3)
+    checked = 0
+    for r in engine.generate(prompts, sampled, KEYS[: len(prompts)]):
+        senior = teacher_forced(scale_senior, r.prompt_ids, r.token_ids)
+        junior = teacher_forced(scale_small_junior, r.prompt_ids, r.token_ids)
+        want = [s if m else j for s, j, m in zip(senior, junior, r.authorship_mask, strict=True)]
+        assert max(abs(a - b) for a, b in zip(r.senior_logprobs, want, strict=True)) < LOGPROB_TOL
+        checked += sum(abs(s - j) > 10 * LOGPROB_TOL for s, j, m in zip(senior, junior, r.authorship_mask) if not m)
+    assert checked > 0
+
+
+def test_shared_refuses_a_smaller_junior_and_points_at_split(scale_senior, scale_small_junior):
+    cfg = TandemConfig(junior_model=str(scale_small_junior), placement="shared")
+    with pytest.raises(TandemError, match=r"num_attention_heads=2, the senior 4; .* use placement='split'"):
+        VLLMEngine(str(scale_senior), cfg, **LLM_KWARGS)
+
+
+def test_an_engine_longer_than_the_juniors_context_is_refused_before_it_starts(scale_senior, scale_small_junior):
+    with pytest.raises(TandemError, match=r"has a context of 1024 tokens but the engine's max_model_len is 2048"):
+        VLLMEngine(str(scale_senior), cfg_for("word", scale_small_junior), **{**LLM_KWARGS, "max_model_len": 2048})

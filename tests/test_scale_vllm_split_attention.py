@@ -17,7 +17,7 @@ import pytest
 vllm = pytest.importorskip("vllm", reason="vLLM is not installed; the scale lane (bash scripts/test_scale.sh) runs this")
 pytestmark = pytest.mark.vllm
 
-from vllm_source.split_attention import CONFIG, HEADS_FROM, LAYERS  # noqa: E402
+from vllm_source.split_attention import CONFIG, HEAD_SIZE_FROM, HEADS_FROM, LAYERS  # noqa: E402
 
 ROOT = Path(vllm.__file__).parent
 MINOR = ".".join(vllm.__version__.split(".")[:2])
@@ -52,3 +52,20 @@ def test_the_cpu_lane_backend_is_one_split_may_use():
     from vllm.v1.attention.backends.cpu_attn import CPUAttentionBackend
 
     assert TABLE[CPUAttentionBackend.get_name()][0] == LAYERS
+
+
+HEAD_SIZE_CALL = {LAYERS: "kv_cache_spec.head_size", CONFIG: "model_config.get_head_size()"}
+
+
+@pytest.mark.parametrize("backend", sorted(HEAD_SIZE_FROM.get(MINOR, {})))
+def test_the_named_line_reads_the_head_size_where_the_table_says(backend):
+    source, where = HEAD_SIZE_FROM[MINOR][backend]
+    for path, line in located(where):
+        text = path.read_text().splitlines()[line - 1]
+        assert HEAD_SIZE_CALL[source] in text, f"{path.name}:{line} is {text.strip()!r}"
+
+
+def test_every_backend_split_may_use_has_a_head_size_entry():
+    from vllm_source.split_attention import split_backends
+
+    assert set(split_backends(MINOR)) <= set(HEAD_SIZE_FROM[MINOR])

@@ -75,3 +75,41 @@ def test_the_worker_check_reads_the_backend_each_attention_layer_was_given():
     model.append(layer("FLASH_ATTN"))
     with pytest.raises(TandemError, match="FLASH_ATTN"):
         check_model_backends(model, "0.28.0", 9)
+
+
+def attention_layer(backend: str, head_size: int, supported=(32, 64, 128)):
+    import torch
+
+    module = torch.nn.Module()
+    module.head_size = head_size
+    module.attn_backend = type(backend, (), {"get_name": staticmethod(lambda: backend),
+                                             "supports_head_size": staticmethod(lambda h: h in supported)})
+    return module
+
+
+def test_a_rank_whose_head_size_the_backend_has_no_kernel_for_is_refused_naming_it():
+    import torch
+
+    with pytest.raises(TandemError, match=r"^vLLM's CPU_ATTN attention backend has no kernel for head size 16"):
+        check_model_backends(torch.nn.ModuleList([attention_layer("CPU_ATTN", 16)]), "0.28.0+cpu", None, 32)
+
+
+@pytest.mark.parametrize(("junior_head", "senior_head", "refused"), [(64, 32, True), (64, 128, False), (128, 128, False),
+                                                                    (96, 128, False)])
+def test_triton_refuses_a_rank_whose_padded_head_size_exceeds_the_seniors(junior_head, senior_head, refused):
+    import torch
+
+    model = torch.nn.ModuleList([attention_layer("TRITON_ATTN", junior_head, supported=(64, 96, 128))])
+    if not refused:
+        check_model_backends(model, "0.28.0", 9, senior_head)
+        return
+    with pytest.raises(TandemError, match=r"TRITON_ATTN attention backend with a rank of head size 64: .* "
+                                          r"senior's head size 32 \(v1/attention/backends/triton_attn.py:123"):
+        check_model_backends(model, "0.28.0", 9, senior_head)
+
+
+def test_backends_that_read_the_head_size_from_the_layers_take_any_supported_size():
+    import torch
+
+    for backend in ("CPU_ATTN", "FLASHINFER"):
+        check_model_backends(torch.nn.ModuleList([attention_layer(backend, 128)]), "0.28.0", 9, 32)

@@ -193,3 +193,42 @@ def test_check_pair_accepts_other_depth_width_and_an_inactive_window():
     qwen3_8b = {**QWEN3_4B, "hidden_size": 4096, "sliding_window": 4096, "num_hidden_layers": 36}
     check_pair(NS(**QWEN3_4B), NS(**qwen3_8b), "Qwen/Qwen3-8B")  # use_sliding_window=False: no window applied
     check_pair(NS(**QWEN3_4B), NS(**QWEN3_4B), "self")
+
+
+QWEN3_0_6B = dict(hidden_size=1024, num_attention_heads=16, max_window_layers=28, num_hidden_layers=28)
+
+
+def test_shared_refuses_a_junior_of_other_heads_and_points_at_split():
+    with pytest.raises(TandemError, match=r"num_attention_heads=16, the senior 32; .* use placement='split'"):
+        check_pair(NS(**QWEN3_4B), NS(**{**QWEN3_4B, **QWEN3_0_6B}), "Qwen/Qwen3-0.6B", "shared")
+
+
+@pytest.mark.parametrize("junior_diff", [QWEN3_0_6B, dict(num_key_value_heads=4), dict(head_dim=64),
+                                         dict(QWEN3_0_6B, num_key_value_heads=4, head_dim=64)])
+def test_split_accepts_other_query_heads_kv_heads_and_head_size(junior_diff):
+    check_pair(NS(**QWEN3_4B), NS(**{**QWEN3_4B, **junior_diff}), "org/junior", "split")
+
+
+@pytest.mark.parametrize("junior_diff, key", [
+    (dict(sliding_window=4096, use_sliding_window=True), "sliding_window"),
+    (dict(attn_logit_softcapping=30.0), "attn_logit_softcapping"),
+    (dict(vocab_size=151669), "vocab_size"),
+])
+def test_split_still_refuses_a_window_a_softcap_or_another_vocabulary(junior_diff, key):
+    with pytest.raises(TandemError, match=key):
+        check_pair(NS(**QWEN3_4B), NS(**{**QWEN3_4B, **junior_diff}), "org/junior", "split")
+
+
+def test_the_juniors_context_bounds_the_engines_max_model_len():
+    from vllm_source.pairing import check_context, junior_context
+
+    assert junior_context(NS(max_position_embeddings=40960)) == 40960
+    assert junior_context(NS(max_position_embeddings=32768, rope_scaling={"rope_type": "yarn", "factor": 4.0,
+                                                                          "original_max_position_embeddings": 32768})) \
+        == 131072
+    assert junior_context(NS()) is None
+    check_context(40960, NS(max_position_embeddings=40960), "j")
+    check_context(None, NS(max_position_embeddings=32), "j")  # the engine's own default is checked in the worker
+    with pytest.raises(TandemError, match=r"^junior j has a context of 1024 tokens but the engine's max_model_len is "
+                                          r"4096; set max_model_len <= 1024$"):
+        check_context(4096, NS(max_position_embeddings=1024), "j")

@@ -30,7 +30,7 @@ from tandem.rollout import Rollout, check_request_keys, cut_at_stop
 from tandem.sampling import SamplingConfig
 from vllm_source.compat import engine_defaults
 from vllm_source.engine_config import tandem_engine_kwargs
-from vllm_source.placement import check_split_vocab
+from vllm_source.placement import check_pair_before_start
 from vllm_source.requests import tandem_extra_args
 from vllm_source.runner import EXTENSION, engine_runners, one_runner, pin_v1_runner
 from vllm_source.runtime import require_vllm
@@ -43,8 +43,8 @@ def make_llm(cfg: TandemConfig, senior_model: str, **llm_kwargs):
 
     register()  # this process; worker processes register through the entry point
     llm_kwargs.setdefault("logprobs_mode", "raw_logprobs")
-    if cfg.placement == "split":  # refuse a junior of another vocabulary here, not inside a worker process
-        check_split_vocab(senior_model, cfg.junior_model or senior_model, llm_kwargs.get("trust_remote_code", False))
+    check_pair_before_start(cfg.placement, senior_model, cfg.junior_model or senior_model,
+                            llm_kwargs.get("max_model_len"), llm_kwargs.get("trust_remote_code", False))
     return vllm.LLM(**tandem_engine_kwargs(cfg, senior_model, **{**engine_defaults(), **llm_kwargs}))
 
 

@@ -25,7 +25,7 @@ from vllm.model_executor.models.utils import init_vllm_registered_model  # noqa:
 
 from tandem.errors import TandemError  # noqa: E402
 from vllm_source.engine_config import tandem_config_from_hf  # noqa: E402
-from vllm_source.pairing import check_pair  # noqa: E402
+from vllm_source.pairing import check_context, check_pair  # noqa: E402
 from vllm_source.weights import JUNIOR_PREFIX  # noqa: E402
 
 JUNIOR_COMPILE_TAG = "junior"
@@ -103,7 +103,8 @@ class TandemPair(nn.Module):
         self._arch = causal_lm_architecture(self._hf_config, self.cfg.senior_architecture)
         self._junior_path = self.cfg.junior_model or model_config.model
         self._junior_hf = junior_hf_config(model_config, self._junior_path)
-        check_pair(self._hf_config, self._junior_hf, self._junior_path)
+        check_pair(self._hf_config, self._junior_hf, self._junior_path, self.cfg.placement)
+        check_context(model_config.max_model_len, self._junior_hf, self._junior_path)
         check_tokenizers(model_config, self._junior_path)
         # Under sleep mode a host copy of the junior restores it after a level-2 sleep.
         self._keep_junior_host_copy = bool(getattr(model_config, "enable_sleep_mode", False))

@@ -71,18 +71,20 @@ def split_engine_kwargs(engine_kwargs: dict) -> dict:
     return {**engine_kwargs, "tensor_parallel_size": SPLIT_WORLD}
 
 
-def check_split_vocab(senior_model: str, junior_model: str, trust_remote_code: bool = False) -> None:
-    """Refuse a junior whose vocabulary size differs from the senior's, from the HF configs alone."""
-    if junior_model == senior_model:
-        return
+def check_pair_before_start(placement: str, senior_model: str, junior_model: str, max_model_len: int | None,
+                            trust_remote_code: bool = False) -> None:
+    """In the calling process, from the HF configs alone: the pair (`pairing.check_pair`) and the junior's context.
+
+    The same checks run again inside the engine's worker processes, where an error reaches
+    the caller only as a failed engine start; here it is one line before anything starts.
+    """
     from transformers import AutoConfig
 
-    sizes = [
-        getattr(AutoConfig.from_pretrained(m, trust_remote_code=trust_remote_code), "vocab_size", None)
-        for m in (senior_model, junior_model)
-    ]
-    if sizes[0] != sizes[1]:
-        raise TandemError(
-            f"junior {junior_model} has vocab_size {sizes[1]}, the senior {sizes[0]}; "
-            "senior and junior must share one vocabulary"
-        )
+    from vllm_source.pairing import check_context, check_pair
+
+    if junior_model == senior_model:
+        return
+    senior_cfg, junior_cfg = (AutoConfig.from_pretrained(m, trust_remote_code=trust_remote_code)
+                              for m in (senior_model, junior_model))
+    check_pair(senior_cfg, junior_cfg, junior_model, placement)
+    check_context(max_model_len, junior_cfg, junior_model)

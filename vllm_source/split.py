@@ -74,7 +74,8 @@ class TandemSplitForCausalLM(TandemPair):
             else:
                 self.junior = self.build_junior(vllm_config, prefix)
         capability = current_platform.get_device_capability()
-        check_model_backends(self.own_model, vllm.__version__, capability.major if capability else None)
+        check_model_backends(self.own_model, vllm.__version__, capability.major if capability else None,
+                             vllm_config.model_config.get_head_size())
         self._junior_loaded = self.holds_senior  # rank 0 never holds the junior
         self.junior_guard = None if self.holds_senior else JuniorGuard(self._junior_params, self._keep_junior_host_copy)
 

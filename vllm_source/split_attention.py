@@ -45,6 +45,17 @@ HEADS_FROM: dict[str, dict[str, tuple[str, str]]] = {
         "TURBOQUANT": (CONFIG, "v1/attention/backends/turboquant_attn.py:216"),
     },
 }
+# Where the backend's metadata builder reads the head size, for the backends split may use. Both
+# ranks share one vllm_config (the senior's), so a builder that reads it sizes the junior's
+# rank from the senior's head size: Triton's softmax scratch is [..., next_pow2(head size)]
+# (triton_attn.py:157-166) while its kernel writes the layer's padded head size.
+HEAD_SIZE_FROM: dict[str, dict[str, tuple[str, str]]] = {
+    "0.28": {
+        "CPU_ATTN": (LAYERS, "v1/attention/backends/cpu_attn.py:161 (the layer's KV-cache spec)"),
+        "TRITON_ATTN": (CONFIG, "v1/attention/backends/triton_attn.py:123 (softmax scratch)"),
+        "FLASHINFER": (LAYERS, "v1/attention/backends/flashinfer.py:782 (the layer's KV-cache spec)"),
+    },
+}
 # FlashInfer on vLLM 0.28 plans from the layers, but picks its TRT-LLM kernels on compute
 # capability 10.x from the model config (flashinfer.py:429,1003); those GPUs are refused too.
 FLASHINFER_CONFIG_CAPABILITY = 10
@@ -90,8 +101,35 @@ def check_requested_backend(vllm_version: str, engine_kwargs: dict) -> None:
         check_split_backend(".".join(vllm_version.split(".")[:2]), backend)
 
 
-def check_model_backends(model, vllm_version: str, capability_major: int | None) -> None:
-    """Check the backend each attention layer of a split rank's model was actually given (in the worker)."""
+def _next_pow2(n: int) -> int:
+    return 1 << max(0, int(n) - 1).bit_length()
+
+
+def check_head_size(vllm_minor: str, backend: str, supported: bool, layer_head_size: int,
+                    config_head_size: int | None) -> None:
+    """Refuse a rank's head size its backend has no kernel for, or one larger than the config-sized scratch."""
+    if not supported:
+        raise TandemError(f"vLLM's {backend} attention backend has no kernel for head size {layer_head_size} (a "
+                          "split rank's model); pick a junior whose head_dim the backend supports")
+    source, where = HEAD_SIZE_FROM.get(vllm_minor, {}).get(backend, (LAYERS, ""))
+    if source == CONFIG and config_head_size and _next_pow2(layer_head_size) > _next_pow2(config_head_size):
+        raise TandemError(
+            f"placement='split' cannot run vLLM {vllm_minor}'s {backend} attention backend with a rank of head size "
+            f"{layer_head_size}: it sizes its scratch from the senior's head size {config_head_size} ({where}); "
+            "pick a junior whose head size is at most the senior's"
+        )
+
+
+def check_model_backends(model, vllm_version: str, capability_major: int | None,
+                         config_head_size: int | None = None) -> None:
+    """Check the backend and head size each attention layer of a split rank's model was given (in the worker).
+
+    `config_head_size` is the head size the engine's model config reports (the senior's, on every rank).
+    """
     minor = ".".join(vllm_version.split(".")[:2])
-    for backend in sorted({m.attn_backend.get_name() for m in model.modules() if hasattr(m, "attn_backend")}):
+    layers = [m for m in model.modules() if hasattr(m, "attn_backend")]
+    for backend in sorted({m.attn_backend.get_name() for m in layers}):
         check_split_backend(minor, backend, capability_major)
+    for head_size, m in {int(m.head_size): m for m in layers if hasattr(m, "head_size")}.items():
+        check_head_size(minor, m.attn_backend.get_name(), bool(m.attn_backend.supports_head_size(head_size)),
+                        head_size, config_head_size)

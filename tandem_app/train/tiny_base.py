@@ -43,6 +43,7 @@ class TinyBaseConfig:
     steps: int = 150  # SFT steps (batch 32, lr 3e-3)
     task_rows: int = 256  # problems written to each task JSONL
     threads: int = 0  # torch CPU threads; 0 = torch's default
+    shape: str = "default"  # the zoo's shape: default, or small (tandem.zoo.SMALL_SHAPE: a junior of another size)
 
 
 def write_task_jsonl(path: Path, split: str, n: int, seed: int = 0, task: TaskConfig = SMOKE_TASK) -> Path:
@@ -58,6 +59,15 @@ def write_task_jsonl(path: Path, split: str, n: int, seed: int = 0, task: TaskCo
     return path
 
 
+def _small_shape():
+    from tandem.zoo import SMALL_SHAPE
+
+    return SMALL_SHAPE
+
+
+SHAPES = {"default": lambda: None, "small": _small_shape}  # None: the zoo's default shape
+
+
 def build_tiny_base(out: str | Path, cfg: TinyBaseConfig | None = None, progress: bool = False) -> Path:
     """Build (or reuse) the tiny base under `out`; returns `out/model`."""
     from tandem_app.train.sft import SFTConfig, run_sft
@@ -70,7 +80,9 @@ def build_tiny_base(out: str | Path, cfg: TinyBaseConfig | None = None, progress
         if json.loads(done.read_text()) != recipe:
             raise TandemError(f"{out} holds a tiny base made with another recipe; pick another --out or delete it")
         return out / "model"
-    init = build_tiny(out / "init", seed=cfg.seed)
+    if cfg.shape not in SHAPES:
+        raise TandemError(f"unknown tiny-base shape {cfg.shape!r}; choose {' or '.join(SHAPES)}")
+    init = build_tiny(out / "init", seed=cfg.seed, cfg=SHAPES[cfg.shape]())
     sft = SFTConfig(model=str(init), out=str(out / "sft"), seed=cfg.seed, steps=cfg.steps, batch_size=32,
                     lr=3e-3, warmup_steps=20, n_val_problems=32, max_new_tokens=64, save_every=10**9,
                     threads=cfg.threads, task=SMOKE_TASK)
@@ -94,11 +106,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--steps", type=int, default=TinyBaseConfig.steps, help="SFT steps (default: %(default)s)")
     ap.add_argument("--task-rows", type=int, default=TinyBaseConfig.task_rows, help="problems per task JSONL (default: %(default)s)")
     ap.add_argument("--threads", type=int, default=0, help="torch CPU threads; 0 = torch's default")
+    ap.add_argument("--shape", default="default", choices=sorted(SHAPES),
+                    help="the zoo shape: default, or small (another depth, width and head counts; one vocabulary)")
     ap.add_argument("--progress", action="store_true", help="show the SFT progress bar")
     args = ap.parse_args(argv)
 
     def run(a) -> int:
-        model = build_tiny_base(a.out, TinyBaseConfig(a.seed, a.steps, a.task_rows, a.threads), a.progress)
+        model = build_tiny_base(a.out, TinyBaseConfig(a.seed, a.steps, a.task_rows, a.threads, a.shape), a.progress)
         print(model)
         return 0
 
