@@ -136,15 +136,21 @@ def teacher_forced(model_dir, prompt: list[int], tokens: list[int]) -> list[floa
 def test_split_greedy_tokens_and_masks_equal_the_reference_engine(
     strategy, engines, scale_senior, scale_junior, tokenizer, prompts
 ):
-    cfg = cfg_for(strategy, scale_junior)
-    want = reference(scale_senior, scale_junior, cfg, tokenizer, prompts)
-    got = engines.get(scale_senior, cfg).generate(rows(prompts), GREEDY, KEYS)
+    got = assert_split_equals_the_reference(engines, scale_senior, scale_junior, strategy, tokenizer, prompts)
+    if cfg_for(strategy, scale_junior).uses_coins:  # several samples of one prompt: each its own key, its own coins
+        assert any(got[i].authorship_mask != got[i + 1].authorship_mask for i in range(0, len(got), SAMPLES))
+
+
+def assert_split_equals_the_reference(engines, senior, junior, strategy, tokenizer, prompts):
+    """Greedy: the split engine's tokens and masks are the reference engine's, and both authors wrote."""
+    cfg = cfg_for(strategy, junior)
+    want = reference(senior, junior, cfg, tokenizer, prompts)
+    got = engines.get(senior, cfg).generate(rows(prompts), GREEDY, KEYS)
     assert [g.token_ids for g in got] == [w.token_ids for w in want]
     assert [g.authorship_mask for g in got] == [w.authorship_mask for w in want]
     masks = [m for g in got for m in g.authorship_mask]
     assert 0 < sum(masks) < len(masks), "both authors must write for the comparison to mean anything"
-    if cfg.uses_coins:  # several samples of one prompt: each its own key, its own coins
-        assert any(got[i].authorship_mask != got[i + 1].authorship_mask for i in range(0, len(got), SAMPLES))
+    return got
 
 
 def test_split_solo_requests_equal_the_senior_alone(engines, scale_senior, scale_junior, tokenizer, prompts):
@@ -176,14 +182,17 @@ def test_split_refuses_what_the_shared_engine_refuses(engines, scale_senior, sca
 
 
 def test_split_processed_logprobs_are_the_authors(engines, scale_senior, scale_junior, prompts):
-    cfg = cfg_for("word", scale_junior)
-    engine = engines.get(scale_senior, cfg, logprobs_mode="processed_logprobs")
+    assert_processed_logprobs_are_the_authors(engines, scale_senior, scale_junior, prompts)
+
+
+def assert_processed_logprobs_are_the_authors(engines, senior_dir, junior_dir, prompts):
+    """Sampled tokens: each reported log-prob is its author's, teacher-forced (processed_logprobs)."""
+    engine = engines.get(senior_dir, cfg_for("word", junior_dir), logprobs_mode="processed_logprobs")
     sampled = SamplingConfig(temperature=1.0, top_p=1.0, max_new_tokens=MAX_NEW, seed=3)
-    got = engine.generate(prompts, sampled, KEYS[: len(prompts)])
     checked = 0
-    for r in got:
-        senior = teacher_forced(scale_senior, r.prompt_ids, r.token_ids)
-        junior = teacher_forced(scale_junior, r.prompt_ids, r.token_ids)
+    for r in engine.generate(prompts, sampled, KEYS[: len(prompts)]):
+        senior = teacher_forced(senior_dir, r.prompt_ids, r.token_ids)
+        junior = teacher_forced(junior_dir, r.prompt_ids, r.token_ids)
         want = [s if m else j for s, j, m in zip(senior, junior, r.authorship_mask, strict=True)]
         assert max(abs(a - b) for a, b in zip(r.senior_logprobs, want, strict=True)) < LOGPROB_TOL
         # The two models disagree on junior tokens, so this checks whose log-prob came back.
@@ -225,26 +234,11 @@ def test_split_with_a_smaller_junior_equals_the_reference_engine(
     strategy, engines, scale_senior, scale_small_junior, tokenizer, prompts
 ):
     """Other depth, width, query heads and KV heads (tandem.zoo.SMALL_SHAPE), one vocabulary: same tokens and masks."""
-    cfg = cfg_for(strategy, scale_small_junior)
-    want = reference(scale_senior, scale_small_junior, cfg, tokenizer, prompts)
-    got = engines.get(scale_senior, cfg).generate(rows(prompts), GREEDY, KEYS)
-    assert [g.token_ids for g in got] == [w.token_ids for w in want]
-    assert [g.authorship_mask for g in got] == [w.authorship_mask for w in want]
-    masks = [m for g in got for m in g.authorship_mask]
-    assert 0 < sum(masks) < len(masks), "both authors must write for the comparison to mean anything"
+    assert_split_equals_the_reference(engines, scale_senior, scale_small_junior, strategy, tokenizer, prompts)
 
 
 def test_split_with_a_smaller_junior_reports_the_authors_logprobs(engines, scale_senior, scale_small_junior, prompts):
-    engine = engines.get(scale_senior, cfg_for("word", scale_small_junior), logprobs_mode="processed_logprobs")
-    sampled = SamplingConfig(temperature=1.0, top_p=1.0, max_new_tokens=MAX_NEW, seed=3)
-    checked = 0
-    for r in engine.generate(prompts, sampled, KEYS[: len(prompts)]):
-        senior = teacher_forced(scale_senior, r.prompt_ids, r.token_ids)
-        junior = teacher_forced(scale_small_junior, r.prompt_ids, r.token_ids)
-        want = [s if m else j for s, j, m in zip(senior, junior, r.authorship_mask, strict=True)]
-        assert max(abs(a - b) for a, b in zip(r.senior_logprobs, want, strict=True)) < LOGPROB_TOL
-        checked += sum(abs(s - j) > 10 * LOGPROB_TOL for s, j, m in zip(senior, junior, r.authorship_mask) if not m)
-    assert checked > 0
+    assert_processed_logprobs_are_the_authors(engines, scale_senior, scale_small_junior, prompts)
 
 
 def test_shared_refuses_a_smaller_junior_and_points_at_split(scale_senior, scale_small_junior):
