@@ -50,7 +50,8 @@ report_finished() {  # print each finished file's output once
     case "$printed" in *" $file "*) continue ;; esac
     printed="$printed$file "
     rc="$(cat "$rc_file")"
-    echo "== $file ($(cat "$log.seconds" 2>/dev/null || echo '?') s)"
+    # on a line of its own: a vLLM file's exit noise may end without a newline
+    printf '\n== %s (%s s)\n' "$file" "$(cat "$log.seconds" 2>/dev/null || echo '?')"
     cat "$log.out"
     [ "$rc" = 0 ] || [ "$rc" = 5 ] || status=$rc
   done
