@@ -20,7 +20,6 @@ from dataclasses import dataclass
 
 from tandem.errors import TandemError
 
-KINDS = ("frozen", "sync", "ema")
 FORMS = "frozen, sync:K (an integer K >= 1) or ema:BETA (a number in [0, 1))"
 
 

@@ -25,7 +25,6 @@ Shapes: B = responses, T = padded target length, S = padded response length.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
 
 import torch
 
@@ -54,8 +53,6 @@ class PartnerRewardConfig:
     logprob_min: float | None = None
     kl_mean: float | None = None
     kl_max: float | None = None
-
-    COEFFICIENTS: ClassVar[tuple[str, ...]] = TERMS
 
     def __post_init__(self) -> None:
         if self.preset not in PRESETS:
