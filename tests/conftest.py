@@ -81,6 +81,16 @@ def tiny_dir_small(tmp_path_factory) -> Path:
 
 # Float64 engine fixtures (tests/test_engine*.py): the zoo's tokenizer, a senior (seed 0),
 # a junior with other weights (seed 1), and four prompts of different lengths.
+@pytest.fixture(scope="session")
+def quick_demo(tmp_path_factory) -> Path:
+    """`tandem-rlvr demo --quick`, run once per session (seed 0); tests that write into it copy it first."""
+    from tandem_app.commands.cli import main
+
+    out = tmp_path_factory.mktemp("demo") / "quick"
+    assert main(["demo", "--quick", "--out", str(out), "--no-progress"]) == 0
+    return out
+
+
 @pytest.fixture(scope="module")
 def tok(tiny_dir):
     from tandem.models import load_tokenizer

@@ -8,6 +8,7 @@ One quick end-to-end run trains two variants and writes the table.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -73,8 +74,12 @@ def test_an_unknown_variant_is_refused_before_any_work(tmp_path):
     assert not any(tmp_path.iterdir())
 
 
-def test_a_quick_partner_run_trains_two_variants_and_writes_the_table(tmp_path):
+def test_a_quick_partner_run_trains_two_variants_and_writes_the_table(quick_demo, tmp_path):
+    """On a copy of the session's quick demo (seed 0), whose finished phases the partner run reuses."""
+    shutil.copytree(quick_demo, tmp_path / "seed-0")
+    trained = json.loads((quick_demo / "timings.json").read_text())
     assert main(["demo", "--quick", "--out", str(tmp_path), "--partner", "weaker", "ema", "--no-progress"]) == 0
+    assert json.loads((tmp_path / "seed-0" / "timings.json").read_text()) == trained  # the demo was not retrained
     table = (tmp_path / "partner.md").read_text()
     for needle in ("## handoff to weaker junior", "TRL, weaker junior", f"TRL, {EMA}", "senior - GRPO, paired"):
         assert needle in table

@@ -4,19 +4,9 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from tandem_app.commands.cli import main
 
 PHASES = ("build_tiny", "sft", "train_tandem", "train_grpo", "eval")
-
-
-@pytest.fixture(scope="module")
-def quick_demo(tmp_path_factory):
-    out = tmp_path_factory.mktemp("demo") / "quick"
-    rc = main(["demo", "--quick", "--out", str(out), "--no-progress"])
-    assert rc == 0
-    return out
 
 
 def test_quick_demo_writes_report_figures_and_results(quick_demo):

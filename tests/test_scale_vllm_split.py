@@ -2,11 +2,16 @@
 
 Scale lane (vLLM's CPU build runs tensor parallelism across processes; on CUDA it needs two
 GPUs). Under greedy decoding in float32 a split engine must emit the reference engine's
-tokens and authorship masks exactly, for every selection strategy, with a junior of other
-weights and with a smaller junior of another shape, and several samples per prompt; solo requests equal the senior alone; the
-log-probabilities mean what vllm_source/README.md says (raw: the senior's of every emitted
-token; processed: the author's), checked against teacher-forced HF models; refusals are
-those of the shared engine, and bad split settings fail before any engine starts.
+tokens and authorship masks exactly, for every selection strategy, with a smaller junior of
+another shape and other weights, and several samples per prompt; with a junior of the
+senior's shape (other weights) for the paper's `word` strategy; solo requests equal the
+senior alone; the log-probabilities mean what vllm_source/README.md says (raw: the senior's
+of every emitted token; processed: the author's), checked against teacher-forced HF models;
+refusals are those of the shared engine, and bad split settings fail before any engine starts.
+
+Each split engine costs about 30 s here (two worker processes), so the strategy sweep runs once,
+with the smaller junior: the strategies' code is the same for any junior, and the smaller one
+also differs in every attention dimension. The same-shape junior keeps the paper's strategy.
 """
 
 from __future__ import annotations
@@ -131,14 +136,16 @@ def teacher_forced(model_dir, prompt: list[int], tokens: list[int]) -> list[floa
     return logp.gather(1, torch.tensor(tokens, device=DEVICE)[:, None])[:, 0].tolist()
 
 
-# Sorted so that "word" runs last and its engine serves the tests below it.
-@pytest.mark.parametrize("strategy", sorted(REGISTRY))
-def test_split_greedy_tokens_and_masks_equal_the_reference_engine(
-    strategy, engines, scale_senior, scale_junior, tokenizer, prompts
-):
-    got = assert_split_equals_the_reference(engines, scale_senior, scale_junior, strategy, tokenizer, prompts)
-    if cfg_for(strategy, scale_junior).uses_coins:  # several samples of one prompt: each its own key, its own coins
-        assert any(got[i].authorship_mask != got[i + 1].authorship_mask for i in range(0, len(got), SAMPLES))
+def test_split_greedy_tokens_and_masks_equal_the_reference_engine(engines, scale_senior, scale_junior, tokenizer,
+                                                                   prompts):
+    """A junior of the senior's shape and other weights, the paper's strategy; its engine serves the tests below."""
+    got = assert_split_equals_the_reference(engines, scale_senior, scale_junior, "word", tokenizer, prompts)
+    assert_samples_draw_their_own_coins(got)
+
+
+def assert_samples_draw_their_own_coins(got) -> None:
+    """Several samples of one prompt: each its own key, so its own coins and its own authorship mask."""
+    assert any(got[i].authorship_mask != got[i + 1].authorship_mask for i in range(0, len(got), SAMPLES))
 
 
 def assert_split_equals_the_reference(engines, senior, junior, strategy, tokenizer, prompts):
@@ -179,10 +186,6 @@ def test_split_refuses_what_the_shared_engine_refuses(engines, scale_senior, sca
     params = vllm.SamplingParams(max_tokens=4, n=2, extra_args={"tandem_request_key": 7})
     with pytest.raises(validation_error_type(), match="n=1"):
         llm.generate([{"prompt_token_ids": [1, 2, 3]}], params, use_tqdm=False)
-
-
-def test_split_processed_logprobs_are_the_authors(engines, scale_senior, scale_junior, prompts):
-    assert_processed_logprobs_are_the_authors(engines, scale_senior, scale_junior, prompts)
 
 
 def assert_processed_logprobs_are_the_authors(engines, senior_dir, junior_dir, prompts):
@@ -234,10 +237,13 @@ def test_split_with_a_smaller_junior_equals_the_reference_engine(
     strategy, engines, scale_senior, scale_small_junior, tokenizer, prompts
 ):
     """Other depth, width, query heads and KV heads (tandem.zoo.SMALL_SHAPE), one vocabulary: same tokens and masks."""
-    assert_split_equals_the_reference(engines, scale_senior, scale_small_junior, strategy, tokenizer, prompts)
+    got = assert_split_equals_the_reference(engines, scale_senior, scale_small_junior, strategy, tokenizer, prompts)
+    if cfg_for(strategy, scale_small_junior).uses_coins:
+        assert_samples_draw_their_own_coins(got)
 
 
 def test_split_with_a_smaller_junior_reports_the_authors_logprobs(engines, scale_senior, scale_small_junior, prompts):
+    """processed_logprobs: each sampled token's log-prob is its author's (the junior's from rank 1)."""
     assert_processed_logprobs_are_the_authors(engines, scale_senior, scale_small_junior, prompts)
 
 
