@@ -37,6 +37,7 @@ from __future__ import annotations
 import copy
 import inspect
 import os
+import time
 from dataclasses import dataclass, field
 
 import torch
@@ -218,7 +219,8 @@ class TandemRolloutFunc:
         Pass it beside the verifier's (`reward_funcs=[grader_reward, rollout.partner_reward_func()]`):
         TRL sums them, so each row's reward is verifier + weight * score. The gold is the
         dataset's `answer` or `solution` column (`partner_reward.target`); the unweighted score
-        and each term are logged as `partner_score` and `partner_score/<term>`.
+        and each term are logged as `partner_score` and `partner_score/<term>`, and the seconds
+        the score took as `time_partner` (as the embedded trainer logs it).
         """
         cfg = self.partner_reward
         if not cfg.enabled:
@@ -226,6 +228,7 @@ class TandemRolloutFunc:
                               "weight > 0 to get its reward function")
 
         def partner_score(completions, tandem_rollout, log_metric=None, **columns) -> list[float]:
+            t0 = time.perf_counter()
             golds = columns.get(cfg.target)
             if golds is None:
                 raise TandemError(f"partner_reward.target={cfg.target} needs a '{cfg.target}' column in the dataset; "
@@ -236,7 +239,7 @@ class TandemRolloutFunc:
                                            rollouts, [str(g) for g in golds], self.sampling.logprob_temperature,
                                            scorer_wrote_with_engine=co_wrote)
             if log_metric is not None:
-                for name, value in step_metrics(terms, score).items():
+                for name, value in {**step_metrics(terms, score), "time_partner": time.perf_counter() - t0}.items():
                     log_metric(name, value)
             return (cfg.weight * score).tolist()
 

@@ -1,8 +1,10 @@
 """Benchmark: solo vs tandem generation on vLLM, measured side by side.
 
 Runs wherever vLLM runs (vLLM's CPU build in the scale venv, or a GPU). Builds two zoo
-models (untrained weights, identical shapes; EOS ignored so every response runs its full
-budget) and times `vllm.LLM.generate` on the same prompts for each placement:
+models (untrained weights; EOS ignored so every response runs its full budget) and times
+`vllm.LLM.generate` on the same prompts for each placement. The junior has the senior's shape,
+or with `--junior-size half` half its layers and half its query heads (KV heads and head size
+kept, as between Qwen3-0.6B and Qwen3-4B): about half its parameters, `split` only.
 
 - `solo`: the senior's own engine (always run: the baseline);
 - `shared`: the tandem engine with both models on the device (`vllm_source/model.py`);
@@ -21,21 +23,25 @@ writes reasoning steps) it also times the evaluation's two vLLM handoff routes
 
     .venv-scale/bin/python scripts/bench_vllm.py --out bench_vllm.json
     .venv-scale/bin/python scripts/bench_vllm.py --placement shared,split --size small --lengths 32 --out FILE.json
+    .venv-scale/bin/python scripts/bench_vllm.py --placement split --size small --junior-size half --out FILE.json
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import math
 import os
 import platform
 import statistics
 import tempfile
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 
 PLACEMENTS = ("shared", "split")
+JUNIOR_SIZES = ("same", "half")
 IDLE_S = 1.5  # pause before each timed run: vLLM's worker processes busy-poll for 1 s after their last step
 # Zoo model shapes (tandem.zoo.TinyModelConfig fields); "tiny" is the zoo's default.
 SIZES = {
@@ -58,8 +64,25 @@ def parse_args():
                    help="tandem placements to time beside solo, comma-separated: shared, split (default shared)")
     p.add_argument("--size", choices=sorted(SIZES), default="tiny",
                    help="model shape: tiny (~0.85M params, overhead-bound) or small (~27M, compute-bound on a CPU)")
+    p.add_argument("--junior-size", choices=JUNIOR_SIZES, default="same",
+                   help="same: the senior's shape; half: half its layers and query heads (needs --placement split)")
     p.add_argument("--quick", action="store_true", help="batch 16, length 64, 2 repeats")
     return p.parse_args()
+
+
+def junior_shape(senior: dict, size: str) -> dict:
+    """The junior's TinyModelConfig fields: the senior's, or half its layers and query heads."""
+    if size == "same":
+        return dict(senior)
+    return {**senior, "num_hidden_layers": senior["num_hidden_layers"] // 2,
+            "num_attention_heads": senior["num_attention_heads"] // 2}
+
+
+def parameter_count(model_dir: Path) -> int:
+    from safetensors import safe_open
+
+    with safe_open(str(model_dir / "model.safetensors"), "pt") as f:
+        return sum(math.prod(f.get_slice(name).get_shape()) for name in f.keys())
 
 
 def engine_kwargs() -> dict:
@@ -213,12 +236,18 @@ def main():
     placements = [p.strip() for p in args.placement.split(",") if p.strip()]
     if not placements or any(p not in PLACEMENTS for p in placements):
         raise SystemExit(f"--placement {args.placement!r}: a comma-separated list of {', '.join(PLACEMENTS)}")
+    if args.junior_size != "same" and placements != ["split"]:
+        raise SystemExit(f"--junior-size {args.junior_size} needs --placement split: placement shared refuses a "
+                         "junior with other head counts")
     from tandem.zoo import TinyModelConfig
 
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
-        shape = TinyModelConfig(**SIZES[args.size])
-        paths = [build_tiny(Path(tmp) / f"s{s}", seed=s, cfg=shape) for s in (0, 1)]
+        senior_shape = {**asdict(TinyModelConfig()), **SIZES[args.size]}
+        shapes = [senior_shape, junior_shape(senior_shape, args.junior_size)]
+        paths = [build_tiny(Path(tmp) / f"s{s}", seed=s, cfg=TinyModelConfig(**shape)) for s, shape in enumerate(shapes)]
+        params = [parameter_count(path) for path in paths]
+        print(f"senior {params[0]:,} parameters, junior {params[1]:,} ({params[1] / params[0]:.2f}x)", flush=True)
         runs = rollout_runs(paths, load_tokenizer(paths[0]), args.batches, args.lengths, args.repeats, placements)
     ratios = {p: {f'b{r["batch"]}/t{r["max_new_tokens"]}': r["ratio_over_solo"] for r in runs
                   if r["placement"] == p and "ratio_over_solo" in r} for p in placements}
@@ -227,6 +256,9 @@ def main():
         "model": f"zoo Qwen3 '{args.size}' {SIZES[args.size] or 'default shape'}, float32, untrained weights, "
                  "EOS ignored; eager; solo and shared in-process (executor uni), split on 2 worker processes "
                  "(executor mp); with split, solo also on 1 worker process (solo-mp)",
+        "junior_size": args.junior_size,
+        "junior_shape": shapes[1],
+        "parameters": {"senior": params[0], "junior": params[1]},
         "runs": runs,
         "ratios_over_solo": ratios,
     }

@@ -380,6 +380,7 @@ def test_two_steps_with_the_partner_score_log_it_beside_the_verifier(tiny_dir, t
     for h in logged:
         assert all(math.isfinite(h[k]) for k in [METRIC, *(f"{METRIC}/{t}" for t in TERMS)])
         assert h[f"rewards/{METRIC}/mean"] == pytest.approx(0.1 * h[METRIC], rel=1e-4, abs=1e-6)
+        assert 0 < h["time_partner"] < h["step_time"]  # TRL times the whole step, the score is a part
     if solo:  # the first batch is written before any update, by a senior equal to the base that scores it
         assert abs(logged[0][f"{METRIC}/kl_mean"]) < 1e-4
 
