@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Both DeepScaleR launchers, for real, at tiny scale on CPU: 2 GRPO steps each, then a third
 # step resumed from the checkpoint, then one summary line and DIR/summary.json. The tandem
-# launcher runs twice: placement shared (run `tandem`) and split (run `tandem_split`: senior
-# and junior on two tensor-parallel ranks of one rollout replica, two processes on CPU).
+# launcher runs twice: placement shared with a rollout of two tensor-parallel ranks, each
+# holding half of the senior and half of the self-paired junior (run `tandem`), and placement
+# split with a smaller junior of another shape (run `tandem_split`: the senior on rank 0, the
+# junior on rank 1 of one rollout replica, two processes on CPU).
 #
-#   bash scripts/scale_smoke.sh --out DIR [--base DIR] [--only tandem|tandem_split|vanilla] [--prepare-only]
+#   bash scripts/scale_smoke.sh --out DIR [--base DIR] [--split-junior MODEL] [--only tandem|tandem_split|vanilla]
+#                               [--prepare-only]
 #
 # What runs is the real stack: verl 0.9.1's trainer on Ray, its FSDP2 actor, its vLLM
 # rollout server (vLLM's CPU build; the tandem engine for the tandem run), weight syncs
@@ -16,7 +19,9 @@
 # The senior is a tiny base SFT'd on a one-operation version of the synthetic task
 # (tandem_app.train.tiny_base, built under DIR/base unless --base names one), so rewards vary
 # and GRPO has non-zero advantages; the parquet files come from scripts/prepare_deepscaler.py
-# on that task's local JSONL files.
+# on that task's local JSONL files. The split run's junior is --split-junior (a model
+# directory), else a tiny base of the zoo's small shape (tandem.zoo.SMALL_SHAPE: other depth,
+# width, query and KV heads; the same tokenizer) built under DIR/junior-small.
 #
 # Output: DIR/<run>/launch-{1,2}.log, metrics-{1,2}.jsonl (verl's file logger), trace.jsonl
 # (tandem: one line per response, tandem_verl.agent_loop), checkpoints under
@@ -26,14 +31,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO="$(pwd)"
-OUT="" BASE="" ONLY="" PREPARE_ONLY=""
+OUT="" BASE="" SPLIT_JUNIOR="" ONLY="" PREPARE_ONLY=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) OUT="$2"; shift 2 ;;
     --base) BASE="$2"; shift 2 ;;
+    --split-junior) SPLIT_JUNIOR="$2"; shift 2 ;;
     --only) ONLY="$2"; shift 2 ;;
     --prepare-only) PREPARE_ONLY=1; shift ;;
-    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "error: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -54,13 +60,27 @@ python scripts/prepare_deepscaler.py --out "$OUT/data" --train "$BASE/task_train
 
 if [ -n "$PREPARE_ONLY" ]; then echo "[smoke] prepared $BASE and $OUT/data"; exit 0; fi
 
+if [ -z "$ONLY" ] || [ "$ONLY" = tandem_split ]; then
+  if [ -z "$SPLIT_JUNIOR" ]; then
+    echo "[smoke] smaller junior in $OUT/junior-small"
+    python -m tandem_app.train.tiny_base --out "$OUT/junior-small" --shape small --seed 2 --steps 80 >/dev/null
+    SPLIT_JUNIOR="$OUT/junior-small/model"
+  fi
+  [ -f "$SPLIT_JUNIOR/config.json" ] || { echo "error: --split-junior $SPLIT_JUNIOR holds no config.json; pass a model directory" >&2; exit 2; }
+fi
+
 launch() {  # launch RUN N STEPS: one launcher process (scripts/scale/smoke_launch.sh), retried once if its port was taken
   local run="$1" n="$2" steps="$3" dir="$OUT/$1"
   for attempt in 1 2; do
     rm -f "$dir/metrics-$n.jsonl"
     local t0=$SECONDS rc=0
-    timeout -s INT -k 60 "${SMOKE_TIMEOUT:-900}" bash scripts/scale/smoke_launch.sh "$OUT" "$BASE/model" "$run" "$n" "$steps" \
-      > "$dir/launch-$n.log" 2>&1 || rc=$?
+    local run_env=()  # the tandem run at rollout TP=2; the split run with the smaller junior
+    case "$run" in
+      tandem) run_env=(SMOKE_ROLLOUT_TP=2 JUNIOR_MODEL="$BASE/model") ;;
+      tandem_split) run_env=(JUNIOR_MODEL="$SPLIT_JUNIOR") ;;
+    esac
+    env "${run_env[@]}" timeout -s INT -k 60 "${SMOKE_TIMEOUT:-900}" \
+      bash scripts/scale/smoke_launch.sh "$OUT" "$BASE/model" "$run" "$n" "$steps" > "$dir/launch-$n.log" 2>&1 || rc=$?
     echo "$((SECONDS - t0))" > "$dir/launch-$n.seconds"
     if [ "$rc" = 0 ]; then return 0; fi
     if [ "$attempt" = 1 ] && grep -qE "EADDRINUSE|Address already in use" "$dir/launch-$n.log"; then

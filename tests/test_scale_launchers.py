@@ -150,11 +150,12 @@ def test_cpu_overrides_compose_onto_the_launchers_arguments(argvs):
     assert cfg.actor_rollout_ref.model.override_config.attn_implementation == "sdpa"
 
 
-@pytest.mark.parametrize("device, gpus", [("cpu", "1"), ("gpu", "1"), ("gpu", "2")])
-def test_the_smoke_launch_composes_into_a_valid_tandem_config(tmp_path, device, gpus):
+@pytest.mark.parametrize("device, gpus, tp, workers", [("cpu", "1", "1", 1), ("gpu", "1", "1", 1), ("gpu", "2", "1", 2),
+                                                      ("cpu", "1", "2", 2)])
+def test_the_smoke_launch_composes_into_a_valid_tandem_config(tmp_path, device, gpus, tp, workers):
     """scripts/scale/smoke_launch.sh (the CPU smoke, the crash test and gpu_check.sh's launcher runs)."""
     script = REPO / "scripts" / "scale" / "smoke_launch.sh"
-    env = {"SMOKE_DEVICE": device, "SMOKE_N_GPUS": gpus}
+    env = {"SMOKE_DEVICE": device, "SMOKE_N_GPUS": gpus, "SMOKE_ROLLOUT_TP": tp, "JUNIOR_MODEL": "Qwen/Qwen3-1.7B"}
     stub = tmp_path / "bin" / "python"
     stub.parent.mkdir()
     stub.write_text('#!/usr/bin/env bash\nprintf "%s\\n" "$@" > "$ARGV_OUT"\n')
@@ -171,7 +172,15 @@ def test_the_smoke_launch_composes_into_a_valid_tandem_config(tmp_path, device, 
     from verl.utils.config import validate_config
 
     validate_config(config=cfg, use_reference_policy=need_reference_policy(cfg), use_critic=need_critic(cfg))
-    assert cfg.trainer.n_gpus_per_node == int(gpus) and cfg.trainer.total_training_steps == 2
-    assert cfg.actor_rollout_ref.model.path == "Qwen/Qwen3-0.6B"
+    assert cfg.trainer.n_gpus_per_node == workers and cfg.trainer.total_training_steps == 2
+    assert cfg.actor_rollout_ref.rollout.tensor_model_parallel_size == int(tp)
+    assert cfg.actor_rollout_ref.model.path == "Qwen/Qwen3-0.6B" and cfg.tandem.junior_model == "Qwen/Qwen3-1.7B"
     assert (cfg.trainer.device == "cpu") == (device == "cpu")
     assert cfg.data.max_response_length == (64 if device == "cpu" else 512)
+
+
+def test_a_tensor_parallel_smoke_rollout_is_for_the_tandem_run_only(tmp_path):
+    script = REPO / "scripts" / "scale" / "smoke_launch.sh"
+    res = subprocess.run(["bash", str(script), str(tmp_path), "m", "vanilla", "1", "2"], capture_output=True, text=True,
+                         env={**os.environ, "SMOKE_ROLLOUT_TP": "2"}, timeout=60)
+    assert res.returncode == 2 and "SMOKE_ROLLOUT_TP=2 is for RUN tandem" in res.stderr

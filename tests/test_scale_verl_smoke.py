@@ -1,8 +1,10 @@
 """Both DeepScaleR launchers, run for real on CPU at tiny scale (`scripts/scale_smoke.sh`).
 
-The tandem launcher runs twice: `tandem` (placement shared) and `tandem_split` (placement
-split: one rollout replica of two tensor-parallel ranks, the senior on rank 0 and the
-junior on rank 1, two worker processes here).
+The tandem launcher runs twice: `tandem` (placement shared, a rollout of two tensor-parallel
+ranks each holding half of the senior and half of the self-paired junior: the first thing to
+try on two GPUs) and `tandem_split` (placement split: one rollout replica of two ranks, the
+senior on rank 0 and a smaller junior of another shape, `tandem.zoo.SMALL_SHAPE`, on rank 1).
+Both have two worker processes here.
 
 Runs in the scale lane and skips where vLLM is not installed. One module fixture runs
 the smoke: each launcher for 2 GRPO steps with verl's real trainer, FSDP2 actor, vLLM
@@ -30,12 +32,12 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def smoke(scale_senior, tmp_path_factory) -> dict:
+def smoke(scale_senior, scale_small_junior, tmp_path_factory) -> dict:
     out = tmp_path_factory.mktemp("scale-smoke")
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
     proc = subprocess.run(["bash", str(REPO / "scripts" / "scale_smoke.sh"), "--out", str(out),
-                           "--base", str(scale_senior.parent)], env=env, capture_output=True, text=True,
-                          timeout=3600)
+                           "--base", str(scale_senior.parent), "--split-junior", str(scale_small_junior)],
+                          env=env, capture_output=True, text=True, timeout=3600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
     assert "scale smoke |" in proc.stdout
     return json.loads((out / "summary.json").read_text())["runs"]
@@ -53,10 +55,22 @@ def test_each_launcher_trains_two_steps_and_resumes_a_third_from_its_checkpoint(
     assert r["checkpoint_steps"] == [2, 3]
 
 
-@pytest.mark.parametrize(("run", "placement", "tp"), [("tandem", "shared", 1), ("tandem_split", "split", 2),
+@pytest.mark.parametrize(("run", "placement", "tp"), [("tandem", "shared", 2), ("tandem_split", "split", 2),
                                                    ("vanilla", "solo", 1)])
 def test_the_summary_reports_each_runs_placement(smoke, run, placement, tp):
     assert smoke[run]["placement"] == placement and smoke[run]["rollout_tensor_parallel_size"] == tp
+    assert smoke[run]["engine_workers"] == 2 * tp  # one report per vLLM worker, from each of the two launches
+
+
+def test_the_split_run_pairs_the_senior_with_a_smaller_junior(smoke, scale_senior, scale_small_junior):
+    """tandem.junior_model of another shape: fewer layers, query heads and KV heads, one vocabulary."""
+    senior = json.loads((scale_senior / "config.json").read_text())
+    junior = json.loads((Path(smoke["tandem_split"]["junior_model"]) / "config.json").read_text())
+    assert Path(smoke["tandem_split"]["junior_model"]) == scale_small_junior
+    assert Path(smoke["tandem"]["junior_model"]) == scale_senior  # the shared run stays self-paired
+    for key in ("num_hidden_layers", "num_attention_heads", "num_key_value_heads"):
+        assert junior[key] < senior[key], key
+    assert junior["vocab_size"] == senior["vocab_size"]
 
 
 @pytest.mark.parametrize("run", TANDEM_RUNS)
@@ -121,5 +135,4 @@ def test_both_arms_report_one_vllm_and_the_same_v1_model_runner_read_from_their_
              for run in RUNS}
     assert len(set(kinds.values())) == 1, kinds
     assert smoke["vanilla"]["model_runner"] == "v1" and vllm.__version__.startswith(smoke["vanilla"]["vllm_version"])
-    assert smoke["tandem_split"]["engine_workers"] == 2 * smoke["tandem"]["engine_workers"]  # one per TP rank
     assert all(smoke[run]["runner_env"] == ["0"] for run in RUNS)  # the launchers' pin reached every worker

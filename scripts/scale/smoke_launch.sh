@@ -10,10 +10,13 @@
 # each rollout worker reports: vllm_source/runner.py), hydra-N/ and the checkpoints under ckpt/RUN.
 # MODEL is the senior (a path or a hub name). RUN is tandem, tandem_split (the tandem launcher
 # with tandem.placement=split: one rollout replica over two workers, senior on tensor-parallel
-# rank 0, junior on rank 1), vanilla or kl_reg (the KL ablation, KL_COEF default 0.001); STEPS is trainer.total_training_steps; extra overrides
-# go last. Output goes to stdout.
+# rank 0, junior on rank 1), vanilla or kl_reg (the KL ablation, KL_COEF default 0.001); STEPS
+# is trainer.total_training_steps; extra overrides go last. Output goes to stdout.
 # Environment: SMOKE_DEVICE=cpu (default: verl/cpu_overrides.sh, one worker) or gpu
-# (SMOKE_N_GPUS GPUs, default 1, and room for a real model's prompts and answers).
+# (SMOKE_N_GPUS GPUs, default 1, and room for a real model's prompts and answers);
+# JUNIOR_MODEL, the tandem runs' junior (default: the senior, self-paired); SMOKE_ROLLOUT_TP,
+# the `tandem` run's rollout tensor-parallel size, 1 (default) or 2 (two workers, each
+# holding half of the senior and half of the junior).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 [ $# -ge 5 ] || { echo "error: usage: smoke_launch.sh OUT MODEL RUN N STEPS [key=value ...]" >&2; exit 2; }
@@ -35,7 +38,13 @@ case "${SMOKE_DEVICE:-cpu}" in
                    actor_rollout_ref.rollout.gpu_memory_utilization=0.5) ;;
   *) echo "error: SMOKE_DEVICE must be cpu or gpu, not $SMOKE_DEVICE" >&2; exit 2 ;;
 esac
-if [ "$RUN" = tandem_split ]; then  # two workers (on CPU: two processes, one fake Ray GPU each)
+TP="${SMOKE_ROLLOUT_TP:-1}"
+case "$TP" in 1|2) ;; *) echo "error: SMOKE_ROLLOUT_TP must be 1 or 2, not $TP" >&2; exit 2 ;; esac
+if [ "$TP" = 2 ] && [ "$RUN" != tandem ]; then
+  echo "error: SMOKE_ROLLOUT_TP=2 is for RUN tandem (tandem_split always has 2 ranks), not $RUN" >&2; exit 2
+fi
+[ "$TP" = 1 ] || PLACEMENT_ARGS=(actor_rollout_ref.rollout.tensor_model_parallel_size=2)
+if [ "$RUN" = tandem_split ] || [ "$TP" = 2 ]; then  # two workers (on CPU: two processes, one fake Ray GPU each)
   GPUS=2
   [ "${SMOKE_DEVICE:-cpu}" = gpu ] || DEVICE_ARGS+=(ray_kwargs.ray_init.num_gpus=2 trainer.n_gpus_per_node=2)
 fi

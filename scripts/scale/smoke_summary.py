@@ -16,8 +16,8 @@ whose time includes vLLM's warm-up), and the evidence the tests check: gated jun
 tokens, gradient norms, rewards, validation accuracy, the trace's split into training and
 (solo) validation responses, checkpoint steps and wall times; `placement` (`shared` or
 `split` for tandem runs, `solo` for vanilla, from the launch's resolved Hydra config) with
-the rollout's tensor-parallel size; and, for tandem runs, the senior tokens' rollout-vs-
-trainer probability gap per step (`actor/tandem/senior_rollout_probs_diff_max`), which is
+the rollout's tensor-parallel size and `junior_model` (tandem runs); and, for tandem runs,
+the senior tokens' rollout-vs-trainer probability gap per step (`actor/tandem/senior_rollout_probs_diff_max`), which is
 small after every weight sync only if the sync reached the engine's senior; and, read from
 the rollout engine's own workers (`engines-N.jsonl`, which each vLLM worker writes when
 `$TANDEM_ENGINE_REPORT` names it: `vllm_source/runner.py`), `vllm_version`, `model_runner`
@@ -85,6 +85,7 @@ def placement(run_dir: Path) -> dict:
     return {
         "placement": tandem.get("placement", "shared") if tandem.get("enable") else "solo",
         "rollout_tensor_parallel_size": cfg["actor_rollout_ref"]["rollout"]["tensor_model_parallel_size"],
+        "junior_model": tandem.get("junior_model") if tandem.get("enable") else None,
     }
 
 
