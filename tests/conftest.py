@@ -83,11 +83,21 @@ def tiny_dir_small(tmp_path_factory) -> Path:
 # a junior with other weights (seed 1), and four prompts of different lengths.
 @pytest.fixture(scope="session")
 def quick_demo(tmp_path_factory) -> Path:
-    """`tandem-rlvr demo --quick`, run once per session (seed 0); tests that write into it copy it first."""
+    """`tandem-rlvr demo --quick` (seed 0), run once per test run: pytest-xdist's workers share the
+    directory above their own basetemp, and the first to get the lock builds it. Read-only for tests:
+    one that writes into a demo copies it first."""
+    from filelock import FileLock
+
     from tandem_app.commands.cli import main
 
-    out = tmp_path_factory.mktemp("demo") / "quick"
-    assert main(["demo", "--quick", "--out", str(out), "--no-progress"]) == 0
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # this run's directory, shared by its workers (theirs are popen-gwN below it)
+    out, done = root / "quick-demo" / "quick", root / "quick-demo.done"
+    with FileLock(str(root / "quick-demo.lock")):
+        if not done.is_file():
+            assert main(["demo", "--quick", "--out", str(out), "--no-progress"]) == 0
+            done.touch()
     return out
 
 

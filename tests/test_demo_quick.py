@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 from tandem_app.commands.cli import main
 
@@ -69,12 +70,13 @@ def test_quick_demo_trains_both_methods_on_the_same_problems(quick_demo):
     assert differ == {"method", "out"}
 
 
-def test_demo_rerun_reuses_finished_phases(quick_demo):
-    before = json.loads((quick_demo / "timings.json").read_text())
-    model = quick_demo / "tandem" / "model" / "model.safetensors"
+def test_demo_rerun_reuses_finished_phases(quick_demo, tmp_path):
+    demo = shutil.copytree(quick_demo, tmp_path / "quick")  # the session's demo stays as it was built
+    before = json.loads((demo / "timings.json").read_text())
+    model = demo / "tandem" / "model" / "model.safetensors"
     mtime = model.stat().st_mtime_ns
-    assert main(["demo", "--quick", "--out", str(quick_demo), "--no-progress"]) == 0
-    assert json.loads((quick_demo / "timings.json").read_text()) == before
+    assert main(["demo", "--quick", "--out", str(demo), "--no-progress"]) == 0
+    assert json.loads((demo / "timings.json").read_text()) == before
     assert model.stat().st_mtime_ns == mtime
 
 
