@@ -45,6 +45,9 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$OUT" ] || { echo "error: --out DIR is required (see --help)" >&2; exit 2; }
 case "$ONLY" in ""|tandem|tandem_split|vanilla) ;; *) echo "error: --only takes tandem, tandem_split or vanilla" >&2; exit 2 ;; esac
+if [ -n "$SPLIT_JUNIOR" ] && [ ! -f "$SPLIT_JUNIOR/config.json" ]; then
+  echo "error: --split-junior $SPLIT_JUNIOR holds no config.json; pass a model directory" >&2; exit 2
+fi
 mkdir -p "$OUT"; OUT="$(cd "$OUT" && pwd)"
 VENV="${SCALE_VENV:-$REPO/.venv-scale}"
 if [ -x "$VENV/bin/python" ]; then export PATH="$VENV/bin:$PATH"; fi
@@ -66,7 +69,6 @@ if [ -z "$ONLY" ] || [ "$ONLY" = tandem_split ]; then
     python -m tandem_app.train.tiny_base --out "$OUT/junior-small" --shape small --seed 2 --steps 80 >/dev/null
     SPLIT_JUNIOR="$OUT/junior-small/model"
   fi
-  [ -f "$SPLIT_JUNIOR/config.json" ] || { echo "error: --split-junior $SPLIT_JUNIOR holds no config.json; pass a model directory" >&2; exit 2; }
 fi
 
 launch() {  # launch RUN N STEPS: one launcher process (scripts/scale/smoke_launch.sh), retried once if its port was taken

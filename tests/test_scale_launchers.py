@@ -184,3 +184,11 @@ def test_a_tensor_parallel_smoke_rollout_is_for_the_tandem_run_only(tmp_path):
     res = subprocess.run(["bash", str(script), str(tmp_path), "m", "vanilla", "1", "2"], capture_output=True, text=True,
                          env={**os.environ, "SMOKE_ROLLOUT_TP": "2"}, timeout=60)
     assert res.returncode == 2 and "SMOKE_ROLLOUT_TP=2 is for RUN tandem" in res.stderr
+
+
+def test_the_smoke_refuses_a_split_junior_that_is_not_a_model_before_any_work(tmp_path):
+    out = tmp_path / "smoke"
+    res = subprocess.run(["bash", str(REPO / "scripts" / "scale_smoke.sh"), "--out", str(out), "--split-junior",
+                          str(tmp_path / "nothing-here")], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and "--split-junior" in res.stderr and "pass a model directory" in res.stderr
+    assert not out.exists()
