@@ -66,7 +66,8 @@ if [ -n "$PREPARE_ONLY" ]; then echo "[smoke] prepared $BASE and $OUT/data"; exi
 if [ -z "$ONLY" ] || [ "$ONLY" = tandem_split ]; then
   if [ -z "$SPLIT_JUNIOR" ]; then
     echo "[smoke] smaller junior in $OUT/junior-small"
-    python -m tandem_app.train.tiny_base --out "$OUT/junior-small" --shape small --seed 2 --steps 80 >/dev/null
+    python -c "import sys; from tandem_app.train.tiny_base import SMALL_JUNIOR, build_tiny_base
+build_tiny_base(sys.argv[1], SMALL_JUNIOR)" "$OUT/junior-small" >/dev/null  # the lane's recipe
     SPLIT_JUNIOR="$OUT/junior-small/model"
   fi
 fi

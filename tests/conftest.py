@@ -79,8 +79,6 @@ def tiny_dir_small(tmp_path_factory) -> Path:
     return out
 
 
-# Float64 engine fixtures (tests/test_engine*.py): the zoo's tokenizer, a senior (seed 0),
-# a junior with other weights (seed 1), and four prompts of different lengths.
 @pytest.fixture(scope="session")
 def quick_demo(tmp_path_factory) -> Path:
     """`tandem-rlvr demo --quick` (seed 0), run once per test run: pytest-xdist's workers share the
@@ -101,6 +99,8 @@ def quick_demo(tmp_path_factory) -> Path:
     return out
 
 
+# Float64 engine fixtures (tests/test_engine*.py): the zoo's tokenizer, a senior (seed 0),
+# a junior with other weights (seed 1), and four prompts of different lengths.
 @pytest.fixture(scope="module")
 def tok(tiny_dir):
     from tandem.models import load_tokenizer
@@ -157,4 +157,7 @@ def scale_junior(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def scale_small_junior(tmp_path_factory) -> Path:
     """A weaker junior of another size (tandem.zoo.SMALL_SHAPE), SFT'd on the same task and tokenizer."""
-    return _scale_base(tmp_path_factory, "junior-small-s2", seed=2, steps=80, shape="small")
+    from tandem_app.train.tiny_base import SMALL_JUNIOR
+
+    return _scale_base(tmp_path_factory, "junior-small-s2", seed=SMALL_JUNIOR.seed, steps=SMALL_JUNIOR.steps,
+                       shape=SMALL_JUNIOR.shape)

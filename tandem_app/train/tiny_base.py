@@ -66,6 +66,8 @@ def _small_shape():
 
 
 SHAPES = {"default": lambda: None, "small": _small_shape}  # None: the zoo's default shape
+# The scale lane's weaker junior of another size (tests/conftest.py, scripts/scale_smoke.sh's split run)
+SMALL_JUNIOR = TinyBaseConfig(seed=2, steps=80, shape="small")
 
 
 def build_tiny_base(out: str | Path, cfg: TinyBaseConfig | None = None, progress: bool = False) -> Path:
