@@ -2,7 +2,8 @@
 # Both DeepScaleR launchers, for real, at tiny scale on CPU: 2 GRPO steps each, then a third
 # step resumed from the checkpoint, then one summary line and DIR/summary.json. The tandem
 # launcher runs twice: placement shared with a rollout of two tensor-parallel ranks, each
-# holding half of the senior and half of the self-paired junior (run `tandem`), and placement
+# holding half of the senior and half of the self-paired junior, which follows the senior
+# (tandem.junior_update=ema:0.5, SMOKE_JUNIOR_UPDATE; run `tandem`), and placement
 # split with a smaller junior of another shape (run `tandem_split`: the senior on rank 0, the
 # junior on rank 1 of one rollout replica, two processes on CPU).
 #
@@ -27,7 +28,8 @@
 # (tandem: one line per response, tandem_verl.agent_loop), checkpoints under
 # DIR/<run>/ckpt, and DIR/summary.json: {"runs": {"tandem": {...}, "tandem_split": {...}, "vanilla": {...}}}.
 # Needs the scale venv (SCALE_VENV, default .venv-scale: `bash scripts/test_scale.sh --install-only`).
-# Environment: SMOKE_TIMEOUT seconds per launch (default 900).
+# Environment: SMOKE_TIMEOUT seconds per launch (default 900); SMOKE_JUNIOR_UPDATE, the `tandem`
+# run's tandem.junior_update (default ema:0.5; `frozen` is the paper's junior).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO="$(pwd)"
@@ -77,13 +79,15 @@ launch() {  # launch RUN N STEPS: one launcher process (scripts/scale/smoke_laun
   for attempt in 1 2; do
     rm -f "$dir/metrics-$n.jsonl"
     local t0=$SECONDS rc=0
-    local run_env=()  # the tandem run at rollout TP=2; the split run with the smaller junior
+    local run_env=() run_args=()  # the tandem run at rollout TP=2 with a moving junior; the split run with the smaller junior
     case "$run" in
-      tandem) run_env=(SMOKE_ROLLOUT_TP=2 JUNIOR_MODEL="$BASE/model") ;;
+      tandem) run_env=(SMOKE_ROLLOUT_TP=2 JUNIOR_MODEL="$BASE/model")
+              run_args=("tandem.junior_update=${SMOKE_JUNIOR_UPDATE:-ema:0.5}") ;;
       tandem_split) run_env=(JUNIOR_MODEL="$SPLIT_JUNIOR") ;;
     esac
     env "${run_env[@]}" timeout -s INT -k 60 "${SMOKE_TIMEOUT:-900}" \
-      bash scripts/scale/smoke_launch.sh "$OUT" "$BASE/model" "$run" "$n" "$steps" > "$dir/launch-$n.log" 2>&1 || rc=$?
+      bash scripts/scale/smoke_launch.sh "$OUT" "$BASE/model" "$run" "$n" "$steps" "${run_args[@]}" \
+      > "$dir/launch-$n.log" 2>&1 || rc=$?
     echo "$((SECONDS - t0))" > "$dir/launch-$n.seconds"
     if [ "$rc" = 0 ]; then return 0; fi
     if [ "$attempt" = 1 ] && grep -qE "EADDRINUSE|Address already in use" "$dir/launch-$n.log"; then

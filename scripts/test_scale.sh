@@ -30,13 +30,18 @@ export TANDEM_SCALE_CACHE="${TANDEM_SCALE_CACHE:-$(mktemp -d)}"   # tiny bases s
 JOBS="${SCALE_JOBS:-1}"
 case "$JOBS" in ''|*[!0-9]*|0) echo "error: SCALE_JOBS must be a positive integer, got '$JOBS'" >&2; exit 2 ;; esac
 LONGEST_FIRST=(verl_smoke crash_resume reproduce_paper_eval vllm_split ablation_kl vllm_gpu_defaults vllm_engine)
-LIGHT=(launchers prepare_data verl_agent_loop verl_classes verl_config verl_gate verl_reward vllm_backend)
+LIGHT=(verl_classes)
+# Files the main suite runs whole (no test needs vLLM; the same verl, transformers, torch and ray
+# in both venvs: scripts/scale/install.sh and pyproject.toml pin them): not run twice.
+# tests/test_lane_files.py checks that none of them asks for vLLM.
+IN_MAIN_SUITE=(launchers prepare_data verl_agent_loop verl_config verl_gate verl_reward vllm_backend)
 jobs_=()  # each entry: the test files of one pytest process, space-separated
 for name in "${LONGEST_FIRST[@]}"; do jobs_+=("tests/test_scale_$name.py"); done
-light=""
+light="" in_main=""
 for name in "${LIGHT[@]}"; do light="$light tests/test_scale_$name.py"; done
+for name in "${IN_MAIN_SUITE[@]}"; do in_main="$in_main tests/test_scale_$name.py"; done
 for file in tests/test_scale_*.py; do
-  case " ${jobs_[*]} $light " in *" $file "*) ;; *) jobs_+=("$file") ;; esac
+  case " ${jobs_[*]} $light $in_main " in *" $file "*) ;; *) jobs_+=("$file") ;; esac
 done
 jobs_+=("${light# }")
 LOGS="$(mktemp -d)"

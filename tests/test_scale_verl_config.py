@@ -118,10 +118,21 @@ def test_apply_tandem_refuses_unhonourable_settings(override):
 
 
 @pytest.mark.parametrize("rule", ["sync:4", "ema:0.99"])
-def test_a_junior_that_follows_the_senior_is_refused_on_verl_until_it_is_built(rule):
-    with pytest.raises(TandemError, match=f"tandem.junior_update={rule}: .* set tandem.junior_update=frozen"):
-        apply_tandem(tandem_config(f"tandem.junior_update={rule}"))
-    assert apply_tandem(tandem_config("tandem.junior_update=frozen")).process.junior_update == "frozen"
+def test_a_junior_that_follows_the_senior_is_wired_for_the_self_paired_shared_engine(rule):
+    t = apply_tandem(tandem_config(f"tandem.junior_update={rule}"))
+    assert t.process.junior_update == rule and t.process.placement == "shared"
+
+
+@pytest.mark.parametrize(("overrides", "message"), [
+    (["tandem.junior_model=/models/other"], "names another model; drop junior_model or set junior_update=frozen"),
+    (["tandem.placement=split", "actor_rollout_ref.rollout.tensor_model_parallel_size=2"],
+     "tandem.placement=split: .* set tandem.placement=shared or tandem.junior_update=frozen"),
+    (["actor_rollout_ref.rollout.data_parallel_size=2"], r"data_parallel_size=2: .*replicas instead \(data_parallel_size=1\)"),
+])
+def test_a_junior_that_follows_the_senior_is_refused_where_no_worker_holds_both(overrides, message):
+    with pytest.raises(TandemError, match=message):
+        apply_tandem(tandem_config("tandem.junior_update=sync:2", *overrides))
+    apply_tandem(tandem_config(*overrides))  # frozen: the same settings are fine
 
 
 @pytest.mark.parametrize("enable", ["true", "false"])

@@ -2,7 +2,7 @@
 
 The tandem launcher runs twice: `tandem` (placement shared, a rollout of two tensor-parallel
 ranks each holding half of the senior and half of the self-paired junior: the first thing to
-try on two GPUs) and `tandem_split` (placement split: one rollout replica of two ranks, the
+try on two GPUs; the junior follows the senior, `tandem.junior_update=ema:0.5`) and `tandem_split` (placement split: one rollout replica of two ranks, the
 senior on rank 0 and a smaller junior of another shape, `tandem.zoo.SMALL_SHAPE`, on rank 1).
 Both have two worker processes here.
 
@@ -60,6 +60,21 @@ def test_each_launcher_trains_two_steps_and_resumes_a_third_from_its_checkpoint(
 def test_the_summary_reports_each_runs_placement(smoke, run, placement, tp):
     assert smoke[run]["placement"] == placement and smoke[run]["rollout_tensor_parallel_size"] == tp
     assert smoke[run]["engine_workers"] == 2 * tp  # one report per vLLM worker, from each of the two launches
+
+
+def test_the_shared_runs_junior_follows_the_senior_by_ema_after_every_step_and_resumes_bit_exact(smoke):
+    """ema:0.5 in the rollout engines after each sync (each TP rank on its shard) halves the junior's distance to the
+    senior; each checkpoint holds both ranks' junior, and the resumed launch rebuilds step 2's junior bit for bit."""
+    r = smoke["tandem"]
+    assert r["junior_update"] == "ema:0.5" and r["junior_updated_per_step"] == [1, 1, 1]
+    before, after = r["junior_senior_max_abs_diff_before_per_step"], r["junior_senior_max_abs_diff_per_step"]
+    assert all(b > 0 for b in before)  # each step's update moved the senior away from the junior
+    assert all(a == pytest.approx(0.5 * b, rel=1e-3) for a, b in zip(after, before))
+    sums = r["junior_checksum_per_step"]
+    assert len(set(sums)) == 3  # the junior moved every step
+    assert r["junior_resumed_checksum"] == sums[1]  # step 2's junior, from checkpoint 2 (through step 1) + step 2's update
+    both_ranks = ["rank_0.pt", "rank_1.pt"]
+    assert r["junior_checkpoint_files"] == {"global_step_2": both_ranks, "global_step_3": both_ranks}
 
 
 def test_the_split_run_pairs_the_senior_with_a_smaller_junior(smoke, scale_senior, scale_small_junior):

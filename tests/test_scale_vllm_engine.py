@@ -138,11 +138,63 @@ def test_vllm_solo_requests_equal_the_senior_alone(scale_senior, scale_junior, t
 
 
 @pytest.fixture(scope="module")
-def word_llm(scale_senior, scale_junior):
-    engine = VLLMEngine(str(scale_senior), TandemConfig(junior_model=str(scale_junior)), **LLM_KWARGS)
-    yield engine.llm
-    del engine
-    gc.collect()
+def word_engine(scale_senior, scale_junior):
+    """An engine whose linear layers compute from their live weights on CPU, as verl's rollout servers do
+    (`vllm_source/cpu_weights.py`: the packed kernels would ignore a junior updated in place)."""
+    from vllm.model_executor.layers import utils
+
+    from vllm_source import cpu_weights
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(utils, "dispatch_cpu_unquantized_gemm", utils.dispatch_cpu_unquantized_gemm)  # undone after
+        cpu_weights.apply()
+        engine = VLLMEngine(str(scale_senior), TandemConfig(junior_model=str(scale_junior)), **LLM_KWARGS)
+        yield engine
+        del engine
+        gc.collect()
+
+
+@pytest.fixture(scope="module")
+def word_llm(word_engine):
+    return word_engine.llm
+
+
+def follower(model, rule: str):
+    """A `JuniorFollower` over the engine's own senior and junior (same shapes: `scale_junior` is the senior's
+    shape with other weights), as a verl rollout worker builds it for a self-paired junior."""
+    from vllm_source.junior_follow import JuniorFollower
+
+    return JuniorFollower(rule, model.junior, model.senior, model.junior_guard, self_paired=True)
+
+
+def test_the_junior_follows_the_senior_in_vllms_layout_and_comes_back_from_its_saved_state(
+    word_engine, scale_senior, scale_junior, tokenizer, prompts
+):
+    """sync:1 copies the senior into the junior inside the running engine (vLLM's fused, loaded parameters):
+    greedy team rollouts then equal the senior's solo ones; ema:0.5 halves the distance; restoring the saved
+    state brings back the reference engine's team rollouts exactly."""
+    llm = word_engine.llm
+    saved, synced = llm.apply_model(lambda m: (follower(m, "sync:1").state(), follower(m, "sync:1").follow(1)))[0]
+    assert synced["max_abs_diff_before"] > 0.01 and synced["max_abs_diff_after"] == 0.0 and synced["changed"] == 1
+    team = word_engine.generate(rows(prompts), GREEDY, KEYS)
+    solo = word_engine.generate(rows(prompts), GREEDY, KEYS, solo=True)
+    assert [t.token_ids for t in team] == [s.token_ids for s in solo]
+    assert any(0 in t.authorship_mask for t in team)  # the junior wrote, with the senior's weights
+
+    restored = llm.apply_model(lambda m: follower(m, "sync:1").restore(saved))[0]
+    assert restored["through"] == 0
+    half = llm.apply_model(lambda m: follower(m, "ema:0.5").follow(1))[0]
+    assert half["max_abs_diff_after"] == pytest.approx(0.5 * half["max_abs_diff_before"], rel=1e-6)
+    llm.apply_model(lambda m: follower(m, "sync:1").restore(saved))
+    want = reference(scale_senior, scale_junior, TandemConfig(junior_model=str(scale_junior)), tokenizer, prompts)
+    got = word_engine.generate(rows(prompts), GREEDY, KEYS)
+    assert [g.token_ids for g in got] == [w.token_ids for w in want]
+    assert [g.authorship_mask for g in got] == [w.authorship_mask for w in want]
+
+
+def test_a_frozen_engines_junior_refuses_to_follow(word_llm):
+    with pytest.raises(Exception, match="junior is frozen .* set tandem.junior_update to sync:K or ema:BETA"):
+        word_llm.apply_model(lambda m: m.junior_follower.follow(1))
 
 
 def test_vllm_refuses_a_request_without_a_key(word_llm):

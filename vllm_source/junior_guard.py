@@ -1,11 +1,12 @@
-"""`JuniorGuard`: the frozen junior stays as it was loaded, through weight syncs and sleeps.
+"""`JuniorGuard`: the junior changes only on its schedule, never through weight syncs and sleeps.
 
 Both tandem models (`model.py`, shared placement; `split.py`, split placement) hold one.
 It takes each junior parameter's float32 sum at the first step after loading (after
 vLLM's post-processing), checks the sums once per weight sync (a sync arrives as one
 `load_weights` call per bucket), and, when vLLM's sleep mode is on, keeps a host copy
 of the junior from which it restores what a level-2 sleep discarded
-(`model_spec/SCALE.md`, "Sleep mode and the junior").
+(`model_spec/SCALE.md`, "Sleep mode and the junior"). A junior that follows the senior
+(`junior_follow.py`) changes only through `rebase()`, which re-takes both.
 """
 
 from __future__ import annotations
@@ -44,6 +45,20 @@ class JuniorGuard:
             return
         self._checked = True
         self._check_or_restore()
+
+    def rebase(self) -> None:
+        """The junior was changed on its schedule (or restored from a checkpoint): fingerprint and host copy anew."""
+        self._fingerprint = tensor_sums(self._params())
+        if self._keep_host_copy:
+            self.keep_host_copy()
+        self._checked = True
+
+    def current(self) -> list[torch.Tensor]:
+        """The junior's tensors on the host: the host copy where one is kept (a level-2 sleep may have
+        discarded the device's), else copies of the parameters."""
+        if self._host is not None:
+            return [t.clone() for t in self._host]
+        return [p.detach().to("cpu", copy=True) for p in self._params()]
 
     def keep_host_copy(self) -> None:
         """Keep a host copy of the junior's weights (pinned where CUDA is), to restore after a level-2 sleep."""

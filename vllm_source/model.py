@@ -10,7 +10,8 @@ junior's in `handoff.SLOT` for `TandemLogitsProcessor`, which picks each row's a
 Weights: the senior's checkpoint is the engine's `model`; the junior's is declared as a
 `secondary_weights` source (prefix `junior.`), which vLLM's default loader streams after
 the senior's. Weight syncs from a trainer (senior names only) update the senior alone;
-the junior stays frozen. A junior with another vocabulary is refused.
+the junior changes only on the schedule of `tandem.junior_update` (frozen by default;
+`junior_follow.py`). A junior with another vocabulary is refused.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from vllm.config import VllmConfig  # noqa: E402
 
 from tandem.errors import TandemError  # noqa: E402
 from vllm_source.handoff import ALL_SENIOR, SLOT  # noqa: E402
+from vllm_source.junior_follow import JuniorFollower  # noqa: E402
 from vllm_source.junior_guard import JuniorGuard  # noqa: E402
 from vllm_source.pair_model import TandemPair  # noqa: E402
 from vllm_source.weights import split_stream  # noqa: E402
@@ -45,6 +47,8 @@ class TandemForCausalLM(TandemPair):
         # those tokens; with prefix caching a later tandem request could reuse those blocks.
         self._may_skip_junior_trunk = not vllm_config.cache_config.enable_prefix_caching
         self.junior_guard = JuniorGuard(self._junior_params, self._keep_junior_host_copy)
+        self.junior_follower = JuniorFollower(self.cfg.junior_update, self.junior, self.senior, self.junior_guard,
+                                              self_paired=self._junior_hf is self._hf_config)
 
     def forward(self, input_ids, positions, intermediate_tensors=None, inputs_embeds=None, **kwargs):
         self.check_token_ids_only(intermediate_tensors, inputs_embeds)

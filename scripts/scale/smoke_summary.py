@@ -16,7 +16,10 @@ whose time includes vLLM's warm-up), and the evidence the tests check: gated jun
 tokens, gradient norms, rewards, validation accuracy, the trace's split into training and
 (solo) validation responses, checkpoint steps and wall times; `placement` (`shared` or
 `split` for tandem runs, `solo` for vanilla, from the launch's resolved Hydra config) with
-the rollout's tensor-parallel size and `junior_model` (tandem runs); and, for tandem runs,
+the rollout's tensor-parallel size, `junior_model` and `junior_update` (tandem runs); for a
+junior that follows the senior, its per-step metrics (updated, checksum, largest distance to
+the senior before and after the update), the checksum after the resumed launch re-applied the
+checkpoint step's update, and the files under each checkpoint's `tandem_junior/`; and, for tandem runs,
 the senior tokens' rollout-vs-trainer probability gap per step (`actor/tandem/senior_rollout_probs_diff_max`), which is
 small after every weight sync only if the sync reached the engine's senior; and, read from
 the rollout engine's own workers (`engines-N.jsonl`, which each vLLM worker writes when
@@ -38,6 +41,7 @@ RUNS = ("tandem", "tandem_split", "vanilla")
 FRACTION = "actor/tandem/senior_token_fraction"
 GATED = "actor/tandem/gated_junior_tokens"
 SENIOR_GAP = "actor/tandem/senior_rollout_probs_diff_max"
+JUNIOR = "tandem/junior_"  # the metrics of a junior that follows the senior (tandem_verl.moving_junior)
 
 
 def read_metrics(path: Path) -> dict[int, dict]:
@@ -86,6 +90,21 @@ def placement(run_dir: Path) -> dict:
         "placement": tandem.get("placement", "shared") if tandem.get("enable") else "solo",
         "rollout_tensor_parallel_size": cfg["actor_rollout_ref"]["rollout"]["tensor_model_parallel_size"],
         "junior_model": tandem.get("junior_model") if tandem.get("enable") else None,
+        "junior_update": tandem.get("junior_update", "frozen") if tandem.get("enable") else None,
+    }
+
+
+def moving_junior(run_dir: Path, steps: dict[int, dict], resumed: dict[int, dict]) -> dict:
+    """What a junior that follows the senior logged (`tandem_verl.moving_junior`) and what its checkpoints hold."""
+    first_resumed = resumed[min(resumed)]
+    return {
+        "junior_updated_per_step": per_step(steps, JUNIOR + "updated"),
+        "junior_checksum_per_step": per_step(steps, JUNIOR + "checksum"),
+        "junior_senior_max_abs_diff_before_per_step": per_step(steps, JUNIOR + "senior_max_abs_diff_before"),
+        "junior_senior_max_abs_diff_per_step": per_step(steps, JUNIOR + "senior_max_abs_diff"),
+        "junior_resumed_checksum": first_resumed.get(JUNIOR + "resumed_checksum"),
+        "junior_checkpoint_files": {p.parent.name: sorted(f.name for f in p.iterdir())
+                                    for p in sorted((run_dir / "ckpt").glob("*/global_step_*/tandem_junior"))},
     }
 
 
@@ -120,8 +139,10 @@ def summarize_run(run_dir: Path, tandem: bool) -> dict:
     timed = [first[s]["timing_s/step"] for s in sorted(first)[1:]] + [resumed[s]["timing_s/step"]
                                                                         for s in sorted(resumed)[1:]]
     val = {k: v for m in steps.values() for k, v in m.items() if k.startswith("val-core/") and "/mean@" in k}
+    where = placement(run_dir)
     return {
-        **placement(run_dir),
+        **where,
+        **(moving_junior(run_dir, steps, resumed) if where["junior_update"] not in (None, "frozen") else {}),
         **engines(run_dir),
         "steps": len(first),
         "resumed_step": min(resumed),

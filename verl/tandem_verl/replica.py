@@ -10,6 +10,9 @@ every step instead (model_spec/SCALE.md, "Sleep mode and the junior"). Its vLLM
 workers load `tandem_verl.vllm_worker.TandemWorkerExtension`, so that
 verl's per-model patches reach both parts of `TandemForCausalLM`.
 
+With `tandem.junior_update` other than `frozen`, the trainer reaches the junior of every
+worker through `TandemvLLMHttpServer.tandem_junior` (`tandem_verl.moving_junior`).
+
 Imports vLLM through verl; only loaded by `trainer`'s replica loader.
 """
 
@@ -30,6 +33,14 @@ class TandemvLLMHttpServer(vLLMHttpServer):
 
     def _get_worker_extension_cls(self) -> str:
         return EXTENSION  # verl's extension, with its model patches reaching senior and junior
+
+    async def tandem_junior(self, method: str, *args) -> list:
+        """Run a `TandemWorkerExtension.tandem_junior_*` method on every worker of this engine; their results.
+
+        verl's own `collective_rpc` drops the results. vLLM's reaches the tensor-parallel workers
+        of one data-parallel shard: `tandem_verl.wiring` refuses a moving junior with rollout DP > 1.
+        """
+        return await self.engine.collective_rpc(method, args=args)
 
 
 class TandemvLLMReplica(vLLMReplica):

@@ -5,6 +5,9 @@
 - the hybrid actor/rollout worker becomes `TandemActorRolloutRefWorker` (senior gate);
 - verl's "vllm" rollout replica becomes `TandemvLLMReplica` (sleep level 2; the junior comes back from a host copy);
 and one ordering fix: checkpoints are crash-safe (see `TandemPPOTrainer._save_checkpoint`).
+With `tandem.junior_update` other than `frozen` the trainer also drives the junior in the
+rollout engines after each sync, saves it with each checkpoint and restores it at resume
+(`tandem_verl.moving_junior`).
 Registries are per process, so `TandemTaskRunner` (the Ray actor that builds the
 trainer) imports this module on the remote side before verl looks the names up.
 """
@@ -24,7 +27,8 @@ from verl.trainer.ppo.v1.trainer_sync import PPOTrainerSync
 from verl.workers.rollout.replica import RolloutReplicaRegistry
 
 from tandem.errors import TandemError
-from tandem_verl.wiring import TRAINER_MODE
+from tandem_verl.moving_junior import MovingJunior
+from tandem_verl.wiring import TRAINER_MODE, TandemVerlConfig
 
 
 TRACKER = "latest_checkpointed_iteration.txt"  # what verl's resume_mode=auto follows
@@ -103,6 +107,30 @@ class TandemPPOTrainer(PPOTrainerSync):
         for role in roles:
             self.role_worker_mapping[role] = ray.remote(TandemActorRolloutRefWorker)
 
+    @property
+    def moving_junior(self) -> MovingJunior | None:
+        """The junior's driver when tandem.junior_update is not `frozen` (built on first use: the replicas exist then)."""
+        if not hasattr(self, "_moving_junior"):
+            rule = TandemVerlConfig.from_hydra(self.config).process.junior_update_rule
+            self._moving_junior = None if rule.frozen else MovingJunior(rule, self.llm_server_manager.get_replicas())
+        return self._moving_junior
+
+    def on_init_end(self):
+        super().on_init_end()  # the senior's weights synced (resumed or initial)
+        if self.moving_junior is not None and self.global_steps > 0:
+            self.moving_junior.resume(self._resumed_from, self.global_steps)
+
+    def on_step_end(self):
+        super().on_step_end()  # this step's senior synced into the engines
+        if self.moving_junior is not None:
+            self.moving_junior.follow(self.global_steps)
+
+    def _consume_sync_metrics(self) -> dict:
+        metrics = super()._consume_sync_metrics()
+        if self.moving_junior is not None:
+            metrics.update(self.moving_junior.pop_metrics())
+        return metrics
+
     def _save_checkpoint(self):
         """verl's save with the old checkpoints removed only after the tracker names the new one.
 
@@ -114,6 +142,8 @@ class TandemPPOTrainer(PPOTrainerSync):
         retention is per process too) are removed whole.
         """
         trainer = self.config.trainer
+        if self.moving_junior is not None:  # before verl's files: a checkpoint with data.pt holds its junior
+            self.moving_junior.save(Path(os.path.abspath(trainer.default_local_dir)) / f"global_step_{self.global_steps}")
         saved = {key: trainer.get(key) for key in RETENTION_KEYS}
         with open_dict(trainer):
             trainer.max_actor_ckpt_to_keep = trainer.max_critic_ckpt_to_keep = None
@@ -142,7 +172,12 @@ class TandemPPOTrainer(PPOTrainerSync):
         trainer = self.config.trainer
         if trainer.resume_mode == "auto":
             repair_tracker(Path(os.path.abspath(trainer.default_local_dir)))
-        return super()._load_checkpoint()
+        result = super()._load_checkpoint()
+        if trainer.resume_mode == "resume_path":
+            self._resumed_from = Path(os.path.abspath(trainer.resume_from_path))
+        else:
+            self._resumed_from = Path(os.path.abspath(trainer.default_local_dir)) / f"global_step_{self.global_steps}"
+        return result
 
 
 class _TandemTaskRunner(TaskRunnerV1.__ray_actor_class__):

@@ -9,12 +9,18 @@ each of the two parts (any other model is passed through as is); `TandemWorkerEx
 the `worker_extension_cls` that `TandemvLLMHttpServer` names, calls it when vLLM builds
 each worker, before verl's code first calls the patch. Importing the module patches
 nothing. Weight loading itself still goes through the wrapper, which routes senior names only.
+
+With `tandem.junior_update` other than `frozen`, the trainer reaches each worker's
+`JuniorFollower` (`vllm_source/junior_follow.py`) through the `tandem_junior_*` methods
+below, by vLLM's `collective_rpc` (`tandem_verl.moving_junior`).
 """
 
 from __future__ import annotations
 
 from verl.workers.rollout.vllm_rollout import utils as vllm_worker_utils
 from verl.workers.rollout.vllm_rollout.utils import vLLMColocateWorkerExtension
+
+from tandem.errors import TandemError
 
 EXTENSION = "tandem_verl.vllm_worker.TandemWorkerExtension"
 
@@ -72,3 +78,34 @@ class TandemWorkerExtension(vLLMColocateWorkerExtension):
         # first, before any of verl's methods can call the patch.
         install()
         return super().__new__(cls, **kwargs)
+
+    def tandem_junior_follow(self, step: int) -> dict:
+        """Apply tandem.junior_update after trainer step `step` to this worker's junior (after that step's sync)."""
+        return self._junior_follower().follow(step)
+
+    def tandem_junior_save(self, directory: str) -> str:
+        """Write this worker's junior state under `directory` (rank_<tp rank>.pt); returns the file."""
+        from vllm_source.junior_follow import save_state
+
+        rank, size = _tp_rank_and_size()
+        return save_state(directory, rank, size, self._junior_follower().state())
+
+    def tandem_junior_restore(self, directory: str) -> dict:
+        """Load this worker's junior state from a checkpoint's `directory` into the engine."""
+        from vllm_source.junior_follow import load_state
+
+        rank, size = _tp_rank_and_size()
+        return self._junior_follower().restore(load_state(directory, rank, size))
+
+    def _junior_follower(self):
+        follower = getattr(unwrap(self.model_runner.model), "junior_follower", None)
+        if follower is None:
+            raise TandemError("this rollout engine holds no junior that can follow the senior (placement=split or "
+                              "not a tandem engine); set tandem.junior_update=frozen")
+        return follower
+
+
+def _tp_rank_and_size() -> tuple[int, int]:
+    from vllm.distributed import get_tensor_model_parallel_rank, get_tensor_model_parallel_world_size
+
+    return get_tensor_model_parallel_rank(), get_tensor_model_parallel_world_size()

@@ -27,6 +27,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from tandem import legacy
 from tandem.config import TandemConfig
 from tandem.errors import TandemError
+from tandem.junior_update import check_self_paired
 from tandem.grpo import TandemLossConfig, require_authorship_mask, token_weights
 from tandem.rollout import RolloutStats, rollout_stats
 from tandem.partner_score import PartnerRewardConfig
@@ -222,16 +223,30 @@ def _refuse(config: DictConfig, t: TandemVerlConfig) -> None:
         (not (config.algorithm.get("rollout_correction") or {}).get("bypass_mode", False),
          "rollout_correction.bypass_mode uses rollout log-probs (the senior/junior mixture) as the senior's"),
         _naive_checkpoint_engine(rollout),
-        (t.process.junior_update == "frozen",
-         f"tandem.junior_update={t.process.junior_update}: a junior that follows the senior runs on the embedded "
-         "trainer and HF TRL; on verl it is not built yet, set tandem.junior_update=frozen"),
     ]
     for ok, why in checks:
         if not ok:
             raise TandemError(f"tandem training: {why}")
+    _refuse_moving_junior(config, t)
     taken = {"hf_overrides", "logits_processors", "speculative_config"} & set(rollout.engine_kwargs.vllm or {})
     if taken:
         raise TandemError(f"rollout.engine_kwargs.vllm.{sorted(taken)[0]} is set by the tandem path; remove it")
+
+
+def _refuse_moving_junior(config: DictConfig, t: TandemVerlConfig) -> None:
+    """A junior that follows the senior needs the senior's own base beside it in every rollout worker."""
+    rule, rollout = t.process.junior_update_rule, config.actor_rollout_ref.rollout
+    if rule.frozen:
+        return
+    check_self_paired(rule, config.actor_rollout_ref.model.path, t.process.junior_model)
+    if t.process.placement != "shared":
+        raise TandemError(f"tandem.junior_update={rule.text} with tandem.placement={t.process.placement}: the junior "
+                          "follows the senior inside each rollout worker, which holds both only with placement=shared; "
+                          "set tandem.placement=shared or tandem.junior_update=frozen")
+    if int(rollout.get("data_parallel_size", 1) or 1) != 1:
+        raise TandemError(f"tandem.junior_update={rule.text} with rollout.data_parallel_size="
+                          f"{rollout.data_parallel_size}: the junior's updates reach the tensor-parallel workers of "
+                          "one data-parallel shard only; use more replicas instead (data_parallel_size=1)")
 
 
 def _refuse_partner_reward(config: DictConfig) -> None:

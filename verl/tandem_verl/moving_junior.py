@@ -1,0 +1,76 @@
+"""The junior that follows the senior on verl: `tandem.junior_update` driven from the trainer.
+
+The junior lives only in the rollout engines (no copy on the actor). `TandemPPOTrainer`
+calls this class at three points of verl's sync loop (trainer_base.py `fit`: step s
+generates, trains, saves its checkpoint, then `on_step_end` syncs the senior):
+
+- `follow(s)` after each `on_step_end` sync: every worker of every replica applies the
+  rule for trainer step s to its shard (`vllm_source/junior_follow.py`); the replicas
+  must agree on the junior's checksum;
+- `save(s)` before verl writes checkpoint s: replica 0's workers write the junior the
+  step's rollouts used (updates through s - 1) to `global_step_s/tandem_junior/`, so a
+  checkpoint verl calls whole (`data.pt` last) always holds it;
+- `resume(folder, s)` after `on_init_end`'s sync: every replica loads that junior, then
+  applies step s's update, which the killed run had applied (or not) after its save.
+
+Steps are verl's trainer steps (one weight sync each), so `sync:K` copies every K trainer
+steps; with several mini-batches per step the senior takes several optimizer steps
+between two junior updates (model_spec/SPEC.md §12).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import ray
+
+from tandem.errors import TandemError
+from tandem.junior_update import JuniorUpdate
+
+JUNIOR_DIR = "tandem_junior"  # inside global_step_<s>/
+METRIC = "tandem/junior_"  # prefix of the metrics logged with each step
+
+
+class MovingJunior:
+    """Drives the rollout engines' `JuniorFollower`s; see the module docstring."""
+
+    def __init__(self, rule: JuniorUpdate, replicas: list) -> None:
+        self.rule = rule
+        self.servers = [r.servers[0] for r in replicas]  # node 0 of each replica holds its engine
+        self.metrics: dict[str, float] = {}
+
+    def _call(self, servers, method: str, *args) -> list[list]:
+        return ray.get([s.tandem_junior.remote(method, *args) for s in servers])
+
+    def follow(self, step: int, prefix: str = METRIC) -> None:
+        per_replica = self._call(self.servers, "tandem_junior_follow", step)
+        sums = [sum(w["checksum"] for w in workers) for workers in per_replica]
+        if len(set(sums)) != 1:
+            raise TandemError(f"after step {step} the rollout replicas' juniors differ (checksums {sums}); "
+                              "the junior update must reach every replica alike")
+        workers = per_replica[0]
+        self.metrics.update({
+            f"{prefix}updated": max(w["changed"] for w in workers),
+            f"{prefix}checksum": sums[0],
+            f"{prefix}senior_max_abs_diff_before": max(w["max_abs_diff_before"] for w in workers),
+            f"{prefix}senior_max_abs_diff": max(w["max_abs_diff_after"] for w in workers),
+        })
+
+    def save(self, step_folder: Path) -> None:
+        self._call(self.servers[:1], "tandem_junior_save", str(step_folder / JUNIOR_DIR))
+
+    def resume(self, step_folder: Path, step: int) -> None:
+        directory = step_folder / JUNIOR_DIR
+        if not directory.is_dir():
+            raise TandemError(f"{directory} is missing: checkpoint {step_folder.name} holds no junior (saved with "
+                              f"junior_update=frozen?), but this run sets tandem.junior_update={self.rule.text}; "
+                              "resume with the run's own setting or start a new run")
+        restored = self._call(self.servers, "tandem_junior_restore", str(directory))
+        through = {int(w["through"]) for workers in restored for w in workers}
+        if through != {step - 1}:
+            raise TandemError(f"{directory} holds the junior after step {sorted(through)}, expected {step - 1}")
+        self.follow(step, prefix=METRIC + "resumed_")
+
+    def pop_metrics(self) -> dict[str, float]:
+        metrics, self.metrics = self.metrics, {}
+        return metrics
