@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Both DeepScaleR launchers, for real, at tiny scale on CPU: 2 GRPO steps each, then a third
-# step resumed from the checkpoint, then one summary line and DIR/summary.json. The tandem
+# step resumed from the checkpoint, then one summary line and DIR/summary.json. The `tandem`
+# run's first launch saves after every step and is SIGKILLed, whole process tree, mid-step 3
+# (scripts/scale/crash_launch.py, which writes DIR/tandem/kill.json); its relaunch resumes. The tandem
 # launcher runs twice: placement shared with a rollout of two tensor-parallel ranks, each
 # holding half of the senior and half of the self-paired junior, which follows the senior
 # (tandem.junior_update=ema:0.5, SMOKE_JUNIOR_UPDATE; run `tandem`), and placement
@@ -99,11 +101,28 @@ launch() {  # launch RUN N STEPS: one launcher process (scripts/scale/smoke_laun
   done
 }
 
+crash_launch() {  # the tandem run's first launch: 3 steps, saving each, SIGKILLed mid-step 3 (scripts/scale/crash_launch.py)
+  local dir="$OUT/tandem" t0=$SECONDS rc=0
+  SMOKE_ROLLOUT_TP=2 JUNIOR_MODEL="$BASE/model" python scripts/scale/crash_launch.py "$OUT" "$BASE/model" tandem 1 3 \
+    --after 2 "tandem.junior_update=${SMOKE_JUNIOR_UPDATE:-ema:0.5}" || rc=$?
+  echo "$((SECONDS - t0))" > "$dir/launch-1.seconds"
+  if [ "$rc" != 0 ]; then
+    echo "error: tandem launch 1 failed (exit $rc); last lines of $dir/launch-1.log:" >&2
+    tail -25 "$dir/launch-1.log" >&2
+    return 1
+  fi
+}
+
 for run in tandem tandem_split vanilla; do
   [ -z "$ONLY" ] || [ "$ONLY" = "$run" ] || continue
   rm -rf "$OUT/$run"; mkdir -p "$OUT/$run"
-  echo "[smoke] $run: 2 steps"
-  launch "$run" 1 2
+  if [ "$run" = tandem ]; then
+    echo "[smoke] $run: 2 steps, then SIGKILL mid-step 3"
+    crash_launch
+  else
+    echo "[smoke] $run: 2 steps"
+    launch "$run" 1 2
+  fi
   echo "[smoke] $run: step 3, resumed from the step-2 checkpoint"
   launch "$run" 2 3
 done

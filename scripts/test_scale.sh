@@ -29,7 +29,7 @@ export TANDEM_SCALE_CACHE="${TANDEM_SCALE_CACHE:-$(mktemp -d)}"   # tiny bases s
 # slower beside another.
 JOBS="${SCALE_JOBS:-1}"
 case "$JOBS" in ''|*[!0-9]*|0) echo "error: SCALE_JOBS must be a positive integer, got '$JOBS'" >&2; exit 2 ;; esac
-LONGEST_FIRST=(verl_smoke crash_resume reproduce_paper_eval vllm_split ablation_kl vllm_gpu_defaults vllm_engine)
+LONGEST_FIRST=(verl_smoke reproduce_paper_eval vllm_split ablation_kl vllm_gpu_defaults vllm_engine)
 LIGHT=(verl_classes)
 # Files the main suite runs whole (no test needs vLLM; the same verl, transformers, torch and ray
 # in both venvs: scripts/scale/install.sh and pyproject.toml pin them): not run twice.

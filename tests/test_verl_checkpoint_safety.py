@@ -5,7 +5,7 @@ verl's real `_save_checkpoint` / `_load_checkpoint` and its real retention
 worker group, dataloader and callback are stand-ins (files on disk, no Ray, no model). A kill
 is an exception raised from inside the save, after the new actor files are written and
 verl's retention has run, before `data.pt` and the tracker. The launcher-level SIGKILL test
-is tests/test_scale_crash_resume.py (scale lane).
+is tests/test_scale_verl_smoke.py (scale lane, the `tandem` run killed mid-step 3).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One launcher process of the smoke run, at tiny scale: on CPU for scripts/scale_smoke.sh and
-# tests/test_scale_crash_resume.py (which kills one mid-step), on GPUs for scripts/gpu_check.py.
+# scripts/scale/crash_launch.py (which kills one mid-step), on GPUs for scripts/gpu_check.py.
 #
 #   bash scripts/scale/smoke_launch.sh OUT MODEL RUN N STEPS [key=value ...]
 #

@@ -16,7 +16,9 @@ whose time includes vLLM's warm-up), and the evidence the tests check: gated jun
 tokens, gradient norms, rewards, validation accuracy, the trace's split into training and
 (solo) validation responses, checkpoint steps and wall times; `placement` (`shared` or
 `split` for tandem runs, `solo` for vanilla, from the launch's resolved Hydra config) with
-the rollout's tensor-parallel size, `junior_model` and `junior_update` (tandem runs); for a
+the rollout's tensor-parallel size, `junior_model` and `junior_update` (tandem runs);
+`checkpoint_dirs` (every entry of the checkpoint directory, debris included) and `kill`
+(DIR/<run>/kill.json, for a first launch killed mid-step by scripts/scale/crash_launch.py); for a
 junior that follows the senior, its per-step metrics (updated, checksum, largest distance to
 the senior before and after the update), the checksum after the resumed launch re-applied the
 checkpoint step's update, and the files under each checkpoint's `tandem_junior/`; and, for tandem runs,
@@ -161,6 +163,8 @@ def summarize_run(run_dir: Path, tandem: bool) -> dict:
         "validation": val,
         "trace": trace_split(run_dir / "trace.jsonl") if tandem else None,
         "checkpoint_steps": checkpoint_steps(run_dir / "ckpt"),
+        "checkpoint_dirs": sorted(p.name for p in (run_dir / "ckpt").glob("*/*")),
+        "kill": json.loads((run_dir / "kill.json").read_text()) if (run_dir / "kill.json").is_file() else None,
     }
 
 
