@@ -7,7 +7,8 @@
 # holding half of the senior and half of the self-paired junior, which follows the senior
 # (tandem.junior_update=ema:0.5, SMOKE_JUNIOR_UPDATE; run `tandem`), and placement
 # split with a smaller junior of another shape (run `tandem_split`: the senior on rank 0, the
-# junior on rank 1 of one rollout replica, two processes on CPU).
+# junior on rank 1 of one rollout replica, two processes on CPU), which also scores the
+# senior (partner_reward.weight=0.1, SMOKE_PARTNER_WEIGHT; verl's reference worker holds it).
 #
 #   bash scripts/scale_smoke.sh --out DIR [--base DIR] [--split-junior MODEL] [--only tandem|tandem_split|vanilla]
 #                               [--prepare-only]
@@ -31,7 +32,8 @@
 # DIR/<run>/ckpt, and DIR/summary.json: {"runs": {"tandem": {...}, "tandem_split": {...}, "vanilla": {...}}}.
 # Needs the scale venv (SCALE_VENV, default .venv-scale: `bash scripts/test_scale.sh --install-only`).
 # Environment: SMOKE_TIMEOUT seconds per launch (default 900); SMOKE_JUNIOR_UPDATE, the `tandem`
-# run's tandem.junior_update (default ema:0.5; `frozen` is the paper's junior).
+# run's tandem.junior_update (default ema:0.5; `frozen` is the paper's junior); SMOKE_PARTNER_WEIGHT,
+# the `tandem_split` run's partner_reward.weight (default 0.1; 0 = off).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO="$(pwd)"
@@ -85,7 +87,8 @@ launch() {  # launch RUN N STEPS: one launcher process (scripts/scale/smoke_laun
     case "$run" in
       tandem) run_env=(SMOKE_ROLLOUT_TP=2 JUNIOR_MODEL="$BASE/model")
               run_args=("tandem.junior_update=${SMOKE_JUNIOR_UPDATE:-ema:0.5}") ;;
-      tandem_split) run_env=(JUNIOR_MODEL="$SPLIT_JUNIOR") ;;
+      tandem_split) run_env=(JUNIOR_MODEL="$SPLIT_JUNIOR")
+                    run_args=("partner_reward.weight=${SMOKE_PARTNER_WEIGHT:-0.1}") ;;
     esac
     env "${run_env[@]}" timeout -s INT -k 60 "${SMOKE_TIMEOUT:-900}" \
       bash scripts/scale/smoke_launch.sh "$OUT" "$BASE/model" "$run" "$n" "$steps" "${run_args[@]}" \

@@ -17,6 +17,7 @@ from tandem_verl.wiring import (  # noqa: E402
     AGENT_LOOP,
     AGENT_LOOP_MANAGER,
     TRAINER_MODE,
+    SCORER_KEY,
     TandemVerlConfig,
     apply_tandem,
     worker_loss_config,
@@ -136,12 +137,37 @@ def test_a_junior_that_follows_the_senior_is_refused_where_no_worker_holds_both(
 
 
 @pytest.mark.parametrize("enable", ["true", "false"])
-def test_the_partner_score_is_refused_on_verl_until_it_is_built_and_its_section_is_strict(enable):
-    with pytest.raises(TandemError, match=r"partner_reward.weight=0.1: .* set partner_reward.weight=0"):
-        apply_tandem(tandem_config(f"tandem.enable={enable}", "partner_reward.weight=0.1"))
+def test_the_partner_score_section_is_strict(enable):
     with pytest.raises(TandemError, match="unknown config key 'partner_reward.kl_maen': did you mean kl_mean"):
         apply_tandem(tandem_config(f"tandem.enable={enable}", "+partner_reward.kl_maen=1"))
     apply_tandem(tandem_config(f"tandem.enable={enable}", "partner_reward.weight=0"))
+
+
+def test_the_partner_score_asks_verl_for_its_reference_worker_with_no_kl_gradient():
+    cfg = tandem_config("partner_reward.weight=0.1")
+    apply_tandem(cfg)
+    actor = cfg.actor_rollout_ref.actor
+    assert actor.use_kl_loss is True and actor.kl_loss_coef == 0.0
+    assert SCORER_KEY not in cfg.actor_rollout_ref  # self-paired: verl's reference worker is the junior already
+
+
+def test_the_partner_score_with_a_smaller_junior_loads_it_as_the_reference_worker():
+    cfg = tandem_config("partner_reward.weight=0.1", "tandem.placement=split", "tandem.junior_model=/models/small",
+                        "actor_rollout_ref.rollout.tensor_model_parallel_size=2")
+    apply_tandem(cfg)
+    assert cfg.actor_rollout_ref[SCORER_KEY] == "/models/small"
+
+
+@pytest.mark.parametrize(("overrides", "message"), [
+    (["tandem.enable=false"], "a GRPO run scored by its base .* set partner_reward.weight=0 or tandem.enable=true"),
+    (["tandem.junior_update=ema:0.5"], "tandem.junior_update=ema:0.5: .* set tandem.junior_update=frozen"),
+    (["tandem.junior_model=/models/small", "tandem.placement=split", "actor_rollout_ref.actor.use_kl_loss=true",
+      "actor_rollout_ref.actor.kl_loss_coef=0.001", "actor_rollout_ref.rollout.tensor_model_parallel_size=2"],
+     "actor.kl_loss_coef=0.001: .* set kl_loss_coef=0 or score a self-paired run"),
+])
+def test_the_partner_score_is_refused_where_verls_reference_worker_cannot_be_the_scorer(overrides, message):
+    with pytest.raises(TandemError, match=f"partner_reward.weight=0.1: {message}"):
+        apply_tandem(tandem_config("partner_reward.weight=0.1", *overrides))
 
 
 def test_worker_fails_closed_without_the_wiring():

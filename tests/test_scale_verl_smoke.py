@@ -18,12 +18,14 @@ and the checkpoint directories).
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 pytest.importorskip("vllm", reason="vLLM is not installed; the scale lane (bash scripts/test_scale.sh) runs this")
 pytest.importorskip("verl", reason="verl is not installed")
@@ -84,6 +86,51 @@ def test_the_shared_runs_junior_follows_the_senior_by_ema_after_every_step_and_r
     assert r["junior_resumed_checksum"] == sums[1]  # step 2's junior, from checkpoint 2 (through step 1) + step 2's update
     both_ranks = ["rank_0.pt", "rank_1.pt"]
     assert r["junior_checkpoint_files"] == {"global_step_2": both_ranks, "global_step_3": both_ranks}
+
+
+def test_the_split_run_adds_its_smaller_juniors_partner_score_to_every_reward(smoke):
+    """partner_reward.weight=0.1: verl's reference worker holds the smaller junior and scores each response."""
+    r = smoke["tandem_split"]
+    scores, terms = r["partner_score_per_step"], r["partner_terms_per_step"]
+    assert len(scores) == 3 and all(math.isfinite(x) for x in scores)
+    assert set(terms) == {"logprob_mean", "logprob_min", "kl_mean", "kl_max"}
+    assert all(x < 0 for x in terms["logprob_mean"])  # a log-prob
+    for combined, verifier, score in zip(r["reward_mean_per_step"], r["verifier_reward_mean_per_step"], scores):
+        assert combined == pytest.approx(verifier + 0.1 * score, abs=1e-4)  # no padding rows at 32 per step
+    assert smoke["tandem"].get("partner_score_per_step") is None  # off by default
+
+
+def test_the_logged_partner_terms_equal_the_core_function_on_the_same_tokens_offline(smoke, scale_small_junior):
+    """Each scored response's terms (trace) against `tandem.partner_score` on the junior's log-probs recomputed
+    with Hugging Face: the target built as the core builds it, the same log-probs and terms to 1e-4."""
+    from tandem.models import load_model, load_tokenizer
+    from tandem.partner_score import partner_score, partner_terms, target_sequences
+    from tandem.partner_scoring import scored_logprobs
+    from tandem.logprobs import pad_right
+
+    rows = [json.loads(x) for x in Path(smoke["tandem_split"]["partner_trace"]).read_text().splitlines()]
+    assert len(rows) == 3 * RESPONSES_PER_STEP and {r["step"] for r in rows} == {1, 2, 3}
+    tokenizer, junior = load_tokenizer(scale_small_junior), load_model(scale_small_junior, "float32", "cpu")
+    for r in rows:
+        assert target_sequences(tokenizer, r["prompt_ids"], r["response_ids"], r["gold"], r["target"]) == (
+            r["context_ids"], r["target_ids"])
+    pad, temperature = tokenizer.pad_token_id, rows[0]["temperature"]
+    target_lp, target_mask = scored_logprobs(junior, [r["context_ids"] for r in rows], [r["target_ids"] for r in rows],
+                                             pad, temperature)
+    junior_lp, response_mask = scored_logprobs(junior, [r["prompt_ids"] for r in rows],
+                                               [r["response_ids"] for r in rows], pad, temperature)
+    width = junior_lp.shape[1]
+    logged_junior = pad_right([r["junior_logprobs"] for r in rows], 0.0, torch.float64, length=width)
+    logged_target = pad_right([r["target_logprobs"] for r in rows], 0.0, torch.float64, length=target_lp.shape[1])
+    assert float(((logged_junior - junior_lp) * response_mask).abs().max()) < 1e-4  # verl's reference pass: the junior
+    assert float(((logged_target - target_lp) * target_mask).abs().max()) < 1e-4
+    senior = pad_right([r["senior_logprobs"] for r in rows], 0.0, torch.float64, length=width)
+    wrote = pad_right([r["authorship_mask"] for r in rows], 0, length=width).double()
+    terms = partner_terms(target_lp, target_mask, senior, junior_lp, wrote)
+    for name, values in terms.items():
+        assert max(abs(float(v) - r["terms"][name]) for v, r in zip(values, rows)) < 1e-4, name
+    score = partner_score(terms, {"logprob_mean": 1.0, "logprob_min": 0.01, "kl_mean": 3.0, "kl_max": 0.03})
+    assert max(abs(float(v) - r["score"]) for v, r in zip(score, rows)) < 1e-4
 
 
 def test_the_split_run_pairs_the_senior_with_a_smaller_junior(smoke, scale_senior, scale_small_junior):
@@ -148,7 +195,7 @@ def test_vanilla_run_is_all_senior_and_logs_no_tandem_metric(smoke):
 @pytest.mark.parametrize("run", RUNS)
 def test_the_tiny_senior_earns_reward_so_gradients_flow(smoke, run):
     r = smoke[run]
-    assert 0 < max(r["reward_mean_per_step"]) and min(r["reward_mean_per_step"]) < 1
+    assert 0 < max(r["verifier_reward_mean_per_step"]) and min(r["verifier_reward_mean_per_step"]) < 1
     assert any(g > 0 for g in r["grad_norm_per_step"])
 
 

@@ -113,8 +113,8 @@ def trl_conflict() -> str | None:
 def cpu_problem(overrides: list[str]) -> str | None:
     """With VERL_PLATFORM=cpu, the CPU platform's refusal of this run's verl settings, else None.
 
-    Composes verl's own ppo_trainer with the verl keys of the override list: the tandem
-    config changes no verl key, so one check serves both launchers.
+    Composes verl's own ppo_trainer with the verl keys of the override list (not our
+    `tandem.` and `partner_reward.` sections): one check serves both launchers.
     """
     if os.environ.get("VERL_PLATFORM", "").strip().lower() != "cpu":
         return None
@@ -123,7 +123,7 @@ def cpu_problem(overrides: list[str]) -> str | None:
     from tandem.errors import TandemError
     from tandem_verl import cpu_platform
 
-    verl_keys = [o for o in overrides if not o.lstrip("+~").startswith(("tandem.", "hydra."))]
+    verl_keys = [o for o in overrides if not o.lstrip("+~").startswith(("tandem.", "partner_reward.", "hydra."))]
     with initialize_config_module(config_module="verl.trainer.config", version_base=None):
         config = compose(config_name="ppo_trainer", overrides=verl_keys)
     try:

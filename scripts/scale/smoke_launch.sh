@@ -6,7 +6,7 @@
 #
 # OUT holds data/ (deepscaler/train.parquet and task_test/test.parquet, as
 # scripts/prepare_deepscaler.py writes them) and receives OUT/RUN/: metrics-N.jsonl (verl's
-# file logger), trace.jsonl (tandem runs), engines-N.jsonl (the vLLM version and model runner
+# file logger), trace.jsonl (tandem runs), partner.jsonl (runs with the partner score), engines-N.jsonl (the vLLM version and model runner
 # each rollout worker reports: vllm_source/runner.py), hydra-N/ and the checkpoints under ckpt/RUN.
 # MODEL is the senior (a path or a hub name). RUN is tandem, tandem_split (the tandem launcher
 # with tandem.placement=split: one rollout replica over two workers, senior on tensor-parallel
@@ -66,6 +66,7 @@ DIR="$OUT/$RUN"
 mkdir -p "$DIR"
 DATA_DIR="$OUT/data" CKPT_DIR="$DIR/ckpt" SENIOR_MODEL="$MODEL" N_GPUS="$GPUS" NAME="$RUN" \
   VERL_FILE_LOGGER_PATH="$DIR/metrics-$N.jsonl" TANDEM_ROLLOUT_TRACE="$DIR/trace.jsonl" \
+  TANDEM_PARTNER_TRACE="$DIR/partner.jsonl" \
   TANDEM_ENGINE_REPORT="$DIR/engines-$N.jsonl" \
   exec bash "$SCRIPT" "${DEVICE_ARGS[@]}" "${SMOKE_ARGS[@]}" "${SCALE_ARGS[@]}" "${PLACEMENT_ARGS[@]}" \
   trainer.total_training_steps="$STEPS" hydra.run.dir="$DIR/hydra-$N" "$@"

@@ -44,6 +44,8 @@ FRACTION = "actor/tandem/senior_token_fraction"
 GATED = "actor/tandem/gated_junior_tokens"
 SENIOR_GAP = "actor/tandem/senior_rollout_probs_diff_max"
 JUNIOR = "tandem/junior_"  # the metrics of a junior that follows the senior (tandem_verl.moving_junior)
+VERIFIER = "tandem/verifier_reward_mean"  # the verifier's reward alone, where the partner score is added to it
+PARTNER = "partner_score"  # tandem.partner_score.METRIC; each term is partner_score/<term>
 
 
 def read_metrics(path: Path) -> dict[int, dict]:
@@ -94,6 +96,17 @@ def placement(run_dir: Path) -> dict:
         "junior_model": tandem.get("junior_model") if tandem.get("enable") else None,
         "junior_update": tandem.get("junior_update", "frozen") if tandem.get("enable") else None,
     }
+
+
+def partner(run_dir: Path, steps: dict[int, dict]) -> dict:
+    """The partner score's per-step metrics (tandem_verl.partner) and its trace file, where the score is on."""
+    if not any(PARTNER in m for m in steps.values()):
+        return {}
+    terms = sorted({k for m in steps.values() for k in m if k.startswith(PARTNER + "/")})
+    return {"partner_score_per_step": per_step(steps, PARTNER),
+            "partner_terms_per_step": {t.split("/", 1)[1]: per_step(steps, t) for t in terms},
+            "partner_seconds_per_step": per_step(steps, "tandem/time_partner"),
+            "partner_trace": str(run_dir / "partner.jsonl")}
 
 
 def moving_junior(run_dir: Path, steps: dict[int, dict], resumed: dict[int, dict]) -> dict:
@@ -156,7 +169,9 @@ def summarize_run(run_dir: Path, tandem: bool) -> dict:
         "seconds_per_step": statistics.fmean(timed) if timed else None,
         "first_step_seconds": first[min(first)]["timing_s/step"],
         "launch_seconds": [int((run_dir / f"launch-{n}.seconds").read_text()) for n in (1, 2)],
-        "reward_mean_per_step": per_step(steps, "critic/score/mean"),
+        "reward_mean_per_step": per_step(steps, "critic/score/mean"),  # with the partner score where it is on
+        "verifier_reward_mean_per_step": [m.get(VERIFIER, m.get("critic/score/mean")) for _, m in sorted(steps.items())],
+        **partner(run_dir, steps),
         "grad_norm_per_step": per_step(steps, "actor/grad_norm"),
         "rollout_probs_diff_max_per_step": per_step(steps, "training/rollout_probs_diff_max"),
         "senior_rollout_probs_diff_max_per_step": per_step(steps, SENIOR_GAP) if tandem else None,

@@ -7,7 +7,8 @@
 and one ordering fix: checkpoints are crash-safe (see `TandemPPOTrainer._save_checkpoint`).
 With `tandem.junior_update` other than `frozen` the trainer also drives the junior in the
 rollout engines after each sync, saves it with each checkpoint and restores it at resume
-(`tandem_verl.moving_junior`).
+(`tandem_verl.moving_junior`); with `partner_reward.weight > 0` it adds the partner score to
+each response's reward before verl's advantages (`tandem_verl.partner`).
 Registries are per process, so `TandemTaskRunner` (the Ray actor that builds the
 trainer) imports this module on the remote side before verl looks the names up.
 """
@@ -24,11 +25,13 @@ from verl.trainer.main_ppo import TaskRunnerV1
 from verl.trainer.ppo.utils import Role
 from verl.trainer.ppo.v1.trainer_base import register_trainer
 from verl.trainer.ppo.v1.trainer_sync import PPOTrainerSync
+from verl.utils.debug import marked_timer
 from verl.workers.rollout.replica import RolloutReplicaRegistry
 
 from tandem.errors import TandemError
 from tandem_verl.moving_junior import MovingJunior
-from tandem_verl.wiring import TRAINER_MODE, TandemVerlConfig
+from tandem_verl.partner import PartnerScorer
+from tandem_verl.wiring import TRAINER_MODE, TandemVerlConfig, partner_reward_config
 
 
 TRACKER = "latest_checkpointed_iteration.txt"  # what verl's resume_mode=auto follows
@@ -114,6 +117,21 @@ class TandemPPOTrainer(PPOTrainerSync):
             rule = TandemVerlConfig.from_hydra(self.config).process.junior_update_rule
             self._moving_junior = None if rule.frozen else MovingJunior(rule, self.llm_server_manager.get_replicas())
         return self._moving_junior
+
+    @property
+    def partner(self) -> PartnerScorer | None:
+        """The partner score's driver when partner_reward.weight > 0 (built on first use)."""
+        if not hasattr(self, "_partner"):
+            cfg = partner_reward_config(self.config)
+            temperature = float(self.config.actor_rollout_ref.rollout.temperature)
+            self._partner = PartnerScorer(cfg, self.tokenizer, temperature) if cfg.enabled else None
+        return self._partner
+
+    def _compute_advantage(self, batch, metrics: dict):
+        if self.partner is not None:  # after verl's old and reference log-probs, before its advantages
+            with marked_timer("partner_score", self.timing_raw, color="yellow"):
+                self.partner.apply(self, batch, metrics)
+        return super()._compute_advantage(batch, metrics)
 
     def on_init_end(self):
         super().on_init_end()  # the senior's weights synced (resumed or initial)

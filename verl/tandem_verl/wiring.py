@@ -42,6 +42,7 @@ AGENT_LOOP = "tandem_agent"  # registered by tandem_verl.agent_loop
 AGENT_LOOP_MANAGER = "tandem_verl.agent_loop.TandemAgentLoopManager"
 REWARD_PATH = "pkg://tandem_verl.reward"
 WORKER_KEY = "tandem"  # actor_rollout_ref.tandem: what the actor worker needs
+SCORER_KEY = "tandem_scorer"  # actor_rollout_ref.tandem_scorer: the model verl's reference worker loads to score
 LOSS_BLOCK_KEYS = tuple(valid_keys(TandemLossConfig))  # loss settings beside the process keys in `tandem:`
 # tandem_trainer.yaml's defaults list names this (empty) node, which only verl/main_tandem_ppo.py
 # registers: verl's stock `verl.trainer.main_ppo` cannot compose the file, so it can never
@@ -249,14 +250,43 @@ def _refuse_moving_junior(config: DictConfig, t: TandemVerlConfig) -> None:
                           "one data-parallel shard only; use more replicas instead (data_parallel_size=1)")
 
 
-def _refuse_partner_reward(config: DictConfig) -> None:
-    """The `partner_reward` section, parsed strictly; a score that is on is refused until verl computes it."""
+def partner_reward_config(config: DictConfig) -> PartnerRewardConfig:
+    """The `partner_reward` section, parsed strictly (the same keys as on every trainer)."""
     block = config.get("partner_reward")
     data = OmegaConf.to_container(block) if isinstance(block, DictConfig) else dict(block or {})
-    partner = build(PartnerRewardConfig, data, "partner_reward")
-    if partner.enabled:
-        raise TandemError(f"partner_reward.weight={partner.weight}: the partner score runs on the embedded trainer and "
-                          "HF TRL; on verl it is not built yet, set partner_reward.weight=0")
+    return build(PartnerRewardConfig, data, "partner_reward")
+
+
+def _wire_partner_reward(config: DictConfig, t: TandemVerlConfig) -> None:
+    """The partner score scores with verl's reference worker, loaded with the junior (`tandem_verl.partner`).
+
+    verl builds that worker only for a KL term: a run without one gets `use_kl_loss` with
+    coefficient 0 (no gradient). Refused in one line: a GRPO run (not built on verl), a moving
+    junior (the reference worker is frozen), and a KL term toward a junior that is not the base.
+    """
+    partner = partner_reward_config(config)
+    if not partner.enabled:
+        return
+    actor, model = config.actor_rollout_ref.actor, config.actor_rollout_ref.model.path
+    junior = t.process.junior_model or model
+    checks = [
+        (t.enable, "a GRPO run scored by its base (the RLT setting) runs on the embedded trainer and HF TRL; on verl "
+                   "it is not built, set partner_reward.weight=0 or tandem.enable=true"),
+        (t.process.junior_update_rule.frozen, f"tandem.junior_update={t.process.junior_update}: verl scores with its "
+                                              "reference worker, which stays frozen; set tandem.junior_update=frozen"),
+        (junior == model or not actor.use_kl_loss or float(actor.kl_loss_coef) == 0.0,
+         f"actor.kl_loss_coef={actor.kl_loss_coef}: verl's reference worker holds the junior {junior!r} to score with, "
+         "so the KL term would pull toward it, not the base; set kl_loss_coef=0 or score a self-paired run"),
+    ]
+    for ok, why in checks:
+        if not ok:
+            raise TandemError(f"partner_reward.weight={partner.weight}: {why}")
+    with open_dict(config):
+        if not actor.use_kl_loss:  # verl builds its reference worker for a KL term only
+            actor.use_kl_loss, actor.kl_loss_coef = True, 0.0
+            logger.info("partner_reward: actor.use_kl_loss=True with kl_loss_coef=0 (verl's reference worker scores)")
+        if junior != model:  # the reference worker loads the junior instead of the senior's base
+            config.actor_rollout_ref[SCORER_KEY] = junior
 
 
 def _naive_checkpoint_engine(rollout: DictConfig) -> tuple[bool, str]:
@@ -274,7 +304,7 @@ def apply_tandem(config: DictConfig) -> TandemVerlConfig:
     With `tandem.enable=False` the config is left untouched (plain GRPO).
     """
     t = TandemVerlConfig.from_hydra(config)
-    _refuse_partner_reward(config)
+    _wire_partner_reward(config, t)
     if not t.enable:
         return t
     _refuse(config, t)

@@ -5,10 +5,14 @@ training worker (`actor_worker_cls`) applies `apply_senior_gate` to every actor 
 before verl's own mini-batching, loss and normalisation run, and reports the senior
 token fraction (summed over data-parallel ranks) and the senior tokens' rollout-vs-trainer
 probability gap (`senior_rollout_probs_diff_max`) with the actor metrics of each step.
-Old/ref log-prob passes are untouched: they need every token's log-probability.
+Old/ref log-prob passes are untouched: they need every token's log-probability. With the
+partner score on and a junior other than the senior's base, the reference worker is built
+from the junior's checkpoint (`actor_rollout_ref.tandem_scorer`, `tandem_verl.partner`).
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import torch
 from verl.single_controller.base.decorator import Dispatch, make_nd_compute_dataproto_dispatch_fn, register
@@ -18,6 +22,7 @@ from verl.workers.engine_workers import ActorRolloutRefWorker, TrainingWorker
 
 from tandem.errors import TandemError
 from tandem_verl.wiring import (
+    SCORER_KEY,
     GateCounts,
     apply_senior_gate,
     senior_rollout_probs_diff_max,
@@ -75,7 +80,27 @@ class TandemActorRolloutRefWorker(ActorRolloutRefWorker):
     @register(dispatch_mode=Dispatch.ONE_TO_ALL)
     def init_model(self):
         loss = worker_loss_config(self.config) if self._is_actor else None  # fail before loading
+        scorer = self.config.get(SCORER_KEY)
+        if scorer and "ref" in self.role:
+            self.ref_worker_cls = reference_worker_for(scorer, self.config.model)
         super().init_model()
         if self.actor is not None:
             self.actor.junior_token_loss_weight = loss.junior_token_loss_weight
             self.actor.loss_denominator = loss.loss_denominator
+
+
+def reference_worker_for(path: str, model_block) -> type:
+    """verl's `TrainingWorker` for the reference role, built from `path` (the junior) with the actor's model settings."""
+    from omegaconf import OmegaConf
+    from verl.utils.config import omega_conf_to_dataclass
+    from verl.workers.config import MtpConfig
+
+    block = OmegaConf.merge(model_block, {"path": path, "hf_config_path": None, "tokenizer_path": None})
+    junior = omega_conf_to_dataclass(block)
+    junior.mtp = MtpConfig(enable=False)  # as verl sets for its reference model
+
+    class JuniorReferenceWorker(TrainingWorker):
+        def __init__(self, config):
+            super().__init__(config=dataclasses.replace(config, model_config=junior))  # verl's configs are frozen
+
+    return JuniorReferenceWorker

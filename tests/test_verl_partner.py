@@ -1,0 +1,42 @@
+"""The partner score on verl, the parts that need no Ray: golds, target rows, padding (`tandem_verl.partner`).
+
+The whole path (verl's reference worker scoring a real run, the terms checked offline) runs in
+the scale lane, `tests/test_scale_verl_smoke.py`, run `tandem_split`.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+pytest.importorskip("verl", reason="verl 0.9.1 is not installed")
+
+from tandem.errors import TandemError  # noqa: E402
+from tandem_verl.partner import as_list, gold_of, padded, target_row  # noqa: E402
+
+
+def test_the_gold_is_the_answer_or_the_rows_worked_solution():
+    assert gold_of({"ground_truth": 42}, {}, "answer", 0) == "42"
+    assert gold_of({"ground_truth": "7"}, {"solution": "3 + 4 = 7"}, "solution", 0) == "3 + 4 = 7"
+    with pytest.raises(TandemError, match="row 5 has no extra_info.solution; .* set partner_reward.target=answer"):
+        gold_of({"ground_truth": "7"}, {"split": "train"}, "solution", 5)
+
+
+def test_a_target_row_keeps_the_samples_settings_and_replaces_its_tokens():
+    sample = {"prompts": torch.tensor([1, 2, 3]), "responses": torch.tensor([4, 5]),
+              "position_ids": torch.arange(5), "authorship_mask": torch.tensor([1, 0]),
+              "old_log_probs": torch.tensor([-0.1, -0.2]), "uid": "u0", "reward_model": {"ground_truth": "9"}}
+    row = target_row(sample, context=[1, 2, 3, 4, 7], target=[8, 9])
+    assert row["uid"] == "u0" and row["reward_model"] == {"ground_truth": "9"}
+    assert row["prompts"].tolist() == [1, 2, 3, 4, 7] and row["responses"].tolist() == [8, 9]
+    assert row["input_ids"].tolist() == [1, 2, 3, 4, 7, 8, 9] and row["position_ids"].tolist() == list(range(7))
+    assert row["response_mask"].tolist() == [1, 1] and row["loss_mask"].tolist() == [1, 1]
+    assert "authorship_mask" not in row and "old_log_probs" not in row  # response-shaped: dropped
+
+
+def test_nested_rows_come_out_one_per_sample_and_pad_right_with_zeros():
+    nested = torch.nested.as_nested_tensor([torch.tensor([1.0, 2.0]), torch.tensor([3.0])], layout=torch.jagged)
+    rows = as_list(nested)
+    assert [r.tolist() for r in rows] == [[1.0, 2.0], [3.0]]
+    assert padded(rows).tolist() == [[1.0, 2.0], [3.0, 0.0]]
+    assert as_list(["a", "b"]) == ["a", "b"]

@@ -1,0 +1,176 @@
+"""The partner score on verl (`partner_reward`): verl's reference worker, holding the junior, scores the senior.
+
+Route (model_spec/SCALE.md, "The partner score on verl"): the rollout engine's junior
+cannot give prompt log-probs (vLLM computes them from `compute_logits`, which returns the
+senior's), so the scorer is verl's reference worker, built from the junior's checkpoint
+(`tandem_verl.workers`; for the paper's self-paired junior that is verl's usual reference,
+the senior's base). Per step, after verl's reference pass and before its advantages
+(`TandemPPOTrainer._compute_advantage`):
+
+1. the KL terms read what the step already computed: `old_log_probs` (the senior) and
+   `ref_log_prob` (the junior), both at the rollout temperature, on the senior-written
+   tokens (`authorship_mask`);
+2. the target term needs the junior's log-probs of the target after the (cut) response and
+   the cue (`tandem.partner_score.target_sequences`): one more reference pass over rows
+   built here from each sample (prompt := context, response := target), put into
+   TransferQueue under keys of their own and cleared after;
+3. each response's reward (`rm_scores`, at its last token, where verl put the verifier's)
+   gains `weight * partner_score`, before verl computes the advantages.
+
+The terms and the score are `tandem.partner_score`'s functions. With `$TANDEM_PARTNER_TRACE`
+naming a file, each scored response appends one JSON line (its tokens, the log-probs read
+and the terms), so a test can recompute them offline.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Sequence
+
+import torch
+
+from tandem.errors import TandemError
+from tandem.partner_score import (
+    PartnerRewardConfig,
+    partner_score,
+    partner_terms,
+    step_metrics,
+    target_sequences,
+)
+
+TRACE_ENV = "TANDEM_PARTNER_TRACE"
+KEY_SUFFIX = "_partner_target"  # the target rows' TransferQueue keys: <sample key><suffix>
+READ = ["prompts", "responses", "response_mask", "authorship_mask", "old_log_probs", "ref_log_prob", "rm_scores",
+        "reward_model", "extra_info"]
+
+
+def as_list(value) -> list:
+    """A TransferQueue field as a Python list, one item per sample (nested tensors row by row)."""
+    if isinstance(value, torch.Tensor):
+        return list(value.unbind(0))
+    return value.tolist() if hasattr(value, "tolist") else list(value)
+
+
+def gold_of(reward_model, extra_info, target: str, row: int) -> str:
+    """The text the junior is scored on: the gold answer (`answer`) or the row's worked solution (`solution`)."""
+    if target == "answer":
+        return str((reward_model or {})["ground_truth"])
+    solution = (extra_info or {}).get("solution")
+    if not solution:
+        raise TandemError(f"partner_reward.target=solution: training row {row} has no extra_info.solution; prepare "
+                          "the data with worked solutions or set partner_reward.target=answer")
+    return str(solution)
+
+
+def target_row(sample: dict, context: Sequence[int], target: Sequence[int]) -> dict:
+    """A sample whose prompt is `context` and whose response is `target`, for one reference pass.
+
+    Built as verl builds its padding samples (`trainer/ppo/padding_utils.py`): the sample's
+    non-tensor fields are kept, its token fields replaced, its other tensor fields dropped.
+    """
+    from verl.trainer.ppo.padding_utils import build_padding_position_ids
+
+    row = {k: v for k, v in sample.items() if not isinstance(v, torch.Tensor)}
+    prompts = torch.tensor(list(context), dtype=torch.int64)
+    responses = torch.tensor(list(target), dtype=torch.int64)
+    input_ids = torch.cat([prompts, responses])
+    mask = torch.ones_like(responses)
+    row.update(prompts=prompts, responses=responses, input_ids=input_ids, response_mask=mask, loss_mask=mask,
+               position_ids=build_padding_position_ids(sample.get("position_ids"), torch.ones_like(input_ids)),
+               rm_scores=torch.zeros(len(target)), rollout_log_probs=torch.zeros(len(target)))
+    return row
+
+
+def padded(rows: Sequence[torch.Tensor], dtype=torch.float64) -> torch.Tensor:
+    """[B, T]: per-row 1-D tensors, right-padded with 0."""
+    width = max(1, max(int(r.numel()) for r in rows))
+    out = torch.zeros(len(rows), width, dtype=dtype)
+    for i, r in enumerate(rows):
+        out[i, : r.numel()] = r.to(dtype)
+    return out
+
+
+class PartnerScorer:
+    """Adds the partner score to a step's rewards on verl; see the module docstring."""
+
+    def __init__(self, cfg: PartnerRewardConfig, tokenizer, temperature: float) -> None:
+        self.cfg, self.tokenizer, self.temperature = cfg, tokenizer, temperature
+
+    def apply(self, trainer, batch, metrics: dict) -> None:
+        """Score every sample of `batch` (a KVBatchMeta) and add `weight * score` to its reward in TransferQueue."""
+        import transfer_queue as tq
+        from tensordict import TensorDict
+        from verl.utils.tensordict_utils import list_of_dict_to_tensordict
+
+        t0 = time.perf_counter()
+        data = tq.kv_batch_get(keys=batch.keys, partition_id=batch.partition_id, select_fields=READ)
+        rows = {name: as_list(data[name]) for name in READ}
+        real = [i for i, tag in enumerate(batch.tags) if not tag.get("is_padding")]  # verl's no-op samples score 0
+        golds = {i: gold_of(rows["reward_model"][i], rows["extra_info"][i], self.cfg.target, i) for i in real}
+        sequences = {i: target_sequences(self.tokenizer, rows["prompts"][i].tolist(), rows["responses"][i].tolist(),
+                                         golds[i], self.cfg.target) for i in real}
+        target_lp = self._target_logprobs(trainer, batch, sequences, tq, list_of_dict_to_tensordict)
+
+        terms = partner_terms(padded([target_lp[i] for i in real]),
+                              padded([torch.ones(len(sequences[i][1])) for i in real]),
+                              padded([rows["old_log_probs"][i] for i in real]),
+                              padded([rows["ref_log_prob"][i] for i in real]),
+                              padded([rows["authorship_mask"][i] for i in real]))
+        score = partner_score(terms, self.cfg.coefficients())
+
+        rm_scores = [r.clone().float() for r in rows["rm_scores"]]
+        verifier = torch.tensor([float(rm_scores[i].sum()) for i in real])
+        for j, i in enumerate(real):
+            rm_scores[i][-1] += float(self.cfg.weight * score[j])
+        nested = torch.nested.as_nested_tensor(rm_scores, layout=torch.jagged)
+        tq.kv_batch_put(keys=batch.keys, partition_id=batch.partition_id,
+                        fields=TensorDict({"rm_scores": nested}, batch_size=len(batch)))
+        metrics.update({**step_metrics(terms, score), "tandem/verifier_reward_mean": float(verifier.mean()),
+                        "tandem/time_partner": time.perf_counter() - t0})
+        self._trace(trainer, real, golds, sequences, rows, target_lp, terms, score)
+
+    def _target_logprobs(self, trainer, batch, sequences: dict, tq, to_tensordict) -> dict[int, torch.Tensor]:
+        """The junior's log-probs of each target after its context: one reference pass over rows of their own."""
+        from verl.workers.utils.padding import response_from_nested
+
+        samples = tq.kv_batch_get(keys=batch.keys, partition_id=batch.partition_id)
+        keys, rows, tags = [], [], []
+        for i, key in enumerate(batch.keys):  # every sample, so the rows split over ranks as the batch does
+            context, target = sequences.get(i, ([self.tokenizer.eos_token_id], [self.tokenizer.eos_token_id]))
+            keys.append(f"{key}{KEY_SUFFIX}")
+            sample = samples[i]
+            rows.append(target_row({k: sample[k] for k in sample.keys()}, context, target))
+            tags.append({**batch.tags[i], "prompt_len": len(context), "response_len": len(target),
+                         "seq_len": len(context) + len(target)})
+        meta = tq.kv_batch_put(keys=keys, partition_id=batch.partition_id, fields=to_tensordict(rows), tags=tags)
+        meta.extra_info = {**(batch.extra_info or {}), "calculate_entropy": False, "compute_loss": False,
+                           "temperature": self.temperature}
+        worker_group = trainer.actor_rollout_wg if trainer.ref_in_actor else trainer.ref_policy_wg
+        try:
+            worker_group.compute_ref_log_prob(meta)
+            out = tq.kv_batch_get(keys=keys, partition_id=batch.partition_id, select_fields=["log_probs",
+                                                                                            "response_mask"])
+            logprobs = as_list(response_from_nested(out["log_probs"], out["response_mask"]))
+        finally:
+            tq.kv_clear(keys=keys, partition_id=batch.partition_id)
+        return {i: logprobs[i].detach().double() for i in sequences}
+
+    def _trace(self, trainer, real, golds, sequences, rows, target_lp, terms, score) -> None:
+        path = os.environ.get(TRACE_ENV)
+        if not path:
+            return
+        with open(path, "a", encoding="utf-8") as f:
+            for j, i in enumerate(real):
+                f.write(json.dumps({
+                    "step": trainer.global_steps, "temperature": self.temperature, "target": self.cfg.target,
+                    "gold": golds[i],
+                    "prompt_ids": rows["prompts"][i].tolist(), "response_ids": rows["responses"][i].tolist(),
+                    "context_ids": list(sequences[i][0]), "target_ids": list(sequences[i][1]),
+                    "authorship_mask": rows["authorship_mask"][i].tolist(),
+                    "senior_logprobs": rows["old_log_probs"][i].tolist(),
+                    "junior_logprobs": rows["ref_log_prob"][i].tolist(),
+                    "target_logprobs": target_lp[i].tolist(),
+                    "terms": {k: float(v[j]) for k, v in terms.items()}, "score": float(score[j]),
+                }) + "\n")
