@@ -43,7 +43,7 @@ from tandem.partner_score import (
 TRACE_ENV = "TANDEM_PARTNER_TRACE"
 KEY_SUFFIX = "_partner_target"  # the target rows' TransferQueue keys: <sample key><suffix>
 READ = ["prompts", "responses", "response_mask", "authorship_mask", "old_log_probs", "ref_log_prob", "rm_scores",
-        "reward_model", "extra_info"]
+        "reward_model"]  # and extra_info for the `solution` target
 
 
 def as_list(value) -> list:
@@ -105,10 +105,12 @@ class PartnerScorer:
         from verl.utils.tensordict_utils import list_of_dict_to_tensordict
 
         t0 = time.perf_counter()
-        data = tq.kv_batch_get(keys=batch.keys, partition_id=batch.partition_id, select_fields=READ)
-        rows = {name: as_list(data[name]) for name in READ}
+        read = READ + (["extra_info"] if self.cfg.target == "solution" else [])
+        data = tq.kv_batch_get(keys=batch.keys, partition_id=batch.partition_id, select_fields=read)
+        rows = {name: as_list(data[name]) for name in read}
         real = [i for i, tag in enumerate(batch.tags) if not tag.get("is_padding")]  # verl's no-op samples score 0
-        golds = {i: gold_of(rows["reward_model"][i], rows["extra_info"][i], self.cfg.target, i) for i in real}
+        extra = rows.get("extra_info", [None] * len(batch))
+        golds = {i: gold_of(rows["reward_model"][i], extra[i], self.cfg.target, i) for i in real}
         sequences = {i: target_sequences(self.tokenizer, rows["prompts"][i].tolist(), rows["responses"][i].tolist(),
                                          golds[i], self.cfg.target) for i in real}
         target_lp = self._target_logprobs(trainer, batch, sequences, tq, list_of_dict_to_tensordict)
