@@ -25,6 +25,9 @@ packages. Then it runs on CUDA, each check as one entry of DIR/gpu_check.json:
   launch_tandem     the tandem launcher: 2 GRPO steps on --model, then a 3rd resumed from the checkpoint
   launch_tandem_split  the tandem launcher with tandem.placement=split (senior and junior on two GPUs); 2+ GPUs only
   launch_vanilla    the same for the vanilla launcher
+  launch_tandem_moving  launch_tandem with tandem.junior_update=ema:0.5: the junior follows the senior in the
+                    sleeping (level 2) engine, and the resumed launch rebuilds step 2's junior bit for bit
+  launch_tandem_score   launch_tandem with partner_reward.weight=0.1: verl's reference worker scores on the GPU
 
 Each entry is passed, failed or skipped (with the reason); nothing is reported as passed
 that did not run. Logs go to DIR/logs/. Exit: 0 when no check failed, 1 when one did,
@@ -50,7 +53,12 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 CHECKS = ("stack", "async_scheduling", "vllm_engine", "vllm_compiled", "vllm_tp2", "bench_vllm",
-          "launchers_data", "launch_tandem", "launch_tandem_split", "launch_vanilla")
+          "launchers_data", "launch_tandem", "launch_tandem_split", "launch_vanilla", "launch_tandem_moving",
+          "launch_tandem_score")
+VARIANTS = {  # launch_tandem_<variant>: the tandem run with these overrides, in a launchers-<variant> folder
+    "moving": ["tandem.junior_update=ema:0.5"],
+    "score": ["partner_reward.weight=0.1"],
+}
 ENGINE_TESTS = ("tests/test_scale_vllm_engine*.py", "tests/test_scale_vllm_gpu_*.py", "tests/test_scale_vllm_split*.py")
 SELECT = {"vllm_engine": "not (compiled or tensor_parallel or tp2 or split)", "vllm_compiled": "compiled",
           "vllm_tp2": "tensor_parallel or tp2 or split"}
@@ -326,10 +334,17 @@ def command_check(name: str, cmd: list[str], runner: Runner, env: dict, logs: Pa
                   {"exit": rc})
 
 
-def launcher_check(run: str, python: str, args, n_gpus: int, runner: Runner, env: dict, logs: Path) -> Check:
+def launcher_check(name: str, python: str, args, n_gpus: int, runner: Runner, env: dict, logs: Path) -> Check:
     """Launch 1: 2 GRPO steps; launch 2: the 3rd, resumed from the step-2 checkpoint (scripts/scale/smoke_launch.sh)."""
-    check, t0 = Check(f"launch_{run}"), time.monotonic()
+    check, t0 = Check(name), time.monotonic()
+    run, variant = name.removeprefix("launch_"), None
     out = args.out / "launchers"
+    if run.removeprefix("tandem_") in VARIANTS:
+        variant, run = run.removeprefix("tandem_"), "tandem"
+        out = args.out / f"launchers-{variant}"
+        out.mkdir(parents=True, exist_ok=True)
+        if not (out / "data").exists():
+            (out / "data").symlink_to(args.out / "launchers" / "data")
     shutil.rmtree(out / run, ignore_errors=True)
     (out / run).mkdir(parents=True)
     launch_env = {**env, "SMOKE_DEVICE": "gpu", "SMOKE_N_GPUS": str(n_gpus),
@@ -337,7 +352,7 @@ def launcher_check(run: str, python: str, args, n_gpus: int, runner: Runner, env
     for n, steps in ((1, 2), (2, 3)):
         log, s0 = out / run / f"launch-{n}.log", time.monotonic()
         cmd = ["bash", str(REPO / "scripts" / "scale" / "smoke_launch.sh"), str(out), args.model, run, str(n),
-               str(steps)]
+               str(steps), *VARIANTS.get(variant, [])]
         rc = runner.run(cmd, launch_env, log, args.timeout)
         (out / run / f"launch-{n}.seconds").write_text(str(int(time.monotonic() - s0)))
         if rc != 0:
@@ -359,6 +374,15 @@ def launcher_check(run: str, python: str, args, n_gpus: int, runner: Runner, env
         if any(g is not None for g in gaps):  # reported, not judged: bf16 vLLM vs FSDP has no measured tolerance yet
             reason += "; senior-token rollout/trainer gap per step " + ", ".join(
                 "n/a" if g is None else f"{g:.1e}" for g in gaps)
+    if variant == "moving":
+        sums = summary.get("junior_checksum_per_step") or []
+        ok = ok and summary.get("junior_updated_per_step") == [1, 1, 1] and len(sums) == 3
+        ok = ok and summary.get("junior_resumed_checksum") == sums[1]
+        reason += f"; junior checksum per step {sums}, rebuilt at resume: {summary.get('junior_resumed_checksum')}"
+    if variant == "score":
+        scores = summary.get("partner_score_per_step") or []
+        ok = ok and len(scores) == 3 and all(x is not None and abs(x) < float("inf") for x in scores)
+        reason += f"; partner score per step {scores} ({summary.get('partner_seconds_per_step')} s)"
     return finish(check, t0, "passed" if ok else "failed", reason, out / run / "launch-2.log", summary)
 
 
@@ -415,7 +439,7 @@ def run_checks(args, gpus: list[dict], runner: Runner) -> tuple[list[Check], dic
                                   f"{DATASET}: 64 training, 16 validation problems" + ("" if rc == 0 else f": exit {rc}"),
                                   logs / "launchers_data.log")
         else:
-            checks[name] = launcher_check(name.removeprefix("launch_"), python, args, len(gpus), runner, env, logs)
+            checks[name] = launcher_check(name, python, args, len(gpus), runner, env, logs)
     if "stack" not in chosen and checks["stack"].status == "passed":
         checks["stack"].reason += " (always run: the other checks need it)"
     return list(checks.values()), facts or {}

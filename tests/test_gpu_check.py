@@ -63,15 +63,23 @@ class FakeRunner(gpu_check.Runner):
             text = "3 passed in 9.1s"
         log.write_text(text + "\n")
         if name == "launch-2" and self.rcs.get("launches", 0) == 0:
-            write_launch_files(log.parent, tandem=log.parent.name.startswith("tandem"))
+            folder = log.parent.parent.name  # launchers, or launchers-<variant> (gpu_check.VARIANTS)
+            write_launch_files(log.parent, tandem=log.parent.name.startswith("tandem"),
+                               variant=folder.removeprefix("launchers-") if folder != "launchers" else None)
         return self.rcs.get(name, 0 if (name != "stack" or self.facts) else 1)
 
 
-def write_launch_files(run_dir: Path, tandem: bool, runner: str = "v1") -> None:
+def write_launch_files(run_dir: Path, tandem: bool, runner: str = "v1", variant: str | None = None) -> None:
     """What a finished launcher pair leaves: verl's metrics, the trace, checkpoints (as on CPU)."""
+    def extra(s):
+        if variant == "moving":  # tandem_verl.moving_junior; the resumed launch rebuilt step 2's junior
+            return {"tandem/junior_updated": 1.0, "tandem/junior_checksum": 10.0 + s,
+                    **({"tandem/junior_resumed_checksum": 12.0} if s == 3 else {})}
+        return {"partner_score": -3.5, "tandem/time_partner": 0.5} if variant == "score" else {}
+
     def metrics(steps):
         return "".join(json.dumps({"step": s, "data": {"timing_s/step": 3.0, "critic/score/mean": 0.4,
-                                                        "actor/grad_norm": 0.5,
+                                                        "actor/grad_norm": 0.5, **extra(s),
                                                         **({"actor/tandem/senior_token_fraction": 0.5,
                                                             "actor/tandem/senior_rollout_probs_diff_max": 2e-3}
                                                            if tandem else {})}}) + "\n" for s in steps)
@@ -82,7 +90,8 @@ def write_launch_files(run_dir: Path, tandem: bool, runner: str = "v1") -> None:
     hydra = run_dir / "hydra-1" / ".hydra"
     hydra.mkdir(parents=True, exist_ok=True)
     (hydra / "config.yaml").write_text(json.dumps({  # JSON is YAML
-        "tandem": {"enable": tandem, "placement": placement},
+        "tandem": {"enable": tandem, "placement": placement,
+                   "junior_update": "ema:0.5" if variant == "moving" else "frozen"},
         "actor_rollout_ref": {"rollout": {"tensor_model_parallel_size": tp}}}))
     for s in (2, 3):
         (run_dir / "ckpt" / run_dir.name / f"global_step_{s}").mkdir(parents=True, exist_ok=True)
@@ -155,10 +164,24 @@ def test_all_green_on_one_gpu_with_tp2_skipped_for_want_of_a_second(tmp_path, mo
                                       "transformers": STACK.TRANSFORMERS_RESOLVED}
     assert data["wheelhouse"] is None
     line = capsys.readouterr().out.strip()
-    assert line == data["summary"] and line.startswith("gpu check: 8 passed, 0 failed, 2 skipped | 1x NVIDIA H100")
+    assert line == data["summary"] and line.startswith("gpu check: 10 passed, 0 failed, 2 skipped | 1x NVIDIA H100")
     assert checks["launch_tandem"]["details"]["resumed_step"] == 3
     assert checks["launch_tandem"]["details"]["placement"] == "shared"
     assert "senior-token rollout/trainer gap per step 2.0e-03, 2.0e-03, 2.0e-03" in checks["launch_tandem"]["reason"]
+
+
+def test_the_moving_junior_and_the_partner_score_each_launch_the_tandem_run_with_their_setting(tmp_path, monkeypatch):
+    """launch_tandem_moving passes only if the junior moved every step and the resume rebuilt step 2's;
+    launch_tandem_score only if every step logged a finite partner score."""
+    runner = FakeRunner()
+    rc, _, checks = run_main(tmp_path, [], runner=runner, monkeypatch=monkeypatch)
+    assert rc == 0
+    assert "junior checksum per step [11.0, 12.0, 13.0], rebuilt at resume: 12.0" in checks["launch_tandem_moving"]["reason"]
+    assert "partner score per step [-3.5, -3.5, -3.5]" in checks["launch_tandem_score"]["reason"]
+    launches = [cmd for name, cmd, _ in runner.calls if name == "launch-1.log"]
+    assert any("tandem.junior_update=ema:0.5" in cmd for cmd in launches)
+    assert any("partner_reward.weight=0.1" in cmd for cmd in launches)
+    assert (tmp_path / "out" / "launchers-moving" / "data").resolve() == tmp_path / "out" / "launchers" / "data"
 
 
 def test_two_gpus_run_the_tp2_selection_and_the_launchers_on_both(tmp_path, monkeypatch):
