@@ -25,8 +25,9 @@ packages. Then it runs on CUDA, each check as one entry of DIR/gpu_check.json:
   launch_tandem     the tandem launcher: 2 GRPO steps on --model, then a 3rd resumed from the checkpoint
   launch_tandem_split  the tandem launcher with tandem.placement=split (senior and junior on two GPUs); 2+ GPUs only
   launch_vanilla    the same for the vanilla launcher
-  launch_tandem_moving  launch_tandem with tandem.junior_update=ema:0.5: the junior follows the senior in the
-                    sleeping (level 2) engine, and the resumed launch rebuilds step 2's junior bit for bit
+  launch_tandem_moving  launch_tandem with tandem.junior_update=sync:1: the junior follows the senior in the
+                    sleeping (level 2) engine (another junior each step, equal to the senior after each copy),
+                    and the resumed launch rebuilds step 2's junior (the same checksum)
   launch_tandem_score   launch_tandem with partner_reward.weight=0.1: verl's reference worker scores on the GPU
 
 Each entry is passed, failed or skipped (with the reason); nothing is reported as passed
@@ -56,7 +57,7 @@ CHECKS = ("stack", "async_scheduling", "vllm_engine", "vllm_compiled", "vllm_tp2
           "launchers_data", "launch_tandem", "launch_tandem_split", "launch_vanilla", "launch_tandem_moving",
           "launch_tandem_score")
 VARIANTS = {  # launch_tandem_<variant>: the tandem run with these overrides, in a launchers-<variant> folder
-    "moving": ["tandem.junior_update=ema:0.5"],
+    "moving": ["tandem.junior_update=sync:1"],  # a copy: exact in bfloat16 (ema needs a float32 rollout)
     "score": ["partner_reward.weight=0.1"],
 }
 ENGINE_TESTS = ("tests/test_scale_vllm_engine*.py", "tests/test_scale_vllm_gpu_*.py", "tests/test_scale_vllm_split*.py")
@@ -376,8 +377,9 @@ def launcher_check(name: str, python: str, args, n_gpus: int, runner: Runner, en
                 "n/a" if g is None else f"{g:.1e}" for g in gaps)
     if variant == "moving":
         sums = summary.get("junior_checksum_per_step") or []
-        ok = ok and summary.get("junior_updated_per_step") == [1, 1, 1] and len(sums) == 3
-        ok = ok and summary.get("junior_resumed_checksum") == sums[1]
+        after = summary.get("junior_senior_max_abs_diff_per_step") or []
+        ok = ok and summary.get("junior_updated_per_step") == [1, 1, 1] and len(set(sums)) == 3
+        ok = ok and after == [0.0, 0.0, 0.0] and summary.get("junior_resumed_checksum") == sums[1]
         reason += f"; junior checksum per step {sums}, rebuilt at resume: {summary.get('junior_resumed_checksum')}"
     if variant == "score":
         scores = summary.get("partner_score_per_step") or []

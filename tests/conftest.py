@@ -24,12 +24,27 @@ with contextlib.suppress(ImportError):  # an environment without Hydra has no ve
     register_entry_node()
 
 
+def in_main_suite() -> list[str]:
+    """The lane files `scripts/test_scale.sh` leaves to the main suite (IN_MAIN_SUITE), as test file names."""
+    import re
+
+    match = re.search(r"^IN_MAIN_SUITE=\(([^)]*)\)", (REPO / "scripts" / "test_scale.sh").read_text(), re.MULTILINE)
+    return [f"test_scale_{name}.py" for name in match.group(1).split()] if match else []
+
+
 def pytest_sessionfinish(session, exitstatus):
-    """In the scale lane ($TANDEM_REQUIRE_SCALE=1) a skipped test is a failure: it must run there."""
-    if os.environ.get("TANDEM_REQUIRE_SCALE") != "1":
-        return
+    """A skipped test is a failure in the scale lane ($TANDEM_REQUIRE_SCALE=1), and in the main suite
+    for the lane files the lane leaves to it (IN_MAIN_SUITE): they run nowhere else."""
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     skipped = reporter.stats.get("skipped", []) if reporter else []
+    if os.environ.get("TANDEM_REQUIRE_SCALE") != "1":
+        owned = set(in_main_suite())
+        lost = sorted({r.nodeid.split("::")[0] for r in skipped if Path(r.nodeid.split("::")[0]).name in owned})
+        if lost:
+            print(f"\nmain suite: tests skipped in {lost}, which the scale lane leaves to this suite; install what "
+                  "they import (scripts/test.sh installs it)")
+            session.exitstatus = 1
+        return
     if skipped:
         reasons = sorted({str(r.longrepr[-1]) if isinstance(r.longrepr, tuple) else str(r.longrepr) for r in skipped})
         print(f"\nscale lane: {len(skipped)} test(s) skipped, which the lane does not allow: {reasons}")

@@ -74,6 +74,7 @@ def write_launch_files(run_dir: Path, tandem: bool, runner: str = "v1", variant:
     def extra(s):
         if variant == "moving":  # tandem_verl.moving_junior; the resumed launch rebuilt step 2's junior
             return {"tandem/junior_updated": 1.0, "tandem/junior_checksum": 10.0 + s,
+                    "tandem/junior_senior_max_abs_diff": 0.0,
                     **({"tandem/junior_resumed_checksum": 12.0} if s == 3 else {})}
         return {"partner_score": -3.5, "tandem/time_partner": 0.5} if variant == "score" else {}
 
@@ -91,7 +92,7 @@ def write_launch_files(run_dir: Path, tandem: bool, runner: str = "v1", variant:
     hydra.mkdir(parents=True, exist_ok=True)
     (hydra / "config.yaml").write_text(json.dumps({  # JSON is YAML
         "tandem": {"enable": tandem, "placement": placement,
-                   "junior_update": "ema:0.5" if variant == "moving" else "frozen"},
+                   "junior_update": "sync:1" if variant == "moving" else "frozen"},
         "actor_rollout_ref": {"rollout": {"tensor_model_parallel_size": tp}}}))
     for s in (2, 3):
         (run_dir / "ckpt" / run_dir.name / f"global_step_{s}").mkdir(parents=True, exist_ok=True)
@@ -179,7 +180,7 @@ def test_the_moving_junior_and_the_partner_score_each_launch_the_tandem_run_with
     assert "junior checksum per step [11.0, 12.0, 13.0], rebuilt at resume: 12.0" in checks["launch_tandem_moving"]["reason"]
     assert "partner score per step [-3.5, -3.5, -3.5]" in checks["launch_tandem_score"]["reason"]
     launches = [cmd for name, cmd, _ in runner.calls if name == "launch-1.log"]
-    assert any("tandem.junior_update=ema:0.5" in cmd for cmd in launches)
+    assert any("tandem.junior_update=sync:1" in cmd for cmd in launches)
     assert any("partner_reward.weight=0.1" in cmd for cmd in launches)
     assert (tmp_path / "out" / "launchers-moving" / "data").resolve() == tmp_path / "out" / "launchers" / "data"
 

@@ -136,3 +136,12 @@ def test_a_junior_named_by_another_model_cannot_follow_the_senior(tiny_dir, tiny
     cfg = _cfg(tiny_dir, tmp_path / "run", tandem=TandemConfig(junior_update="ema:0.9", junior_model=str(tiny_dir_seed1)))
     with pytest.raises(TandemError, match="names another model; drop junior_model or set junior_update=frozen"):
         GRPOTrainer(cfg, reward_fn=_text_reward, progress=False)
+
+
+def test_ema_is_refused_on_a_junior_narrower_than_float32_and_sync_copies_exactly():
+    """In bfloat16 the blend's (1 - BETA) * (senior - junior) falls below the dtype's resolution."""
+    senior, junior = torch.nn.Linear(4, 4).bfloat16(), torch.nn.Linear(4, 4).bfloat16()
+    with pytest.raises(TandemError, match="ema:0.9 on a junior in bfloat16: .* keep the junior in float32, or use sync:K"):
+        after_optimizer_step(parse_junior_update("ema:0.9"), junior, senior, 1)
+    assert after_optimizer_step(parse_junior_update("sync:1"), junior, senior, 1)
+    assert torch.equal(junior.weight, senior.weight)

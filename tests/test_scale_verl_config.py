@@ -120,8 +120,14 @@ def test_apply_tandem_refuses_unhonourable_settings(override):
 
 @pytest.mark.parametrize("rule", ["sync:4", "ema:0.99"])
 def test_a_junior_that_follows_the_senior_is_wired_for_the_self_paired_shared_engine(rule):
-    t = apply_tandem(tandem_config(f"tandem.junior_update={rule}"))
+    t = apply_tandem(tandem_config(f"tandem.junior_update={rule}", "actor_rollout_ref.rollout.dtype=float32"))
     assert t.process.junior_update == rule and t.process.placement == "shared"
+
+
+def test_an_ema_junior_in_a_bfloat16_rollout_is_refused_and_a_copied_one_is_not():
+    with pytest.raises(TandemError, match=r"ema:0.9 on a junior in bfloat16: .* \(actor_rollout_ref.rollout.dtype=float32\)"):
+        apply_tandem(tandem_config("tandem.junior_update=ema:0.9"))  # verl's rollout default: bfloat16
+    apply_tandem(tandem_config("tandem.junior_update=sync:1"))  # a copy is exact in any dtype
 
 
 @pytest.mark.parametrize(("overrides", "message"), [

@@ -22,20 +22,47 @@ import torch
 from tandem.errors import TandemError
 from tandem.junior_update import JuniorUpdate, after_optimizer_step, parse_junior_update
 from vllm_source.junior_guard import JuniorGuard
+from vllm_source.weights import FINGERPRINT_CHUNK
+
+
+def same_parameters(junior: torch.nn.Module, senior: torch.nn.Module) -> bool:
+    """The same parameter names and shapes: a junior that can follow this senior shard by shard.
+
+    Decided on the built modules, not on paths: verl may serve the senior from a local copy
+    of the path the config names (`local_path`), which the junior's path then differs from.
+    """
+    juniors, seniors = dict(junior.named_parameters()), dict(senior.named_parameters())
+    return juniors.keys() == seniors.keys() and all(juniors[k].shape == seniors[k].shape for k in juniors)
+
+
+def _chunks(t: torch.Tensor):
+    flat = t.detach().reshape(-1)
+    for start in range(0, flat.numel(), FINGERPRINT_CHUNK):
+        yield flat[start : start + FINGERPRINT_CHUNK]
 
 
 def max_abs_diff(junior: torch.nn.Module, senior: torch.nn.Module) -> float:
-    """max |junior - senior| over every parameter (self-paired: the same names and shapes)."""
+    """max |junior - senior| over every parameter (self-paired: the same names and shapes).
+
+    In chunks, as `tensor_sums`: never a float32 copy of a whole tensor on the device.
+    """
     seniors = dict(senior.named_parameters())
-    worst = torch.zeros((), dtype=torch.float32)
+    worst = None
     for name, j in junior.named_parameters():
-        worst = torch.maximum(worst, (j.detach().float() - seniors[name].detach().float()).abs().max().cpu())
-    return float(worst)
+        for jc, sc in zip(_chunks(j), _chunks(seniors[name])):
+            d = (jc.float() - sc.float()).abs().max()
+            worst = d if worst is None else torch.maximum(worst, d)
+    return 0.0 if worst is None else float(worst)
 
 
 def checksum(junior: torch.nn.Module) -> float:
-    """The float64 sum of every junior element: equal bits give an equal sum (the resume check)."""
-    return float(sum(p.detach().double().sum().item() for p in junior.parameters()))
+    """The float64 sum of every junior element (the resume check), summed in chunks."""
+    total = None
+    for p in junior.parameters():
+        for chunk in _chunks(p):
+            s = chunk.sum(dtype=torch.float64)
+            total = s if total is None else total + s
+    return 0.0 if total is None else float(total)
 
 
 class JuniorFollower:

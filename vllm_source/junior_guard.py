@@ -47,11 +47,14 @@ class JuniorGuard:
         self._check_or_restore()
 
     def rebase(self) -> None:
-        """The junior was changed on its schedule (or restored from a checkpoint): fingerprint and host copy anew."""
+        """The junior was changed on its schedule (or restored from a checkpoint): fingerprint and host copy anew.
+
+        The next sync checks the junior again even if no step ran in between (a sleep may come first).
+        """
         self._fingerprint = tensor_sums(self._params())
         if self._keep_host_copy:
             self.keep_host_copy()
-        self._checked = True
+        self._checked = False
 
     def current(self) -> list[torch.Tensor]:
         """The junior's tensors on the host: the host copy where one is kept (a level-2 sleep may have
@@ -61,11 +64,18 @@ class JuniorGuard:
         return [p.detach().to("cpu", copy=True) for p in self._params()]
 
     def keep_host_copy(self) -> None:
-        """Keep a host copy of the junior's weights (pinned where CUDA is), to restore after a level-2 sleep."""
+        """Keep a host copy of the junior's weights (pinned where CUDA is), to restore after a level-2 sleep.
+
+        A copy kept already is overwritten in place: a junior that follows the senior refreshes it
+        after every update, without allocating (and pinning) a second one.
+        """
+        params = self._params()
+        if self._host is not None and [h.shape for h in self._host] == [p.shape for p in params]:
+            for h, p in zip(self._host, params):
+                h.copy_(p)
+            return
         pin = torch.cuda.is_available()
-        self._host = [
-            torch.empty(p.shape, dtype=p.dtype, device="cpu", pin_memory=pin).copy_(p) for p in self._params()
-        ]
+        self._host = [torch.empty(p.shape, dtype=p.dtype, device="cpu", pin_memory=pin).copy_(p) for p in params]
 
     def _check_or_restore(self) -> None:
         params = self._params()

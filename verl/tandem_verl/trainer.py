@@ -29,7 +29,7 @@ from verl.utils.debug import marked_timer
 from verl.workers.rollout.replica import RolloutReplicaRegistry
 
 from tandem.errors import TandemError
-from tandem_verl.moving_junior import MovingJunior
+from tandem_verl.moving_junior import JUNIOR_DIR, MovingJunior
 from tandem_verl.partner import PartnerScorer
 from tandem_verl.wiring import TRAINER_MODE, TandemVerlConfig, partner_reward_config
 
@@ -135,8 +135,14 @@ class TandemPPOTrainer(PPOTrainerSync):
 
     def on_init_end(self):
         super().on_init_end()  # the senior's weights synced (resumed or initial)
-        if self.moving_junior is not None and self.global_steps > 0:
+        if self.global_steps == 0:
+            return
+        if self.moving_junior is not None:
             self.moving_junior.resume(self._resumed_from, self.global_steps)
+        elif (self._resumed_from / JUNIOR_DIR).is_dir():
+            raise TandemError(f"{self._resumed_from} holds a junior that followed the senior ({JUNIOR_DIR}/), but this "
+                              "run sets tandem.junior_update=frozen and would go on with the base; resume with the "
+                              "run's own junior_update")
 
     def on_step_end(self):
         super().on_step_end()  # this step's senior synced into the engines

@@ -27,7 +27,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from tandem import legacy
 from tandem.config import TandemConfig
 from tandem.errors import TandemError
-from tandem.junior_update import check_self_paired
+from tandem.junior_update import check_self_paired, ema_precision_error
 from tandem.grpo import TandemLossConfig, require_authorship_mask, token_weights
 from tandem.rollout import RolloutStats, rollout_stats
 from tandem.partner_score import PartnerRewardConfig
@@ -244,6 +244,9 @@ def _refuse_moving_junior(config: DictConfig, t: TandemVerlConfig) -> None:
         raise TandemError(f"tandem.junior_update={rule.text} with tandem.placement={t.process.placement}: the junior "
                           "follows the senior inside each rollout worker, which holds both only with placement=shared; "
                           "set tandem.placement=shared or tandem.junior_update=frozen")
+    if rule.kind == "ema" and str(rollout.get("dtype", "bfloat16")) not in ("float32", "fp32"):
+        raise TandemError(ema_precision_error(rule, str(rollout.get("dtype", "bfloat16")))
+                          + " (actor_rollout_ref.rollout.dtype=float32)")
     if int(rollout.get("data_parallel_size", 1) or 1) != 1:
         raise TandemError(f"tandem.junior_update={rule.text} with rollout.data_parallel_size="
                           f"{rollout.data_parallel_size}: the junior's updates reach the tensor-parallel workers of "
