@@ -28,3 +28,24 @@ def test_the_main_suite_has_the_verl_those_files_test():
 
     pins = (REPO / "scripts" / "scale" / "install.sh").read_text() + (REPO / "pyproject.toml").read_text()
     assert f"verl=={verl.__version__}" in pins
+
+
+def _finish(skipped: list[str], monkeypatch) -> int:
+    """conftest's session end over reports skipped in these files; the exit status it leaves."""
+    import types
+
+    import conftest
+
+    monkeypatch.delenv("TANDEM_REQUIRE_SCALE", raising=False)
+    reports = [types.SimpleNamespace(nodeid=n, longrepr=("f", 1, "Skipped: absent")) for n in skipped]
+    reporter = types.SimpleNamespace(stats={"skipped": reports})
+    session = types.SimpleNamespace(config=types.SimpleNamespace(
+        pluginmanager=types.SimpleNamespace(get_plugin=lambda name: reporter)), exitstatus=0)
+    conftest.pytest_sessionfinish(session, 0)
+    return session.exitstatus
+
+
+def test_a_skip_in_a_file_the_lane_leaves_to_the_main_suite_fails_it_and_others_do_not(monkeypatch):
+    owned = in_main_suite()[0]
+    assert _finish(["tests/test_scale_vllm_engine.py"], monkeypatch) == 0  # the lane runs that one
+    assert _finish([f"tests/{owned}::test_x"], monkeypatch) == 1
