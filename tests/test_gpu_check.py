@@ -73,10 +73,10 @@ def write_launch_files(run_dir: Path, tandem: bool, runner: str = "v1", variant:
     """What a finished launcher pair leaves: verl's metrics, the trace, checkpoints (as on CPU)."""
     def extra(s):
         if variant == "moving":  # tandem_verl.moving_junior; the resumed launch rebuilt step 2's junior
-            return {"tandem/junior_updated": 1.0, "tandem/junior_checksum": 10.0 + s,
-                    "tandem/junior_senior_max_abs_diff": 0.0,
-                    **({"tandem/junior_resumed_checksum": 12.0} if s == 3 else {})}
-        return {"partner_score": -3.5, "tandem/time_partner": 0.5} if variant == "score" else {}
+            return {"junior/updated": 1.0, "junior/checksum": 10.0 + s,
+                    "junior/senior_max_abs_diff": 0.0,
+                    **({"junior/resumed_checksum": 12.0} if s == 3 else {})}
+        return {"partner_score": -3.5, "timing_s/partner_score": 0.5} if variant == "score" else {}
 
     def metrics(steps):
         return "".join(json.dumps({"step": s, "data": {"timing_s/step": 3.0, "critic/score/mean": 0.4,

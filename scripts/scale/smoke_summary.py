@@ -43,8 +43,8 @@ RUNS = ("tandem", "tandem_split", "vanilla")
 FRACTION = "actor/tandem/senior_token_fraction"
 GATED = "actor/tandem/gated_junior_tokens"
 SENIOR_GAP = "actor/tandem/senior_rollout_probs_diff_max"
-JUNIOR = "tandem/junior_"  # the metrics of a junior that follows the senior (tandem_verl.moving_junior)
-VERIFIER = "tandem/verifier_reward_mean"  # the verifier's reward alone, where the partner score is added to it
+JUNIOR = "junior/"  # the metrics of a junior that follows the senior (tandem_verl.moving_junior)
+VERIFIER = "critic/verifier_score/mean"  # the verifier's reward alone, where the partner score is added to it
 PARTNER = "partner_score"  # tandem.partner_score.METRIC; each term is partner_score/<term>
 
 
@@ -105,7 +105,7 @@ def partner(run_dir: Path, steps: dict[int, dict]) -> dict:
     terms = sorted({k for m in steps.values() for k in m if k.startswith(PARTNER + "/")})
     return {"partner_score_per_step": per_step(steps, PARTNER),
             "partner_terms_per_step": {t.split("/", 1)[1]: per_step(steps, t) for t in terms},
-            "partner_seconds_per_step": per_step(steps, "tandem/time_partner"),
+            "partner_seconds_per_step": per_step(steps, "timing_s/partner_score"),
             "partner_trace": str(run_dir / "partner.jsonl")}
 
 

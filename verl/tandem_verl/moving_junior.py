@@ -28,7 +28,7 @@ from tandem.errors import TandemError
 from tandem.junior_update import JuniorUpdate
 
 JUNIOR_DIR = "tandem_junior"  # inside global_step_<s>/
-METRIC = "tandem/junior_"  # prefix of the metrics logged with each step
+METRIC = "junior/"  # prefix of the metrics logged with each step
 
 
 class MovingJunior:

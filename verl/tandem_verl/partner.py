@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from collections.abc import Sequence
 
 import torch
@@ -41,6 +40,7 @@ from tandem.partner_score import (
 )
 
 TRACE_ENV = "TANDEM_PARTNER_TRACE"
+VERIFIER_METRIC = "critic/verifier_score/mean"  # beside verl's critic/score/mean, which is then the sum
 KEY_SUFFIX = "_partner_target"  # the target rows' TransferQueue keys: <sample key><suffix>
 READ = ["prompts", "responses", "response_mask", "authorship_mask", "old_log_probs", "ref_log_prob", "rm_scores",
         "reward_model"]  # and extra_info for the `solution` target
@@ -104,7 +104,6 @@ class PartnerScorer:
         from tensordict import TensorDict
         from verl.utils.tensordict_utils import list_of_dict_to_tensordict
 
-        t0 = time.perf_counter()
         read = READ + (["extra_info"] if self.cfg.target == "solution" else [])
         data = tq.kv_batch_get(keys=batch.keys, partition_id=batch.partition_id, select_fields=read)
         rows = {name: as_list(data[name]) for name in read}
@@ -129,8 +128,7 @@ class PartnerScorer:
         nested = torch.nested.as_nested_tensor(rm_scores, layout=torch.jagged)
         tq.kv_batch_put(keys=batch.keys, partition_id=batch.partition_id,
                         fields=TensorDict({"rm_scores": nested}, batch_size=len(batch)))
-        metrics.update({**step_metrics(terms, score), "tandem/verifier_reward_mean": float(verifier.mean()),
-                        "tandem/time_partner": time.perf_counter() - t0})
+        metrics.update({**step_metrics(terms, score), VERIFIER_METRIC: float(verifier.mean())})
         self._trace(trainer, real, golds, sequences, rows, target_lp, terms, score)
 
     def _target_logprobs(self, trainer, batch, sequences: dict, tq, to_tensordict) -> dict[int, torch.Tensor]:
