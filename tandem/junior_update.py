@@ -79,6 +79,12 @@ def check_self_paired(update: JuniorUpdate, senior_model: str, junior_model: str
     )
 
 
+def same_parameters(junior, senior) -> bool:
+    """The same parameter names and shapes: a junior that can follow this senior tensor by tensor."""
+    juniors, seniors = dict(junior.named_parameters()), dict(senior.named_parameters())
+    return juniors.keys() == seniors.keys() and all(juniors[k].shape == seniors[k].shape for k in juniors)
+
+
 def ema_precision_error(update: JuniorUpdate, dtype: str) -> str:
     """Why `ema` is refused on a junior narrower than float32 (one line)."""
     return (f"junior_update={update.text} on a junior in {dtype.removeprefix('torch.')}: each blend rounds to that "
@@ -94,7 +100,7 @@ def after_optimizer_step(update: JuniorUpdate, junior, senior, step: int) -> boo
 
     # named_parameters lists a tied tensor (embeddings = output layer) once, so it is blended once
     juniors, seniors = dict(junior.named_parameters()), dict(senior.named_parameters())
-    if juniors.keys() != seniors.keys() or any(juniors[k].shape != seniors[k].shape for k in juniors):
+    if not same_parameters(junior, senior):
         raise TandemError(f"junior_update={update.text}: the junior's parameters differ from the senior's in name or "
                           "shape; only the senior's own base (self-paired) can follow it")
     narrow = sorted({str(j.dtype) for j in juniors.values() if j.dtype not in (torch.float32, torch.float64)})

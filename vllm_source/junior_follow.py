@@ -20,19 +20,9 @@ from pathlib import Path
 import torch
 
 from tandem.errors import TandemError
-from tandem.junior_update import JuniorUpdate, after_optimizer_step, parse_junior_update
+from tandem.junior_update import JuniorUpdate, after_optimizer_step, parse_junior_update, same_parameters
 from vllm_source.junior_guard import JuniorGuard
 from vllm_source.weights import FINGERPRINT_CHUNK
-
-
-def same_parameters(junior: torch.nn.Module, senior: torch.nn.Module) -> bool:
-    """The same parameter names and shapes: a junior that can follow this senior shard by shard.
-
-    Decided on the built modules, not on paths: verl may serve the senior from a local copy
-    of the path the config names (`local_path`), which the junior's path then differs from.
-    """
-    juniors, seniors = dict(junior.named_parameters()), dict(senior.named_parameters())
-    return juniors.keys() == seniors.keys() and all(juniors[k].shape == seniors[k].shape for k in juniors)
 
 
 def _chunks(t: torch.Tensor):

@@ -57,10 +57,10 @@ class JuniorGuard:
         self._checked = False
 
     def current(self) -> list[torch.Tensor]:
-        """The junior's tensors on the host: the host copy where one is kept (a level-2 sleep may have
-        discarded the device's), else copies of the parameters."""
+        """The junior's tensors on the host, to read (a checkpoint): the host copy itself where one is kept
+        (a level-2 sleep may have discarded the device's; no second 8 GB copy), else copies of the parameters."""
         if self._host is not None:
-            return [t.clone() for t in self._host]
+            return list(self._host)
         return [p.detach().to("cpu", copy=True) for p in self._params()]
 
     def keep_host_copy(self) -> None:

@@ -26,8 +26,9 @@ import torch  # noqa: E402
 from vllm.config import VllmConfig  # noqa: E402
 
 from tandem.errors import TandemError  # noqa: E402
+from tandem.junior_update import same_parameters  # noqa: E402
 from vllm_source.handoff import ALL_SENIOR, SLOT  # noqa: E402
-from vllm_source.junior_follow import JuniorFollower, same_parameters  # noqa: E402
+from vllm_source.junior_follow import JuniorFollower  # noqa: E402
 from vllm_source.junior_guard import JuniorGuard  # noqa: E402
 from vllm_source.pair_model import TandemPair  # noqa: E402
 from vllm_source.weights import split_stream  # noqa: E402
@@ -48,6 +49,7 @@ class TandemForCausalLM(TandemPair):
         self._may_skip_junior_trunk = not vllm_config.cache_config.enable_prefix_caching
         self.junior_guard = JuniorGuard(self._junior_params, self._keep_junior_host_copy)
         self.junior_follower = JuniorFollower(self.cfg.junior_update, self.junior, self.senior, self.junior_guard,
+                                              # on the built modules, not on paths: verl may serve a local copy
                                               self_paired=same_parameters(self.junior, self.senior))
 
     def forward(self, input_ids, positions, intermediate_tensors=None, inputs_embeds=None, **kwargs):
