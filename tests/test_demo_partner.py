@@ -23,6 +23,7 @@ from tandem_app.train.partner_demo import (
     SYNC,
     VARIANTS,
     paired_rows,
+    write_partner_table,
     run_partner_experiment,
     variant_config,
     weak_sft_config,
@@ -66,6 +67,25 @@ def test_paired_rows_are_problem_by_problem_differences():
     rows = paired_rows(results, "grpo")["tandem"]
     assert rows["solo"] == pytest.approx((0.5, 0.5)) and rows["handoff to base"] == pytest.approx((0.75, 0.25))
     assert rows["handoff to weaker junior"] == (0.0, 0.0)
+
+
+def _seed_results(grpo_handoff: list[int], drift: float) -> dict:
+    row = {"solo_acc": 0.5, "handoff_acc": 0.5, "weak_handoff_acc": 0.5, "junior_ce": 0.1, "solo_terse_share": 0.0,
+           "solo_counts": [2, 2], "solo_n": 4, "handoff_counts": [2, 2], "handoff_n": 4,
+           "weak_handoff_counts": [2, 2], "weak_handoff_n": 4, "drift_js_vs_base": 0.01}
+    return {"tandem": row, "grpo": {**row, "handoff_counts": grpo_handoff, "drift_js_vs_base": drift}}
+
+
+def test_the_table_gives_each_difference_per_seed_and_its_mean_and_se_over_seeds(tmp_path):
+    # GRPO - TRL, handoff: seed 0 -0.25 (problems -0.5, 0), seed 1 -0.5 (both -0.5) -> mean -0.375, SE 0.125
+    per_seed = {0: _seed_results([0, 2], 0.05), 1: _seed_results([0, 0], 0.03)}
+    table = write_partner_table(tmp_path, [0, 1], per_seed).read_text()
+    handoff = table.split("## handoff to base: senior - TRL (frozen base), paired")[1]
+    assert "| GRPO | -0.250 ± 0.250 | -0.500 ± 0.000 | -0.375 ± 0.125 |" in handoff
+    drift = table.split("## drift vs base, bits: senior - TRL (frozen base), same seed")[1]
+    assert "| GRPO | +0.0400 | +0.0200 | +0.0300 ± 0.0100 |" in drift
+    saved = json.loads((tmp_path / "partner.json").read_text())["paired"]
+    assert saved["grpo-tandem/drift_js_vs_base"] == pytest.approx([0.04, 0.02])
 
 
 def test_an_unknown_variant_is_refused_before_any_work(tmp_path):

@@ -14,13 +14,13 @@ Every senior (the demo's TRL and GRPO included) is evaluated on the demo's test 
 solo accuracy, handoff to the base, handoff to the weaker junior, drift from the base
 (JS, bits) and the base's cross-entropy on its solo responses (junior CE). OUT/partner.md
 and OUT/partner.json hold the numbers per seed, each variant minus GRPO and minus TRL
-paired over problems (mean ± SE), and their means over seeds.
+paired over problems (mean ± SE), drift and junior CE differences per seed, and the
+mean ± SE of each difference over seeds.
 """
 
 from __future__ import annotations
 
 import json
-import statistics
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -35,7 +35,8 @@ from tandem_app.train.demo import DemoConfig, demo_config, run_demo, sft_config,
 from tandem_app.train.evaluate import drift_js, evaluate_senior, junior_legibility
 from tandem_app.train.grpo_trainer import GRPOTrainer
 from tandem_app.train.sft import run_sft
-from tandem_app.train.stats import paired_difference
+from tandem_app.train.seeds import spread
+from tandem_app.train.stats import mean_and_se, paired_difference
 
 WEAK_SFT_FRACTION = 0.25  # the weaker junior: the base's SFT, same seed and data, a quarter of the steps
 SYNC, EMA = "sync:20", "ema:0.9"  # per optimizer step; the demo makes 2 per training step (200 in all)
@@ -121,36 +122,52 @@ def paired_rows(results: dict, against: str) -> dict[str, dict[str, tuple[float,
             for name, r in results.items() if name != against and not name.startswith("_")}
 
 
+def _numbers_table(label: str, key: str, seeds: list[int], seniors: list[str], per_seed: dict) -> list[str]:
+    d = 4 if "bits" in label else 3
+    lines = [f"## {label}", "", "| senior | " + " | ".join(f"seed {s}" for s in seeds) + " | mean ± sd |",
+             "|" + "---|" * (len(seeds) + 2)]
+    for name in seniors:
+        values = [per_seed[s][name][key] for s in seeds]
+        sp = spread(values)
+        lines.append(f"| {LABELS[name]} | " + " | ".join(f"{v:.{d}f}" for v in values)
+                     + f" | {sp['mean']:.{d}f} ± {sp['sd']:.{d}f} |")
+    return lines + [""]
+
+
+def _difference_table(title: str, cells: dict[str, list[tuple[float, float]]], seeds: list[int], d: int = 3) -> list[str]:
+    """One row per senior: each seed's difference (± its SE over problems where it has one), then the
+    mean over seeds ± its SE over seeds (the seed-to-seed spread, which the per-seed SEs do not hold)."""
+    lines = [f"## {title}", "", "| senior | " + " | ".join(f"seed {s}" for s in seeds) + " | over seeds, mean ± SE |",
+             "|" + "---|" * (len(seeds) + 2)]
+    for name, row in cells.items():
+        mean, se = mean_and_se([m for m, _ in row])
+        shown = [f"{m:+.{d}f} ± {e:.{d}f}" if e is not None else f"{m:+.{d}f}" for m, e in row]
+        lines.append(f"| {LABELS[name]} | " + " | ".join(shown) + f" | {mean:+.{d}f} ± {se:.{d}f} |")
+    return lines + [""]
+
+
 def write_partner_table(out: Path, seeds: list[int], per_seed: dict[int, dict]) -> Path:
-    """OUT/partner.md and OUT/partner.json: every number per seed and its mean ± sd over seeds."""
+    """OUT/partner.md and OUT/partner.json: every number per seed, its mean ± sd over seeds, and each
+    senior minus GRPO and minus the paper's TRL, per seed and over seeds (mean ± SE)."""
     seniors = [s for s in SENIORS if all(s in per_seed[k] for k in seeds)]
     lines = [f"# Partner experiment over seeds {', '.join(map(str, seeds))}", "",
-             "Each senior trained from the same base, seed and budget; ± after a difference is its SE over the "
-             "seed's test problems; over seeds, mean ± sd.", ""]
+             "Each senior trained from the same base, seed and budget. Numbers: per seed, then mean ± sd over "
+             "seeds. Differences: per seed, accuracies paired over the seed's test problems (± SE over problems), "
+             "drift and junior CE as one difference per seed; then mean ± SE over seeds.", ""]
     for label, key in NUMBERS:
-        lines += [f"## {label}", "", "| senior | " + " | ".join(f"seed {s}" for s in seeds) + " | mean ± sd |",
-                  "|" + "---|" * (len(seeds) + 2)]
-        for name in seniors:
-            values = [per_seed[s][name][key] for s in seeds]
-            d = 4 if "bits" in label else 3
-            sd = statistics.stdev(values) if len(values) > 1 else 0.0
-            lines.append(f"| {LABELS[name]} | " + " | ".join(f"{v:.{d}f}" for v in values)
-                         + f" | {statistics.fmean(values):.{d}f} ± {sd:.{d}f} |")
-        lines.append("")
+        lines += _numbers_table(label, key, seeds, seniors, per_seed)
     table = {}
     for against in ("grpo", "tandem"):
+        others = [n for n in seniors if n != against]
         for mode, _ in PAIRED:
-            lines += [f"## {mode}: senior - {LABELS[against]}, paired", "",
-                      "| senior | " + " | ".join(f"seed {s}" for s in seeds) + " | mean over seeds |",
-                      "|" + "---|" * (len(seeds) + 2)]
-            for name in seniors:
-                if name == against:
-                    continue
-                cells = [paired_rows(per_seed[s], against)[name][mode] for s in seeds]
-                table[f"{name}-{against}/{mode}"] = cells
-                lines.append(f"| {LABELS[name]} | " + " | ".join(f"{m:+.3f} ± {se:.3f}" for m, se in cells)
-                             + f" | {statistics.fmean(m for m, _ in cells):+.3f} |")
-            lines.append("")
+            cells = {n: [paired_rows(per_seed[s], against)[n][mode] for s in seeds] for n in others}
+            table.update({f"{n}-{against}/{mode}": c for n, c in cells.items()})
+            lines += _difference_table(f"{mode}: senior - {LABELS[against]}, paired", cells, seeds)
+        for label, key in NUMBERS[3:5]:
+            cells = {n: [(per_seed[s][n][key] - per_seed[s][against][key], None) for s in seeds] for n in others}
+            table.update({f"{n}-{against}/{key}": [m for m, _ in c] for n, c in cells.items()})
+            lines += _difference_table(f"{label}: senior - {LABELS[against]}, same seed", cells, seeds,
+                                       4 if "bits" in label else 3)
     write_json(out / "partner.json", {"seeds": {str(s): per_seed[s] for s in seeds}, "paired": table})
     path = out / "partner.md"
     path.write_text("\n".join(lines), encoding="utf-8")
