@@ -92,6 +92,24 @@ def ema_precision_error(update: JuniorUpdate, dtype: str) -> str:
             "junior's distance to the senior after 100 steps, in bfloat16); keep the junior in float32, or use sync:K")
 
 
+def steps_per_sync_error(update: JuniorUpdate, optimizer_steps: int) -> str | None:
+    """Why the rule cannot be honoured where the rollout engine sees the senior once every
+    `optimizer_steps` optimizer steps (at each weight sync), or None if it can be, exactly.
+
+    A copy due after optimizer step s takes the senior of step s, so every due step must fall
+    on a sync (K a multiple of the steps per sync); a blend takes every step's senior, which
+    only one optimizer step per sync delivers.
+    """
+    if update.kind == "sync" and update.every % optimizer_steps:
+        return (f"junior_update={update.text} copies after every {update.every} optimizer steps, but the rollout "
+                f"engine sees the senior only every {optimizer_steps}; use sync:K with K a multiple of {optimizer_steps}")
+    if update.kind == "ema" and optimizer_steps > 1:
+        return (f"junior_update={update.text} blends after every optimizer step, but the rollout engine sees the "
+                f"senior only every {optimizer_steps}; make one optimizer step per sync, or use sync:K with K a "
+                f"multiple of {optimizer_steps}")
+    return None
+
+
 def after_optimizer_step(update: JuniorUpdate, junior, senior, step: int) -> bool:
     """Apply the rule after optimizer step `step` (from 1) to the junior's parameters in place; True if it changed."""
     if not update.due(step):

@@ -12,7 +12,13 @@ import torch
 
 from tandem.config import TandemConfig
 from tandem.errors import TandemError
-from tandem.junior_update import JuniorUpdate, after_optimizer_step, check_self_paired, parse_junior_update
+from tandem.junior_update import (
+    JuniorUpdate,
+    after_optimizer_step,
+    check_self_paired,
+    parse_junior_update,
+    steps_per_sync_error,
+)
 from tandem_app.train.grpo_trainer import GRPOTrainer
 
 from test_train_resume import STEPS, _Crash, _cfg, _crashing_reward, _rows, _text_reward  # noqa: E402
@@ -59,6 +65,18 @@ def test_sync_copies_the_senior_on_multiples_of_k_only():
     assert all(float(p.detach().sum()) == 0.0 for p in junior.parameters())
     assert after_optimizer_step(rule, junior, senior, 3)
     assert all(torch.equal(j, s) for j, s in zip(junior.parameters(), senior.parameters()))
+
+
+@pytest.mark.parametrize(("rule", "steps", "honoured"), [
+    ("frozen", 4, True), ("sync:4", 1, True), ("sync:4", 2, True), ("sync:4", 4, True), ("sync:2", 4, False),
+    ("sync:3", 2, False), ("ema:0.9", 1, True), ("ema:0.9", 2, False),
+])
+def test_a_sync_every_m_optimizer_steps_honours_copies_on_its_steps_and_blends_only_at_m_1(rule, steps, honoured):
+    """Where the rollout engine sees the senior once every `steps` optimizer steps (verl's weight sync)."""
+    why = steps_per_sync_error(parse_junior_update(rule), steps)
+    assert (why is None) == honoured
+    if not honoured:
+        assert why.startswith(f"junior_update={rule} ") and f"multiple of {steps}" in why
 
 
 def test_ema_blends_every_step_and_a_tied_tensor_once():

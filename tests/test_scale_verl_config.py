@@ -118,16 +118,56 @@ def test_apply_tandem_refuses_unhonourable_settings(override):
         apply_tandem(tandem_config(override))
 
 
+ONE_STEP = ["data.train_batch_size=8", "actor_rollout_ref.actor.ppo_mini_batch_size=8"]  # 1 optimizer step a sync
+
+
 @pytest.mark.parametrize("rule", ["sync:4", "ema:0.99"])
 def test_a_junior_that_follows_the_senior_is_wired_for_the_self_paired_shared_engine(rule):
-    t = apply_tandem(tandem_config(f"tandem.junior_update={rule}", "actor_rollout_ref.rollout.dtype=float32"))
+    t = apply_tandem(tandem_config(f"tandem.junior_update={rule}", "actor_rollout_ref.rollout.dtype=float32", *ONE_STEP))
     assert t.process.junior_update == rule and t.process.placement == "shared"
 
 
 def test_an_ema_junior_in_a_bfloat16_rollout_is_refused_and_a_copied_one_is_not():
     with pytest.raises(TandemError, match=r"ema:0.9 on a junior in bfloat16: .* \(actor_rollout_ref.rollout.dtype=float32\)"):
-        apply_tandem(tandem_config("tandem.junior_update=ema:0.9"))  # verl's rollout default: bfloat16
-    apply_tandem(tandem_config("tandem.junior_update=sync:1"))  # a copy is exact in any dtype
+        apply_tandem(tandem_config("tandem.junior_update=ema:0.9", *ONE_STEP))  # verl's rollout default: bfloat16
+    apply_tandem(tandem_config("tandem.junior_update=sync:1", *ONE_STEP))  # a copy is exact in any dtype
+
+
+LAUNCHERS = ["data.train_batch_size=16", "actor_rollout_ref.actor.ppo_mini_batch_size=8"]  # verl/deepscaler_common.sh
+
+
+@pytest.mark.parametrize(("rule", "extra", "message"), [
+    ("sync:1", [], r"sync:1 copies after every 1 optimizer steps, .* every 2; use sync:K with K a multiple of 2"),
+    ("ema:0.9", ["actor_rollout_ref.rollout.dtype=float32"], r"ema:0.9 blends after every optimizer step, .* every 2"),
+    ("sync:2", ["actor_rollout_ref.actor.ppo_epochs=2"], r"only every 4; .* \(verl: data.train_batch_size=16 / "
+                                                         r"actor.ppo_mini_batch_size=8 x ppo_epochs=2\)"),
+])
+def test_a_rule_a_weight_sync_every_m_optimizer_steps_cannot_honour_is_refused(rule, extra, message):
+    """The rule counts optimizer steps; verl's engine sees the senior once per trainer step (the launchers: 2)."""
+    with pytest.raises(TandemError, match=message):
+        apply_tandem(tandem_config(f"tandem.junior_update={rule}", *LAUNCHERS, *extra))
+    apply_tandem(tandem_config("tandem.junior_update=sync:2", *LAUNCHERS))  # copies after steps 2, 4, ...: at syncs
+
+
+def test_the_moving_junior_asks_the_workers_for_the_last_optimizer_step_of_each_trainer_step(tmp_path):
+    from tandem.junior_update import parse_junior_update
+    from tandem_verl.moving_junior import JUNIOR_DIR, MovingJunior
+
+    asked = []
+
+    def call(servers, method, *args):
+        asked.append((method, *args))
+        return [[{"checksum": 1.0, "changed": 1.0, "max_abs_diff_before": 0.0, "max_abs_diff_after": 0.0,
+                  "through": 4.0}]]
+
+    mover = MovingJunior(parse_junior_update("sync:2"), [], optimizer_steps=2)
+    mover._call = call
+    mover.follow(3)
+    (tmp_path / JUNIOR_DIR).mkdir()
+    mover.resume(tmp_path, 3)  # the checkpoint of trainer step 3 holds the junior through optimizer step 4
+    assert [a for a in asked if a[0] == "tandem_junior_follow"] == [("tandem_junior_follow", 6)] * 2
+    with pytest.raises(TandemError, match=r"after optimizer step \[4\], expected 6 \(trainer step 3 x 2\)"):
+        mover.resume(tmp_path, 4)
 
 
 @pytest.mark.parametrize(("overrides", "message"), [
@@ -138,7 +178,7 @@ def test_an_ema_junior_in_a_bfloat16_rollout_is_refused_and_a_copied_one_is_not(
 ])
 def test_a_junior_that_follows_the_senior_is_refused_where_no_worker_holds_both(overrides, message):
     with pytest.raises(TandemError, match=message):
-        apply_tandem(tandem_config("tandem.junior_update=sync:2", *overrides))
+        apply_tandem(tandem_config("tandem.junior_update=sync:2", *overrides, *ONE_STEP))
     apply_tandem(tandem_config(*overrides))  # frozen: the same settings are fine
 
 

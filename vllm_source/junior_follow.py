@@ -1,8 +1,8 @@
 """A junior that follows the senior inside a running engine: `junior_update` on vLLM's parameters.
 
 On verl the trainer's weight sync carries the senior only. After the sync of trainer step
-s the trainer asks every rollout worker to apply `tandem.junior_update` for step s
-(`tandem_verl.moving_junior`); each worker applies `tandem.junior_update.after_optimizer_step`
+s the trainer asks every rollout worker to apply `tandem.junior_update` for that step's last
+optimizer step (`tandem_verl.moving_junior`); each worker applies `tandem.junior_update.after_optimizer_step`
 to its own shard of the junior and of the senior. A self-paired junior is built from the
 senior's own config, so both hold the same parameter names and shapes on every
 tensor-parallel rank (fused and sharded the same way): the copy or blend in vLLM's layout
@@ -62,10 +62,11 @@ class JuniorFollower:
                  guard: JuniorGuard, self_paired: bool) -> None:
         self.rule: JuniorUpdate = parse_junior_update(rule_text)
         self.junior, self.senior, self.guard, self.self_paired = junior, senior, guard, self_paired
-        self.through = 0  # the last trainer step whose update the junior holds (0: none yet)
+        self.through = 0  # the last optimizer step whose update the junior holds (0: none yet)
 
     def follow(self, step: int) -> dict[str, float]:
-        """Apply the rule after trainer step `step` (from 1); the junior's distance to the senior before and after."""
+        """Apply the rule after optimizer step `step` (from 1, the last of a sync); the junior's distance to the
+        senior before and after."""
         self._check_can_follow()
         if step <= self.through:
             raise TandemError(f"junior_update={self.rule.text}: step {step}'s update asked after step {self.through}'s; "

@@ -13,9 +13,11 @@ generates, trains, saves its checkpoint, then `on_step_end` syncs the senior):
 - `resume(folder, s)` after `on_init_end`'s sync: every replica loads that junior, then
   applies step s's update, which the killed run had applied (or not) after its save.
 
-Steps are verl's trainer steps (one weight sync each), so `sync:K` copies every K trainer
-steps; with several mini-batches per step the senior takes several optimizer steps
-between two junior updates (model_spec/SPEC.md §12).
+Steps in the rule are the senior's optimizer steps, as on every trainer: trainer step s ends
+with optimizer step s x m (m = mini-batches x epochs, `wiring.optimizer_steps_per_step`),
+and the workers apply the rule for that step. The wiring refuses the rules a sync every m
+optimizer steps cannot honour exactly (`tandem.junior_update.steps_per_sync_error`), so a
+junior's state saved "through step k" counts optimizer steps (model_spec/SPEC.md §12).
 """
 
 from __future__ import annotations
@@ -34,8 +36,8 @@ METRIC = "junior/"  # prefix of the metrics logged with each step
 class MovingJunior:
     """Drives the rollout engines' `JuniorFollower`s; see the module docstring."""
 
-    def __init__(self, rule: JuniorUpdate, replicas: list) -> None:
-        self.rule = rule
+    def __init__(self, rule: JuniorUpdate, replicas: list, optimizer_steps: int = 1) -> None:
+        self.rule, self.optimizer_steps = rule, optimizer_steps  # optimizer steps per trainer step
         self.servers = [r.servers[0] for r in replicas]  # node 0 of each replica holds its engine
         self.metrics: dict[str, float] = {}
 
@@ -43,7 +45,8 @@ class MovingJunior:
         return ray.get([s.tandem_junior.remote(method, *args) for s in servers])
 
     def follow(self, step: int, prefix: str = METRIC) -> None:
-        per_replica = self._call(self.servers, "tandem_junior_follow", step)
+        """After trainer step `step`'s sync: the rule for its last optimizer step, on every worker."""
+        per_replica = self._call(self.servers, "tandem_junior_follow", step * self.optimizer_steps)
         sums = [sum(w["checksum"] for w in workers) for workers in per_replica]
         if len(set(sums)) != 1:
             raise TandemError(f"after step {step} the rollout replicas' juniors differ (checksums {sums}); "
@@ -67,8 +70,10 @@ class MovingJunior:
                               "resume with the run's own setting or start a new run")
         restored = self._call(self.servers, "tandem_junior_restore", str(directory))
         through = {int(w["through"]) for workers in restored for w in workers}
-        if through != {step - 1}:
-            raise TandemError(f"{directory} holds the junior after step {sorted(through)}, expected {step - 1}")
+        expected = (step - 1) * self.optimizer_steps
+        if through != {expected}:
+            raise TandemError(f"{directory} holds the junior after optimizer step {sorted(through)}, expected {expected} "
+                              f"(trainer step {step - 1} x {self.optimizer_steps}); resume with the run's own batch sizes")
         self.follow(step, prefix=METRIC + "resumed_")
 
     def pop_metrics(self) -> dict[str, float]:

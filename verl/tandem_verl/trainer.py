@@ -31,7 +31,7 @@ from verl.workers.rollout.replica import RolloutReplicaRegistry
 from tandem.errors import TandemError
 from tandem_verl.moving_junior import JUNIOR_DIR, MovingJunior
 from tandem_verl.partner import PartnerScorer
-from tandem_verl.wiring import TRAINER_MODE, TandemVerlConfig, partner_reward_config
+from tandem_verl.wiring import TRAINER_MODE, TandemVerlConfig, optimizer_steps_per_step, partner_reward_config
 
 
 TRACKER = "latest_checkpointed_iteration.txt"  # what verl's resume_mode=auto follows
@@ -115,7 +115,8 @@ class TandemPPOTrainer(PPOTrainerSync):
         """The junior's driver when tandem.junior_update is not `frozen` (built on first use: the replicas exist then)."""
         if not hasattr(self, "_moving_junior"):
             rule = TandemVerlConfig.from_hydra(self.config).process.junior_update_rule
-            self._moving_junior = None if rule.frozen else MovingJunior(rule, self.llm_server_manager.get_replicas())
+            self._moving_junior = None if rule.frozen else MovingJunior(
+                rule, self.llm_server_manager.get_replicas(), optimizer_steps_per_step(self.config))
         return self._moving_junior
 
     @property

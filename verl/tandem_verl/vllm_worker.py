@@ -80,7 +80,7 @@ class TandemWorkerExtension(vLLMColocateWorkerExtension):
         return super().__new__(cls, **kwargs)
 
     def tandem_junior_follow(self, step: int) -> dict:
-        """Apply tandem.junior_update after trainer step `step` to this worker's junior (after that step's sync)."""
+        """Apply tandem.junior_update after optimizer step `step` (a sync's last) to this worker's junior."""
         return self._junior_follower().follow(step)
 
     def tandem_junior_save(self, directory: str) -> str:

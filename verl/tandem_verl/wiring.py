@@ -27,7 +27,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from tandem import legacy
 from tandem.config import TandemConfig
 from tandem.errors import TandemError
-from tandem.junior_update import check_self_paired, ema_precision_error
+from tandem.junior_update import check_self_paired, ema_precision_error, steps_per_sync_error
 from tandem.grpo import TandemLossConfig, require_authorship_mask, token_weights
 from tandem.rollout import RolloutStats, rollout_stats
 from tandem.partner_score import PartnerRewardConfig
@@ -251,6 +251,18 @@ def _refuse_moving_junior(config: DictConfig, t: TandemVerlConfig) -> None:
         raise TandemError(f"tandem.junior_update={rule.text} with rollout.data_parallel_size="
                           f"{rollout.data_parallel_size}: the junior's updates reach the tensor-parallel workers of "
                           "one data-parallel shard only; use more replicas instead (data_parallel_size=1)")
+    why = steps_per_sync_error(rule, optimizer_steps_per_step(config))
+    if why:
+        actor = config.actor_rollout_ref.actor
+        raise TandemError(f"tandem.{why} (verl: data.train_batch_size={config.data.train_batch_size} / "
+                          f"actor.ppo_mini_batch_size={actor.ppo_mini_batch_size} x ppo_epochs={actor.ppo_epochs})")
+
+
+def optimizer_steps_per_step(config: DictConfig) -> int:
+    """The senior's optimizer steps in one verl trainer step: its mini-batches (of real rows) x its epochs."""
+    actor = config.actor_rollout_ref.actor
+    batch, mini = int(config.data.train_batch_size), int(actor.ppo_mini_batch_size)
+    return -(-batch // mini) * int(actor.get("ppo_epochs", 1) or 1)
 
 
 def partner_reward_config(config: DictConfig) -> PartnerRewardConfig:
