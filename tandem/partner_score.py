@@ -106,6 +106,14 @@ def target_sequences(tokenizer, prompt_ids: list[int], response_ids: list[int], 
     return [*prompt_ids, *kept, *cue], list(scored)
 
 
+def check_fits(row: int, context: list[int], scored: list[int], limit: int | None, target: str) -> None:
+    """Refuse a row whose context + target the scorer's context cannot hold: never truncated (SPEC §13)."""
+    if limit and len(context) + len(scored) > limit:
+        raise TandemError(f"partner score: row {row} needs {len(context) + len(scored)} tokens (prompt, response, "
+                          f"cue and {target}) but the scorer's context holds {limit}; shorten max_new_tokens "
+                          "or score with a model of a longer context")
+
+
 def masked_reduce(values: torch.Tensor, mask: torch.Tensor, op: str) -> torch.Tensor:
     """[B, T] -> [B]: mean, min or max over the positions where `mask` is 1 (RLT's masked reductions).
 

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import torch
 
-from tandem.errors import TandemError
 from tandem.models import context_length
-from tandem.partner_score import PartnerRewardConfig, partner_score, partner_terms, target_sequences
+from tandem.partner_score import PartnerRewardConfig, check_fits, partner_score, partner_terms, target_sequences
 from tandem.logprobs import join_prompt_response, pad_right
 from tandem.logprobs import response_logprobs
 
@@ -35,12 +34,8 @@ def partner_rewards(cfg: PartnerRewardConfig, scorer, tokenizer, prompts: list[l
                     temperature: float, scorer_wrote_with_engine: bool) -> tuple[torch.Tensor, dict]:
     """([B] partner scores, {term: [B]}) for one batch of rollouts and their gold answers or solutions."""
     sequences = [target_sequences(tokenizer, p, r.token_ids, g, cfg.target) for p, r, g in zip(prompts, rollouts, golds)]
-    limit = context_length(scorer)
     for row, (context, scored) in enumerate(sequences):
-        if len(context) + len(scored) > limit:
-            raise TandemError(f"partner score: row {row} needs {len(context) + len(scored)} tokens (prompt, response, "
-                              f"cue and {cfg.target}) but the scorer's context holds {limit}; shorten max_new_tokens "
-                              "or score with a model of a longer context")
+        check_fits(row, context, scored, context_length(scorer), cfg.target)
     pad = tokenizer.pad_token_id
     target_lp, target_mask = scored_logprobs(scorer, [c for c, _ in sequences], [s for _, s in sequences], pad,
                                              temperature)

@@ -20,6 +20,7 @@ from tandem_verl.wiring import (  # noqa: E402
     SCORER_KEY,
     TandemVerlConfig,
     apply_tandem,
+    optimizer_steps_per_step,
     worker_loss_config,
 )
 from vllm_source.engine_config import ARCHITECTURE, PROCESSOR_CLASS  # noqa: E402
@@ -147,6 +148,15 @@ def test_a_rule_a_weight_sync_every_m_optimizer_steps_cannot_honour_is_refused(r
     with pytest.raises(TandemError, match=message):
         apply_tandem(tandem_config(f"tandem.junior_update={rule}", *LAUNCHERS, *extra))
     apply_tandem(tandem_config("tandem.junior_update=sync:2", *LAUNCHERS))  # copies after steps 2, 4, ...: at syncs
+
+
+def test_the_optimizer_steps_of_a_trainer_step_count_the_mini_batches_verls_padding_adds():
+    cfg = tandem_config(*LAUNCHERS, "actor_rollout_ref.rollout.n=8")  # 128 samples, 64 per mini-batch
+    assert optimizer_steps_per_step(cfg) == 2
+    assert optimizer_steps_per_step(cfg, batch_multiple=64) == 2  # 8 data-parallel ranks: no padding
+    assert optimizer_steps_per_step(cfg, batch_multiple=192) == 3  # 6 ranks: lcm(6, 64), padded to 192
+    cfg.actor_rollout_ref.actor.ppo_epochs = 2
+    assert optimizer_steps_per_step(cfg) == 4
 
 
 def test_the_moving_junior_asks_the_workers_for_the_last_optimizer_step_of_each_trainer_step(tmp_path):

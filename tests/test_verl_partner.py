@@ -6,13 +6,18 @@ the scale lane, `tests/test_scale_verl_smoke.py`, run `tandem_split`.
 
 from __future__ import annotations
 
+import sys
+from types import SimpleNamespace
+
 import pytest
 import torch
 
 pytest.importorskip("verl", reason="verl 0.9.1 is not installed")
 
 from tandem.errors import TandemError  # noqa: E402
-from tandem_verl.partner import as_list, gold_of, padded, target_row  # noqa: E402
+from tandem.models import load_tokenizer  # noqa: E402
+from tandem.partner_score import PartnerRewardConfig  # noqa: E402
+from tandem_verl.partner import PartnerScorer, as_list, gold_of, padded, scorer_context, target_row  # noqa: E402
 
 
 def test_the_gold_is_the_answer_or_the_rows_worked_solution():
@@ -40,3 +45,26 @@ def test_nested_rows_come_out_one_per_sample_and_pad_right_with_zeros():
     assert [r.tolist() for r in rows] == [[1.0, 2.0], [3.0]]
     assert padded(rows).tolist() == [[1.0, 2.0], [3.0, 0.0]]
     assert as_list(["a", "b"]) == ["a", "b"]
+
+
+class _Batch(SimpleNamespace):  # the fields of verl's KVBatchMeta the scorer reads
+    def __len__(self) -> int:
+        return len(self.keys)
+
+
+def test_the_scorers_context_is_read_from_its_config_and_an_overlong_row_is_refused_before_any_pass(tiny_dir,
+                                                                                                   monkeypatch):
+    """Never truncated (SPEC §13): verl's reference forward would run past the context without a word."""
+    tokenizer, limit = load_tokenizer(tiny_dir), scorer_context(str(tiny_dir))
+    assert limit == 1024  # the zoo's max_position_embeddings
+    long_response = torch.tensor(tokenizer("1 + 1 = 2. " * 200, add_special_tokens=False)["input_ids"])
+    fields = {"prompts": [torch.tensor([1, 2, 3])], "responses": [long_response], "reward_model": [{"ground_truth": "2"}]}
+    fields.update({k: [torch.zeros(len(long_response))] for k in ("response_mask", "authorship_mask", "old_log_probs",
+                                                                  "ref_log_prob", "rm_scores")})
+    fake_tq = SimpleNamespace(kv_batch_get=lambda keys, partition_id, select_fields=None: fields)
+    monkeypatch.setitem(sys.modules, "transfer_queue", fake_tq)
+    batch = _Batch(keys=["k0"], partition_id="train", tags=[{}])
+    scorer = PartnerScorer(PartnerRewardConfig(weight=0.1, target="answer"), tokenizer, 1.0, context=limit)
+    scorer._target_logprobs = lambda *a: pytest.fail("the reference pass ran on an overlong row")
+    with pytest.raises(TandemError, match=r"partner score: row 0 needs \d+ tokens .* the scorer's context holds 1024"):
+        scorer.apply(SimpleNamespace(), batch, {})

@@ -33,6 +33,7 @@ import torch
 from tandem.errors import TandemError
 from tandem.partner_score import (
     PartnerRewardConfig,
+    check_fits,
     partner_score,
     partner_terms,
     step_metrics,
@@ -92,11 +93,21 @@ def padded(rows: Sequence[torch.Tensor], dtype=torch.float64) -> torch.Tensor:
     return out
 
 
+def scorer_context(path: str, trust_remote_code: bool = False) -> int | None:
+    """The context in tokens of the model verl's reference worker scores with (its HF config, as vLLM reads it)."""
+    from transformers import AutoConfig
+
+    from vllm_source.pairing import junior_context
+
+    return junior_context(AutoConfig.from_pretrained(path, trust_remote_code=trust_remote_code))
+
+
 class PartnerScorer:
     """Adds the partner score to a step's rewards on verl; see the module docstring."""
 
-    def __init__(self, cfg: PartnerRewardConfig, tokenizer, temperature: float) -> None:
+    def __init__(self, cfg: PartnerRewardConfig, tokenizer, temperature: float, context: int | None = None) -> None:
         self.cfg, self.tokenizer, self.temperature = cfg, tokenizer, temperature
+        self.context = context  # the scorer's context in tokens (`scorer_context`); None: not known, not checked
 
     def apply(self, trainer, batch, metrics: dict) -> None:
         """Score every sample of `batch` (a KVBatchMeta) and add `weight * score` to its reward in TransferQueue."""
@@ -112,6 +123,8 @@ class PartnerScorer:
         golds = {i: gold_of(rows["reward_model"][i], extra[i], self.cfg.target, i) for i in real}
         sequences = {i: target_sequences(self.tokenizer, rows["prompts"][i].tolist(), rows["responses"][i].tolist(),
                                          golds[i], self.cfg.target) for i in real}
+        for i in real:  # before the extra reference pass: verl's forward would not refuse an overlong row
+            check_fits(i, *sequences[i], self.context, self.cfg.target)
         target_lp = self._target_logprobs(trainer, batch, sequences, tq, list_of_dict_to_tensordict)
 
         terms = partner_terms(padded([target_lp[i] for i in real]),

@@ -26,12 +26,21 @@ from verl.trainer.ppo.utils import Role
 from verl.trainer.ppo.v1.trainer_base import register_trainer
 from verl.trainer.ppo.v1.trainer_sync import PPOTrainerSync
 from verl.utils.debug import marked_timer
+from verl.utils.transferqueue_utils import tq
 from verl.workers.rollout.replica import RolloutReplicaRegistry
 
 from tandem.errors import TandemError
+from tandem.junior_update import steps_per_sync_error
 from tandem_verl.moving_junior import JUNIOR_DIR, MovingJunior
-from tandem_verl.partner import PartnerScorer
-from tandem_verl.wiring import TRAINER_MODE, TandemVerlConfig, optimizer_steps_per_step, partner_reward_config
+from tandem_verl.padding_rows import clear_padding_authorship
+from tandem_verl.partner import PartnerScorer, scorer_context
+from tandem_verl.wiring import (
+    SCORER_KEY,
+    TRAINER_MODE,
+    TandemVerlConfig,
+    optimizer_steps_per_step,
+    partner_reward_config,
+)
 
 
 TRACKER = "latest_checkpointed_iteration.txt"  # what verl's resume_mode=auto follows
@@ -115,9 +124,28 @@ class TandemPPOTrainer(PPOTrainerSync):
         """The junior's driver when tandem.junior_update is not `frozen` (built on first use: the replicas exist then)."""
         if not hasattr(self, "_moving_junior"):
             rule = TandemVerlConfig.from_hydra(self.config).process.junior_update_rule
-            self._moving_junior = None if rule.frozen else MovingJunior(
-                rule, self.llm_server_manager.get_replicas(), optimizer_steps_per_step(self.config))
+            self._moving_junior = None
+            if not rule.frozen:
+                steps = optimizer_steps_per_step(self.config, self._batch_multiple())
+                why = steps_per_sync_error(rule, steps)
+                if why:  # the wiring checked the unpadded count; verl's padding can add mini-batches
+                    raise TandemError(f"tandem.{why} (verl pads each batch to a multiple of {self._batch_multiple()} "
+                                      "samples, which adds mini-batches; choose train_batch_size x rollout.n a "
+                                      "multiple of it)")
+                self._moving_junior = MovingJunior(rule, self.llm_server_manager.get_replicas(), steps)
         return self._moving_junior
+
+    def _batch_multiple(self) -> int:
+        """The multiple verl pads each batch to (`_balance_batch`: data-parallel size and actor mini-batch)."""
+        role, group = "actor", self.actor_rollout_wg
+        if role not in group._dispatch_info:
+            group._dispatch_info[role] = group._query_dispatch_info(role)
+        return self._get_required_batch_multiple(max(group._dispatch_info[role]) + 1)
+
+    def _balance_batch(self, batch, metrics, logging_prefix="global_seqlen", keep_minibatch=False):
+        batch = super()._balance_batch(batch, metrics, logging_prefix, keep_minibatch)
+        clear_padding_authorship(batch, tq)  # verl's padding samples keep sample 0's mask (padding_rows.py)
+        return batch
 
     @property
     def partner(self) -> PartnerScorer | None:
@@ -125,7 +153,10 @@ class TandemPPOTrainer(PPOTrainerSync):
         if not hasattr(self, "_partner"):
             cfg = partner_reward_config(self.config)
             temperature = float(self.config.actor_rollout_ref.rollout.temperature)
-            self._partner = PartnerScorer(cfg, self.tokenizer, temperature) if cfg.enabled else None
+            arr = self.config.actor_rollout_ref
+            scorer = arr.get(SCORER_KEY) or arr.model.path  # what verl's reference worker loaded
+            context = scorer_context(scorer, bool(arr.model.get("trust_remote_code", False))) if cfg.enabled else None
+            self._partner = PartnerScorer(cfg, self.tokenizer, temperature, context) if cfg.enabled else None
         return self._partner
 
     def _compute_advantage(self, batch, metrics: dict):

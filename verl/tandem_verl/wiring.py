@@ -258,11 +258,12 @@ def _refuse_moving_junior(config: DictConfig, t: TandemVerlConfig) -> None:
                           f"actor.ppo_mini_batch_size={actor.ppo_mini_batch_size} x ppo_epochs={actor.ppo_epochs})")
 
 
-def optimizer_steps_per_step(config: DictConfig) -> int:
-    """The senior's optimizer steps in one verl trainer step: its mini-batches (of real rows) x its epochs."""
-    actor = config.actor_rollout_ref.actor
-    batch, mini = int(config.data.train_batch_size), int(actor.ppo_mini_batch_size)
-    return -(-batch // mini) * int(actor.get("ppo_epochs", 1) or 1)
+def optimizer_steps_per_step(config: DictConfig, batch_multiple: int = 1) -> int:
+    """The senior's optimizer steps in one verl trainer step: mini-batches x epochs, the batch's samples
+    padded to `batch_multiple` as verl's `_balance_batch` pads them (known once the workers exist)."""
+    actor, n = config.actor_rollout_ref.actor, int(config.actor_rollout_ref.rollout.n)
+    samples = -(-int(config.data.train_batch_size) * n // batch_multiple) * batch_multiple
+    return -(-samples // (int(actor.ppo_mini_batch_size) * n)) * int(actor.get("ppo_epochs", 1) or 1)
 
 
 def partner_reward_config(config: DictConfig) -> PartnerRewardConfig:
