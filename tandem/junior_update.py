@@ -38,7 +38,9 @@ class JuniorUpdate:
 
     @property
     def text(self) -> str:
-        return {"frozen": "frozen", "sync": f"sync:{self.every}", "ema": f"ema:{self.beta:g}"}[self.kind]
+        short = f"{self.beta:g}"  # as people write it, unless that rounds BETA (then every digit)
+        beta = short if float(short) == self.beta else repr(self.beta)
+        return {"frozen": "frozen", "sync": f"sync:{self.every}", "ema": f"ema:{beta}"}[self.kind]
 
     def due(self, step: int) -> bool:
         """Does the junior change after optimizer step `step` (counted from 1)?"""

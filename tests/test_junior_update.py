@@ -45,6 +45,11 @@ def test_the_three_forms_parse(text, rule):
     assert parse_junior_update(text) == rule and parse_junior_update(rule.text) == rule
 
 
+def test_the_rules_text_keeps_every_digit_of_beta_so_a_resume_tells_two_betas_apart():
+    assert parse_junior_update("ema:0.90").text == "ema:0.9" and parse_junior_update("ema:0").text == "ema:0"
+    assert parse_junior_update("ema:0.99999912").text == "ema:0.99999912"  # :g alone would say 0.999999
+
+
 @pytest.mark.parametrize("text", ["sync", "sync:0", "sync:2.5", "ema:1", "ema:-0.1", "ema:x", "frozen:1", "copy", 3])
 def test_anything_else_is_one_line_naming_the_forms(text):
     with pytest.raises(TandemError, match=r"^junior_update must be frozen, sync:K .* or ema:BETA .*, got"):
