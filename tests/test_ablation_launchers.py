@@ -21,8 +21,9 @@ G16 = REPO / "verl" / "run_vanilla_grpo_g16_deepscaler.sh"
 RUN_NAMING = ("trainer.project_name", "trainer.experiment_name", "trainer.default_local_dir")
 
 
-def launcher_argv(script: Path, tmp_path: Path, *extra: str, **env) -> list[str]:
-    """The overrides the launcher hands to `python -m verl.trainer.main_ppo` (a stub python records them)."""
+def launcher_argv(script: Path, tmp_path: Path, *extra: str, entry=("-m", "verl.trainer.main_ppo"), **env) -> list[str]:
+    """The overrides the launcher hands to its entry point, by default `python -m verl.trainer.main_ppo`
+    (a stub python records them)."""
     stub = tmp_path / "bin" / "python"
     stub.parent.mkdir(exist_ok=True)
     stub.write_text('#!/usr/bin/env bash\nprintf "%s\\n" "$@" > "$ARGV_OUT"\n')
@@ -32,8 +33,8 @@ def launcher_argv(script: Path, tmp_path: Path, *extra: str, **env) -> list[str]
     full_env.pop("WANDB_API_KEY", None)
     subprocess.run(["bash", str(script), *extra], check=True, env=full_env, timeout=60)
     argv = out.read_text().splitlines()
-    assert argv[:2] == ["-m", "verl.trainer.main_ppo"]
-    return argv[2:]
+    assert argv[: len(entry)] == list(entry)
+    return argv[len(entry):]
 
 
 def as_dict(argv: list[str]) -> dict[str, str]:
@@ -100,3 +101,13 @@ def test_a_wrong_key_fails_to_compose(tmp_path):
     argv = launcher_argv(G16, tmp_path, "actor_rollout_ref.rollout.nn=16")
     with pytest.raises(ConfigCompositionException):
         composed(argv)
+
+
+@pytest.mark.parametrize("script", [VANILLA, G16])
+def test_a_grpo_launcher_asked_for_the_partner_score_runs_through_the_tandem_entry_point(script, tmp_path):
+    """RLT's setting: only verl/main_tandem_ppo.py composes `partner_reward` (tandem.enable=False: verl's sync
+    trainer plus the score); without the key the launcher keeps verl's stock entry point."""
+    stock = launcher_argv(script, tmp_path)
+    scored = launcher_argv(script, tmp_path, "partner_reward.weight=0.1",
+                           entry=(str(REPO / "verl" / "main_tandem_ppo.py"), "tandem.enable=False"))
+    assert scored == [*stock, "partner_reward.weight=0.1"]

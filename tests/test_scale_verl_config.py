@@ -15,6 +15,7 @@ from hydra import compose, initialize_config_dir  # noqa: E402
 from tandem.errors import TandemError  # noqa: E402
 from tandem_verl.wiring import (  # noqa: E402
     AGENT_LOOP,
+    PARTNER_TRAINER_MODE,
     AGENT_LOOP_MANAGER,
     TRAINER_MODE,
     SCORER_KEY,
@@ -214,8 +215,21 @@ def test_the_partner_score_with_a_smaller_junior_loads_it_as_the_reference_worke
     assert cfg.actor_rollout_ref[SCORER_KEY] == "/models/small"
 
 
+def test_a_grpo_run_with_the_partner_score_is_scored_by_its_base_on_the_partner_trainer():
+    """RLT's setting: verl's reference worker is the base already; a junior named in the tandem block is ignored."""
+    cfg = tandem_config("tandem.enable=false", "partner_reward.weight=0.1", "tandem.junior_model=/models/small",
+                        "tandem.junior_update=sync:2")
+    assert not apply_tandem(cfg).enable
+    assert cfg.trainer.v1.trainer_mode == PARTNER_TRAINER_MODE and SCORER_KEY not in cfg.actor_rollout_ref
+    assert cfg.actor_rollout_ref.actor.use_kl_loss is True and cfg.actor_rollout_ref.actor.kl_loss_coef == 0.0
+    plain = tandem_config("tandem.enable=false")
+    apply_tandem(plain)
+    assert plain.trainer.v1.trainer_mode == "sync"  # without the score: verl's stock trainer
+
+
 @pytest.mark.parametrize(("overrides", "message"), [
-    (["tandem.enable=false"], "a GRPO run scored by its base .* set partner_reward.weight=0 or tandem.enable=true"),
+    (["tandem.enable=false", "trainer.v1.trainer_mode=separate_async"],
+     "trainer.v1.trainer_mode=separate_async: a GRPO run is scored on verl's sync trainer; set trainer.v1.trainer_mode=sync"),
     (["tandem.junior_update=ema:0.5"], "tandem.junior_update=ema:0.5: .* set tandem.junior_update=frozen"),
     (["tandem.junior_model=/models/small", "tandem.placement=split", "actor_rollout_ref.actor.use_kl_loss=true",
       "actor_rollout_ref.actor.kl_loss_coef=0.001", "actor_rollout_ref.rollout.tensor_model_parallel_size=2"],

@@ -4,7 +4,8 @@ The tandem launcher runs twice: `tandem` (placement shared, a rollout of two ten
 ranks each holding half of the senior and half of the self-paired junior: the first thing to
 try on two GPUs; the junior follows the senior, `tandem.junior_update=ema:0.5`) and `tandem_split` (placement split: one rollout replica of two ranks, the
 senior on rank 0 and a smaller junior of another shape, `tandem.zoo.SMALL_SHAPE`, on rank 1).
-Both have two worker processes here.
+Both have two worker processes here. Last, `grpo_score`: the GRPO launcher with the partner
+score, scored by its base (RLT's setting), one launch of 2 steps.
 
 Runs in the scale lane and skips where vLLM is not installed. One module fixture runs
 the smoke: each launcher for 2 GRPO steps with verl's real trainer, FSDP2 actor, vLLM
@@ -100,17 +101,22 @@ def test_the_split_run_adds_its_smaller_juniors_partner_score_to_every_reward(sm
     assert smoke["tandem"].get("partner_score_per_step") is None  # off by default
 
 
-def test_the_logged_partner_terms_equal_the_core_function_on_the_same_tokens_offline(smoke, scale_small_junior):
-    """Each scored response's terms (trace) against `tandem.partner_score` on the junior's log-probs recomputed
-    with Hugging Face: the target built as the core builds it, the same log-probs and terms to 1e-4."""
+@pytest.mark.parametrize(("run", "scorer", "steps"), [("tandem_split", "scale_small_junior", 3),
+                                                   ("grpo_score", "scale_senior", 2)])
+def test_the_logged_partner_terms_equal_the_core_function_on_the_same_tokens_offline(smoke, run, scorer, steps,
+                                                                                      request):
+    """Each scored response's terms (trace) against `tandem.partner_score` on the scorer's log-probs recomputed
+    with Hugging Face (the split run's smaller junior; the GRPO run's base): the target built as the core builds
+    it, the same log-probs and terms to 1e-4."""
     from tandem.models import load_model, load_tokenizer
     from tandem.partner_score import partner_score, partner_terms, target_sequences
     from tandem.partner_scoring import scored_logprobs
     from tandem.logprobs import pad_right
 
-    rows = [json.loads(x) for x in Path(smoke["tandem_split"]["partner_trace"]).read_text().splitlines()]
-    assert len(rows) == 3 * RESPONSES_PER_STEP and {r["step"] for r in rows} == {1, 2, 3}
-    tokenizer, junior = load_tokenizer(scale_small_junior), load_model(scale_small_junior, "float32", "cpu")
+    scorer_dir = request.getfixturevalue(scorer)  # the scorer's model directory
+    rows = [json.loads(x) for x in Path(smoke[run]["partner_trace"]).read_text().splitlines()]
+    assert len(rows) == steps * RESPONSES_PER_STEP and {r["step"] for r in rows} == set(range(1, steps + 1))
+    tokenizer, junior = load_tokenizer(scorer_dir), load_model(scorer_dir, "float32", "cpu")
     for r in rows:
         assert target_sequences(tokenizer, r["prompt_ids"], r["response_ids"], r["gold"], r["target"]) == (
             r["context_ids"], r["target_ids"])
@@ -131,6 +137,20 @@ def test_the_logged_partner_terms_equal_the_core_function_on_the_same_tokens_off
         assert max(abs(float(v) - r["terms"][name]) for v, r in zip(values, rows)) < 1e-4, name
     score = partner_score(terms, {"logprob_mean": 1.0, "logprob_min": 0.01, "kl_mean": 3.0, "kl_max": 0.03})
     assert max(abs(float(v) - r["score"]) for v, r in zip(score, rows)) < 1e-4
+
+
+def test_the_grpo_launcher_is_scored_by_its_base_every_step(smoke):
+    """RLT's setting on verl: the GRPO launcher with partner_reward.weight=0.1 (verl's sync trainer plus the
+    score; the reference worker is the base). At step 1 the senior is the base, so the KL terms are 0."""
+    r = smoke["grpo_score"]
+    assert r["placement"] == "solo" and r["tandem_metrics_logged"] == [] and r["steps"] == 2
+    scores, terms = r["partner_score_per_step"], r["partner_terms_per_step"]
+    assert len(scores) == 2 and all(math.isfinite(x) for x in scores)
+    assert terms["kl_mean"][0] == terms["kl_max"][0] == 0.0 and terms["kl_max"][1] > 0
+    for combined, verifier, score in zip(r["reward_mean_per_step"], r["verifier_reward_mean_per_step"], scores):
+        assert combined == pytest.approx(verifier + 0.1 * score, abs=1e-4)
+    rows = [json.loads(x) for x in Path(r["partner_trace"]).read_text().splitlines()]
+    assert all(set(row["authorship_mask"]) == {1} for row in rows)  # a solo response: every token the senior's
 
 
 def test_the_split_run_pairs_the_senior_with_a_smaller_junior(smoke, scale_senior, scale_small_junior):

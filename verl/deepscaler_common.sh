@@ -24,6 +24,16 @@
 
 DEEPSCALER_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 deepscaler_preflight() { python "$DEEPSCALER_DIR/preflight.py" "$@"; }
+# The GRPO launchers run verl's stock entry point; a run that asks for the partner score
+# (partner_reward.*: RLT's setting, a GRPO run scored by its base) needs ours, which composes
+# that section and runs verl's sync trainer plus the score (tandem.enable=False).
+grpo_entry() {
+    GRPO_ENTRY=(-m verl.trainer.main_ppo)
+    local a
+    for a in "$@"; do
+        case "$a" in partner_reward.*) GRPO_ENTRY=("$DEEPSCALER_DIR/main_tandem_ppo.py" tandem.enable=False) ;; esac
+    done
+}
 # Both arms decode on vLLM's V1 model runner, the one the tandem model needs (vllm 0.24 would
 # otherwise put plain Qwen3 on V2; vllm_source/runner.py). Ray workers on this node inherit it;
 # on a multi-node cluster export it on every node. The preflight refuses a V2 request.

@@ -6,7 +6,8 @@ Same as `python -m verl.trainer.main_ppo`, except that the config is
 `verl/config/tandem_trainer.yaml` (verl's ppo_trainer plus a `tandem:` block) and that
 `tandem_verl.wiring.apply_tandem` validates the block and points verl at the
 tandem agent loop, actor worker, trainer and vLLM engine before Ray starts. With
-`tandem.enable=false` it runs verl's stock task runner (plain GRPO). Only this file
+`tandem.enable=false` it runs verl's stock task runner (plain GRPO), or with
+`partner_reward.weight>0` verl's sync trainer plus the partner score (RLT's setting). Only this file
 registers the config node `tandem_trainer.yaml` names in its defaults list, so verl's
 stock entry point cannot compose the file and silently ignore its `tandem:` block.
 
@@ -16,7 +17,7 @@ installed verl.
 
 import hydra
 
-from tandem_verl.wiring import apply_tandem, register_entry_node
+from tandem_verl.wiring import apply_tandem, partner_reward_config, register_entry_node
 
 register_entry_node()  # before @hydra.main composes tandem_trainer.yaml
 
@@ -41,6 +42,10 @@ def main(config) -> None:
         from tandem_verl.trainer import TandemTaskRunner
 
         runner = TandemTaskRunner
+    elif partner_reward_config(config).enabled:  # GRPO scored by its base: verl's trainer plus the score
+        from tandem_verl.trainer import PartnerTaskRunner
+
+        runner = PartnerTaskRunner
     run_ppo(config, task_runner_class=runner)
 
 

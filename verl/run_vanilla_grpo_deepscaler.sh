@@ -3,6 +3,8 @@
 #
 # Same hyper-parameters as run_tandem_native_grpo_deepscaler.sh (deepscaler_common.sh);
 # the only difference is the tandem switch: stock verl entry point, no `tandem.*` block.
+# With partner_reward.weight>0 (RLT's setting: the base scores the senior) it runs through
+# verl/main_tandem_ppo.py with tandem.enable=False, which composes that section.
 #
 #   bash verl/run_vanilla_grpo_deepscaler.sh [extra key=value overrides]
 set -euo pipefail
@@ -13,7 +15,8 @@ NAME=${NAME:-vanilla_grpo_deepscaler_$(basename "$SENIOR_MODEL")}
 export WANDB_PROJECT=${WANDB_PROJECT:-vanilla-grpo-deepscaler}
 
 deepscaler_preflight "${COMMON_ARGS[@]}" "$@"
-PYTHONUNBUFFERED=1 python -m verl.trainer.main_ppo \
+grpo_entry "$@"
+PYTHONUNBUFFERED=1 python "${GRPO_ENTRY[@]}" \
     "${COMMON_ARGS[@]}" \
     trainer.project_name="$WANDB_PROJECT" \
     trainer.experiment_name="$NAME" \

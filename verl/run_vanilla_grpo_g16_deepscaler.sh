@@ -18,7 +18,8 @@ for a in "${COMMON_ARGS[@]}"; do
     [[ $a == actor_rollout_ref.rollout.n=* ]] || ARGS+=("$a")
 done
 
-PYTHONUNBUFFERED=1 python -m verl.trainer.main_ppo \
+grpo_entry "$@"
+PYTHONUNBUFFERED=1 python "${GRPO_ENTRY[@]}" \
     "${ARGS[@]}" \
     actor_rollout_ref.rollout.n=16 \
     trainer.project_name="$WANDB_PROJECT" \

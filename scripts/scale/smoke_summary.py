@@ -2,8 +2,9 @@
 
     python scripts/scale/smoke_summary.py --out DIR
 
-Reads, per run (`tandem`, `tandem_split`, `vanilla`) under DIR/<run>/: verl's file-logger metrics of the
-first launch (`metrics-1.jsonl`, steps 1-2) and of the resumed one (`metrics-2.jsonl`),
+Reads, per run (`tandem`, `tandem_split`, `vanilla`, `grpo_score`) under DIR/<run>/: verl's file-logger
+metrics of the first launch (`metrics-1.jsonl`, steps 1-2) and of the resumed one (`metrics-2.jsonl`;
+`grpo_score` has one launch and `resumed_step` None),
 the tandem agent loop's trace (`trace.jsonl`), the launch times and the checkpoints.
 Every number comes from those files; a run whose files are missing is an error.
 
@@ -39,7 +40,7 @@ import statistics
 import sys
 from pathlib import Path
 
-RUNS = ("tandem", "tandem_split", "vanilla")
+RUNS = ("tandem", "tandem_split", "vanilla", "grpo_score")  # grpo_score: one launch, no resume
 FRACTION = "actor/tandem/senior_token_fraction"
 GATED = "actor/tandem/gated_junior_tokens"
 SENIOR_GAP = "actor/tandem/senior_rollout_probs_diff_max"
@@ -124,9 +125,9 @@ def moving_junior(run_dir: Path, steps: dict[int, dict], resumed: dict[int, dict
 
 
 def engines(run_dir: Path) -> dict:
-    """The vLLM version and model runner the rollout workers of both launches reported."""
+    """The vLLM version and model runner the rollout workers of every launch reported."""
     records = []
-    for n in (1, 2):
+    for n in range(1, len(list(run_dir.glob("launch-*.seconds"))) + 1):
         path = run_dir / f"engines-{n}.jsonl"
         if not path.is_file():
             raise SystemExit(f"error: {path} is missing; no vLLM worker reported its model runner (is "
@@ -141,7 +142,8 @@ def engines(run_dir: Path) -> dict:
 
 
 def summarize_run(run_dir: Path, tandem: bool) -> dict:
-    first, resumed = read_metrics(run_dir / "metrics-1.jsonl"), read_metrics(run_dir / "metrics-2.jsonl")
+    first = read_metrics(run_dir / "metrics-1.jsonl")
+    resumed = read_metrics(run_dir / "metrics-2.jsonl") if (run_dir / "metrics-2.jsonl").is_file() else {}
     steps = {**first, **resumed}
     fractions = per_step(steps, FRACTION)
     logged_tandem = sorted({k for m in steps.values() for k in m if "tandem" in k})
@@ -160,7 +162,7 @@ def summarize_run(run_dir: Path, tandem: bool) -> dict:
         **(moving_junior(run_dir, steps, resumed) if where["junior_update"] not in (None, "frozen") else {}),
         **engines(run_dir),
         "steps": len(first),
-        "resumed_step": min(resumed),
+        "resumed_step": min(resumed) if resumed else None,
         "total_steps": max(steps),
         "senior_token_fraction": fraction,
         "senior_token_fraction_per_step": fractions if tandem else None,
@@ -168,7 +170,7 @@ def summarize_run(run_dir: Path, tandem: bool) -> dict:
         "gated_junior_tokens_per_step": per_step(steps, GATED) if tandem else None,
         "seconds_per_step": statistics.fmean(timed) if timed else None,
         "first_step_seconds": first[min(first)]["timing_s/step"],
-        "launch_seconds": [int((run_dir / f"launch-{n}.seconds").read_text()) for n in (1, 2)],
+        "launch_seconds": [int(p.read_text()) for p in sorted(run_dir.glob("launch-*.seconds"))],
         "reward_mean_per_step": per_step(steps, "critic/score/mean"),  # with the partner score where it is on
         "verifier_reward_mean_per_step": [m.get(VERIFIER, m.get("critic/score/mean")) for _, m in sorted(steps.items())],
         **partner(run_dir, steps),
@@ -186,8 +188,10 @@ def summarize_run(run_dir: Path, tandem: bool) -> dict:
 def summary_line(runs: dict[str, dict]) -> str:
     parts = []
     for name, r in runs.items():
-        parts.append(f"{name} ({r['placement']}, vLLM {r['vllm_version']} {r['model_runner']} runner): {r['steps']} steps + step {r['resumed_step']} resumed, senior token fraction "
-                     f"{r['senior_token_fraction']:.3f}, {r['seconds_per_step']:.1f} s/step")
+        resumed = f" + step {r['resumed_step']} resumed" if r["resumed_step"] else ""
+        parts.append(f"{name} ({r['placement']}, vLLM {r['vllm_version']} {r['model_runner']} runner): {r['steps']} "
+                     f"steps{resumed}, senior token fraction {r['senior_token_fraction']:.3f}, "
+                     f"{r['seconds_per_step']:.1f} s/step")
     return "scale smoke | " + " | ".join(parts)
 
 

@@ -42,6 +42,7 @@ from tandem.partner_score import (
 
 TRACE_ENV = "TANDEM_PARTNER_TRACE"
 VERIFIER_METRIC = "critic/verifier_score/mean"  # beside verl's critic/score/mean, which is then the sum
+AUTHORSHIP = "authorship_mask"  # a tandem run's; a GRPO run has none
 KEY_SUFFIX = "_partner_target"  # the target rows' TransferQueue keys: <sample key><suffix>
 READ = ["prompts", "responses", "response_mask", "authorship_mask", "old_log_probs", "ref_log_prob", "rm_scores",
         "reward_model"]  # and extra_info for the `solution` target
@@ -105,9 +106,11 @@ def scorer_context(path: str, trust_remote_code: bool = False) -> int | None:
 class PartnerScorer:
     """Adds the partner score to a step's rewards on verl; see the module docstring."""
 
-    def __init__(self, cfg: PartnerRewardConfig, tokenizer, temperature: float, context: int | None = None) -> None:
+    def __init__(self, cfg: PartnerRewardConfig, tokenizer, temperature: float, context: int | None = None,
+                 solo: bool = False) -> None:
         self.cfg, self.tokenizer, self.temperature = cfg, tokenizer, temperature
         self.context = context  # the scorer's context in tokens (`scorer_context`); None: not known, not checked
+        self.solo = solo  # a GRPO run scored by its base: no authorship mask, the senior wrote every token
 
     def apply(self, trainer, batch, metrics: dict) -> None:
         """Score every sample of `batch` (a KVBatchMeta) and add `weight * score` to its reward in TransferQueue."""
@@ -115,9 +118,12 @@ class PartnerScorer:
         from tensordict import TensorDict
         from verl.utils.tensordict_utils import list_of_dict_to_tensordict
 
-        read = READ + (["extra_info"] if self.cfg.target == "solution" else [])
+        read = [f for f in READ if not (self.solo and f == AUTHORSHIP)]
+        read += ["extra_info"] if self.cfg.target == "solution" else []
         data = tq.kv_batch_get(keys=batch.keys, partition_id=batch.partition_id, select_fields=read)
         rows = {name: as_list(data[name]) for name in read}
+        if self.solo:  # a GRPO run: every response token is the senior's
+            rows[AUTHORSHIP] = rows["response_mask"]
         real = [i for i, tag in enumerate(batch.tags) if not tag.get("is_padding")]  # verl's no-op samples score 0
         extra = rows.get("extra_info", [None] * len(batch))
         golds = {i: gold_of(rows["reward_model"][i], extra[i], self.cfg.target, i) for i in real}
@@ -131,7 +137,7 @@ class PartnerScorer:
                               padded([torch.ones(len(sequences[i][1])) for i in real]),
                               padded([rows["old_log_probs"][i] for i in real]),
                               padded([rows["ref_log_prob"][i] for i in real]),
-                              padded([rows["authorship_mask"][i] for i in real]))
+                              padded([rows[AUTHORSHIP][i] for i in real]))
         score = partner_score(terms, self.cfg.coefficients())
 
         rm_scores = [r.clone().float() for r in rows["rm_scores"]]
@@ -181,7 +187,7 @@ class PartnerScorer:
                     "gold": golds[i],
                     "prompt_ids": rows["prompts"][i].tolist(), "response_ids": rows["responses"][i].tolist(),
                     "context_ids": list(sequences[i][0]), "target_ids": list(sequences[i][1]),
-                    "authorship_mask": rows["authorship_mask"][i].tolist(),
+                    "authorship_mask": rows[AUTHORSHIP][i].tolist(),
                     "senior_logprobs": rows["old_log_probs"][i].tolist(),
                     "junior_logprobs": rows["ref_log_prob"][i].tolist(),
                     "target_logprobs": target_lp[i].tolist(),

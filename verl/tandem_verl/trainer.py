@@ -35,6 +35,7 @@ from tandem_verl.moving_junior import JUNIOR_DIR, MovingJunior
 from tandem_verl.padding_rows import clear_padding_authorship
 from tandem_verl.partner import PartnerScorer, scorer_context
 from tandem_verl.wiring import (
+    PARTNER_TRAINER_MODE,
     SCORER_KEY,
     TRAINER_MODE,
     TandemVerlConfig,
@@ -105,8 +106,41 @@ def _load_tandem_vllm_replica():
     return TandemvLLMReplica
 
 
+class PartnerScoring:
+    """The partner score on a verl sync trainer: built on first use, applied before the advantages."""
+
+    SOLO = False  # True where the senior writes every token (a GRPO run scored by its base)
+
+    @property
+    def partner(self) -> PartnerScorer | None:
+        """The partner score's driver when partner_reward.weight > 0 (built on first use)."""
+        if not hasattr(self, "_partner"):
+            cfg = partner_reward_config(self.config)
+            self._partner = None
+            if cfg.enabled:
+                arr = self.config.actor_rollout_ref
+                scorer = arr.get(SCORER_KEY) or arr.model.path  # what verl's reference worker loaded
+                context = scorer_context(scorer, bool(arr.model.get("trust_remote_code", False)))
+                self._partner = PartnerScorer(cfg, self.tokenizer, float(arr.rollout.temperature), context, self.SOLO)
+        return self._partner
+
+    def _compute_advantage(self, batch, metrics: dict):
+        if self.partner is not None:  # after verl's old and reference log-probs, before its advantages
+            with marked_timer("partner_score", self.timing_raw, color="yellow"):
+                self.partner.apply(self, batch, metrics)
+        return super()._compute_advantage(batch, metrics)
+
+
+@register_trainer(PARTNER_TRAINER_MODE)
+class PartnerPPOTrainer(PartnerScoring, PPOTrainerSync):
+    """verl's sync PPO trainer for a GRPO run scored by its base (RLT's setting): verl's own
+    workers and replica; the reference worker is the base and scores every response token."""
+
+    SOLO = True
+
+
 @register_trainer(TRAINER_MODE)
-class TandemPPOTrainer(PPOTrainerSync):
+class TandemPPOTrainer(PartnerScoring, PPOTrainerSync):
     """verl's sync PPO trainer with the senior-gated actor worker and the tandem replica."""
 
     def _init_resource_pool_mgr(self):
@@ -146,24 +180,6 @@ class TandemPPOTrainer(PPOTrainerSync):
         batch = super()._balance_batch(batch, metrics, logging_prefix, keep_minibatch)
         clear_padding_authorship(batch, tq)  # verl's padding samples keep sample 0's mask (padding_rows.py)
         return batch
-
-    @property
-    def partner(self) -> PartnerScorer | None:
-        """The partner score's driver when partner_reward.weight > 0 (built on first use)."""
-        if not hasattr(self, "_partner"):
-            cfg = partner_reward_config(self.config)
-            temperature = float(self.config.actor_rollout_ref.rollout.temperature)
-            arr = self.config.actor_rollout_ref
-            scorer = arr.get(SCORER_KEY) or arr.model.path  # what verl's reference worker loaded
-            context = scorer_context(scorer, bool(arr.model.get("trust_remote_code", False))) if cfg.enabled else None
-            self._partner = PartnerScorer(cfg, self.tokenizer, temperature, context) if cfg.enabled else None
-        return self._partner
-
-    def _compute_advantage(self, batch, metrics: dict):
-        if self.partner is not None:  # after verl's old and reference log-probs, before its advantages
-            with marked_timer("partner_score", self.timing_raw, color="yellow"):
-                self.partner.apply(self, batch, metrics)
-        return super()._compute_advantage(batch, metrics)
 
     def on_init_end(self):
         super().on_init_end()  # the senior's weights synced (resumed or initial)
@@ -245,3 +261,10 @@ class _TandemTaskRunner(TaskRunnerV1.__ray_actor_class__):
 
 
 TandemTaskRunner = ray.remote(_TandemTaskRunner)
+
+
+class _PartnerTaskRunner(TaskRunnerV1.__ray_actor_class__):
+    """verl's v1 task runner for a GRPO run with the partner score: run where `PartnerPPOTrainer` is registered."""
+
+
+PartnerTaskRunner = ray.remote(_PartnerTaskRunner)

@@ -38,6 +38,7 @@ from vllm_source.placement import check_split_world
 logger = logging.getLogger(__name__)
 
 TRAINER_MODE = "tandem_sync"  # registered by tandem_verl.trainer
+PARTNER_TRAINER_MODE = "partner_sync"  # a GRPO run scored by its base (RLT's setting); tandem_verl.trainer
 AGENT_LOOP = "tandem_agent"  # registered by tandem_verl.agent_loop
 AGENT_LOOP_MANAGER = "tandem_verl.agent_loop.TandemAgentLoopManager"
 REWARD_PATH = "pkg://tandem_verl.reward"
@@ -277,19 +278,24 @@ def _wire_partner_reward(config: DictConfig, t: TandemVerlConfig) -> None:
     """The partner score scores with verl's reference worker, loaded with the junior (`tandem_verl.partner`).
 
     verl builds that worker only for a KL term: a run without one gets `use_kl_loss` with
-    coefficient 0 (no gradient). Refused in one line: a GRPO run (not built on verl), a moving
-    junior (the reference worker is frozen), and a KL term toward a junior that is not the base.
+    coefficient 0 (no gradient). A GRPO run (`tandem.enable=false`) is scored by its base, verl's
+    usual reference (RLT's setting), through `PARTNER_TRAINER_MODE`. Refused in one line: a moving
+    junior (the reference worker is frozen), a KL term toward a junior that is not the base, and
+    a GRPO run on another trainer mode than verl's sync one.
     """
     partner = partner_reward_config(config)
     if not partner.enabled:
         return
     actor, model = config.actor_rollout_ref.actor, config.actor_rollout_ref.model.path
-    junior = t.process.junior_model or model
+    junior = (t.process.junior_model or model) if t.enable else model  # GRPO: the base scores
+    mode = config.trainer.v1.trainer_mode
     checks = [
-        (t.enable, "a GRPO run scored by its base (the RLT setting) runs on the embedded trainer and HF TRL; on verl "
-                   "it is not built, set partner_reward.weight=0 or tandem.enable=true"),
-        (t.process.junior_update_rule.frozen, f"tandem.junior_update={t.process.junior_update}: verl scores with its "
-                                              "reference worker, which stays frozen; set tandem.junior_update=frozen"),
+        (t.enable or mode in ("sync", PARTNER_TRAINER_MODE), f"trainer.v1.trainer_mode={mode}: a GRPO run is scored "
+                                                              "on verl's sync trainer; "
+                                     "set trainer.v1.trainer_mode=sync"),
+        (not t.enable or t.process.junior_update_rule.frozen,
+         f"tandem.junior_update={t.process.junior_update}: verl scores with its "
+         "reference worker, which stays frozen; set tandem.junior_update=frozen"),
         (junior == model or not actor.use_kl_loss or float(actor.kl_loss_coef) == 0.0,
          f"actor.kl_loss_coef={actor.kl_loss_coef}: verl's reference worker holds the junior {junior!r} to score with, "
          "so the KL term would pull toward it, not the base; set kl_loss_coef=0 or score a self-paired run"),
@@ -303,6 +309,8 @@ def _wire_partner_reward(config: DictConfig, t: TandemVerlConfig) -> None:
             logger.info("partner_reward: actor.use_kl_loss=True with kl_loss_coef=0 (verl's reference worker scores)")
         if junior != model:  # the reference worker loads the junior instead of the senior's base
             config.actor_rollout_ref[SCORER_KEY] = junior
+        if not t.enable:
+            config.trainer.v1.trainer_mode = PARTNER_TRAINER_MODE
 
 
 def _naive_checkpoint_engine(rollout: DictConfig) -> tuple[bool, str]:
