@@ -124,10 +124,10 @@ def moving_junior(run_dir: Path, steps: dict[int, dict], resumed: dict[int, dict
     }
 
 
-def engines(run_dir: Path) -> dict:
-    """The vLLM version and model runner the rollout workers of every launch reported."""
+def engines(run_dir: Path, launches: int = 2) -> dict:
+    """The vLLM version and model runner the rollout workers of each launch (1..launches) reported."""
     records = []
-    for n in range(1, len(list(run_dir.glob("launch-*.seconds"))) + 1):
+    for n in range(1, launches + 1):
         path = run_dir / f"engines-{n}.jsonl"
         if not path.is_file():
             raise SystemExit(f"error: {path} is missing; no vLLM worker reported its model runner (is "
@@ -160,7 +160,7 @@ def summarize_run(run_dir: Path, tandem: bool) -> dict:
     return {
         **where,
         **(moving_junior(run_dir, steps, resumed) if where["junior_update"] not in (None, "frozen") else {}),
-        **engines(run_dir),
+        **engines(run_dir, 2 if resumed else 1),
         "steps": len(first),
         "resumed_step": min(resumed) if resumed else None,
         "total_steps": max(steps),
