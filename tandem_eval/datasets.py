@@ -147,7 +147,26 @@ def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> Path:
     return default_data_dir()
 
 
-def _rows_to_problems(rows, fields: FieldMap, where: str, source: str, benchmark: str) -> list[Problem]:
+def _gold(row: dict, fields: FieldMap, at: str) -> str:
+    """The row's gold answer; a null, empty or whitespace gold is refused: it can never be graded correct."""
+    value = row[fields.answer]
+    answer = "" if value is None else str(value)
+    if fields.answer_after is not None:
+        answer = answer.split(fields.answer_after)[-1]
+    if not answer.strip():
+        shown = "null" if value is None else repr(value)
+        raise TandemError(f"{at}: the gold answer is {shown}; fix or drop the row (no response can equal it)")
+    return answer.strip()
+
+
+def _jsonl_lines(path: Path) -> list[int]:
+    """The line number of each row `read_jsonl` returns (it skips blank lines)."""
+    with path.open(encoding="utf-8") as f:
+        return [n for n, line in enumerate(f, 1) if line.strip()]
+
+
+def _rows_to_problems(rows, fields: FieldMap, where: str, source: str, benchmark: str,
+                      lines: list[int] | None = None) -> list[Problem]:
     out = []
     for i, row in enumerate(rows):
         missing = [k for k in (fields.problem, fields.answer, fields.id) if k is not None and k not in row]
@@ -156,11 +175,9 @@ def _rows_to_problems(rows, fields: FieldMap, where: str, source: str, benchmark
                 f"{where}: row {i} lacks column(s) {missing} (it has {sorted(row)}); "
                 "map the columns with --fields problem=...,answer=...,id=..."
             )
-        answer = str(row[fields.answer])
-        if fields.answer_after is not None:
-            answer = answer.split(fields.answer_after)[-1]
+        answer = _gold(row, fields, f"{where}:{lines[i]}" if lines else f"{where}: row {i}")
         pid = str(row[fields.id]) if fields.id is not None else f"{source}-{i}"
-        out.append(Problem(pid, str(row[fields.problem]), answer.strip(), str(row.get("source", source)), benchmark))
+        out.append(Problem(pid, str(row[fields.problem]), answer, str(row.get("source", source)), benchmark))
     if not out:
         raise TandemError(f"{where}: no rows; point at a file with at least one problem")
     return out
@@ -170,8 +187,10 @@ def load_file(path: str | os.PathLike, fields: FieldMap = FieldMap(), benchmark:
     """Problems from a `.jsonl` or `.parquet` file."""
     path = Path(path)
     name = benchmark or path.stem
+    lines = None
     if path.suffix == ".jsonl":
         rows = read_jsonl(path)
+        lines = _jsonl_lines(path)
     elif path.suffix == ".parquet":
         if not path.is_file():
             raise TandemError(f"{path}: no such file; pass an existing parquet file")
@@ -183,7 +202,7 @@ def load_file(path: str | os.PathLike, fields: FieldMap = FieldMap(), benchmark:
         rows = pq.read_table(path).to_pylist()
     else:
         raise TandemError(f"{path}: unsupported file type {path.suffix!r}; use .jsonl or .parquet")
-    return _rows_to_problems(rows, fields, str(path), source=path.stem, benchmark=name)
+    return _rows_to_problems(rows, fields, str(path), source=path.stem, benchmark=name, lines=lines)
 
 
 def load_hub(hub: HubSource, benchmark: str | None = None) -> list[Problem]:

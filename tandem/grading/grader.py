@@ -2,47 +2,42 @@
 
 `grade(response_text, gold)` = `is_equivalent(extract_answer(response_text), gold)`.
 
-1. Extraction (`extract_answer`) takes, in this order of preference:
-   the content of the last *complete* `\\boxed{...}` / `\\fbox{...}` (nested braces
-   matched, `\\{` `\\}` ignored); else the last "final answer is X" / "Final answer: X";
-   else the last "the answer is X" / "Answer: X"; else the last `#### X` (GSM8K style);
-   else nothing (None: graded incorrect). X is the rest of its line, cut at the first
-   sentence end; a `$...$` span in it is taken whole. There is deliberately no
-   "last number in the text" fallback: a stray digit is not a committed answer, and as an
-   RL reward it would pay for guessing.
-2. Normalisation (`normalize_answer`) removes what never changes a value: math
-   delimiters, `\\left`/`\\right`, spacing macros, `\\dfrac`/`\\tfrac` -> `\\frac`,
-   `\\text{}`-style wrappers, a trailing unit in `\\text{}`/`\\mbox{}`, degrees (`^\\circ`),
-   `\\%`, `\\$`, a trailing `.`, a leading `x =`, thousands separators (`2,125`),
-   zero padding (`025`), and `(C)` -> `C` for multiple choice.
-3. Equivalence (`is_equivalent`): equal normalised strings, or two plain numbers
-   (integers, decimals, `a/b`, `\\frac{a}{b}`, `a \\times 10^{b}`, `4.5e33`) that are
-   equal (integers exactly, others to a relative 1e-6), decide at once. Anything else
-   goes to `math-verify` (parse + verify), which does the symbolic work, unless an
-   answer is longer than `MAX_SYMBOLIC_CHARS` (then it is simply unequal).
+1. Extraction (`tandem.grading.extract`): the last complete `\\boxed{}`, else an answer
+   phrase; never a stray number.
+2. Normalisation (`tandem.grading.normalize`): presentation removed, values kept.
+3. Equivalence (`is_equivalent`), in this order:
+   - an answer or gold longer than `MAX_ANSWER_CHARS` is refused (unequal, counted as
+     `too_long`): no real answer is that long, and the cap keeps every later step bounded;
+   - equal normalised strings are equal;
+   - an answer that hedges (`5 or 6`, `5 \\text{ and more}`, `\\pm 5`, `x \\geq 5`) or lists
+     values where the gold is a single value is unequal (counted as `hedged`);
+   - two plain numbers are decided by `tandem.grading.numbers` (exact values; no tolerance);
+   - anything else goes to math-verify (parse + verify), which does the symbolic work.
 
-Every math-verify call is bounded by `timeout_s` (default `DEFAULT_TIMEOUT_S`) in any
-thread (see `tandem.grading.timebound`: a SIGALRM timer in the main thread, a killable worker
-subprocess elsewhere). A timeout grades as incorrect and is counted in `STATS`.
-The common case (exact or numeric match, ~all of GSM8K/AIME/AMC) never reaches math-verify.
+The whole call is bounded: extraction is linear in the response, normalisation runs on at
+most `MAX_ANSWER_CHARS` characters, and every math-verify call is bounded by `timeout_s`
+(default `DEFAULT_TIMEOUT_S`) in any thread (`tandem.grading.timebound`). A timeout, a
+refusal and an internal error all grade as incorrect and are counted in `STATS`, so a
+policy that learns to stall or break the grader shows in the reward's health metrics
+(`reward_health`). `grade` never raises for any input, except `TandemError` for a setup
+mistake (math-verify not installed).
 """
 
 from __future__ import annotations
 
-import re
 import threading
 from dataclasses import asdict, dataclass
-from fractions import Fraction
 
+from tandem.errors import TandemError
+from tandem.grading.extract import extract_answer, last_boxed
+from tandem.grading.normalize import exact_key, hedged, normalize_answer
+from tandem.grading.numbers import numbers_equal, parse_number
 from tandem.grading.timebound import bounded_math_verify
 
 DEFAULT_TIMEOUT_S = 5.0
-# Relative tolerance for two non-integer numbers; integers compare exactly.
-NUMERIC_REL_TOL = 1e-6
-# Longer answers (a whole derivation in a box) skip math-verify: no real answer is this long.
-MAX_SYMBOLIC_CHARS = 1000
-# Exponents beyond this make exact arithmetic explode (`1e999999999`); such numbers go to math-verify.
-MAX_EXPONENT = 400
+# No real final answer is longer (the longest gold in the shared benchmarks is under 200
+# characters); longer ones are refused before any normalisation.
+MAX_ANSWER_CHARS = 1000
 
 
 @dataclass
@@ -50,14 +45,18 @@ class GraderStats:
     """Counters for this process (a worker process keeps its own)."""
 
     calls: int = 0  # is_equivalent calls
-    fast_path: int = 0  # decided by string or numeric comparison, no math-verify
+    fast_path: int = 0  # decided by string or numeric comparison or a refusal, no math-verify
     math_verify: int = 0  # sent to math-verify
     timeouts: int = 0  # math-verify calls cut by the time bound (graded incorrect)
-    errors: int = 0  # math-verify raised (graded incorrect)
+    errors: int = 0  # math-verify or the grader itself raised (graded incorrect)
+    too_long: int = 0  # answers or golds over MAX_ANSWER_CHARS (graded incorrect)
+    hedged: int = 0  # hedged or listed answers against a single gold (graded incorrect)
 
 
 STATS = GraderStats()
 _STATS_LOCK = threading.Lock()
+# The counters that mean the grader could not give an answer its full hearing.
+HEALTH_COUNTERS = ("timeouts", "too_long", "errors")
 
 
 def stats() -> dict:
@@ -77,191 +76,18 @@ def _count(name: str) -> None:
         setattr(STATS, name, getattr(STATS, name) + 1)
 
 
-# ----------------------------------------------------------------------------- extraction
+def reward_health(before: dict, after: dict | None = None) -> dict[str, float]:
+    """Grader calls cut short between two `stats()` snapshots, as per-step metrics.
 
-_BOX_COMMANDS = ("\\boxed", "\\fbox")
-
-
-def _brace_pairs(text: str) -> dict[int, int]:
-    """Index of every `{` that closes -> index of its `}` (one pass; `\\{` `\\}` are not braces)."""
-    pairs, stack, i = {}, [], 0
-    while i < len(text):
-        ch = text[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if ch == "{":
-            stack.append(i)
-        elif ch == "}" and stack:
-            pairs[stack.pop()] = i
-        i += 1
-    return pairs
-
-
-def last_boxed(text: str) -> str | None:
-    """Content of the last complete `\\boxed{...}` or `\\fbox{...}` (also `\\boxed 5`)."""
-    starts = sorted(m.end() for cmd in _BOX_COMMANDS for m in re.finditer(re.escape(cmd) + r"(?![A-Za-z])", text))
-    pairs = _brace_pairs(text) if starts else {}
-    for end in reversed(starts):
-        j = end
-        while j < len(text) and text[j] == " ":
-            j += 1
-        if j < len(text) and text[j] == "{":
-            if j in pairs:
-                return text[j + 1 : pairs[j]].strip()
-        elif j > end:  # `\boxed 5`: one token after a space
-            m = re.match(r"[^\s$]+", text[j:])
-            if m:
-                return m.group(0)
-    return None
-
-
-_MARKERS = [  # tried in order; within one marker the last occurrence wins
-    re.compile(r"final answer\s*(?:is|:)\s*:?", re.IGNORECASE),
-    re.compile(r"\banswer\s*(?:is|:)\s*:?", re.IGNORECASE),
-    re.compile(r"####"),
-]
-
-
-_MATH_SPAN = re.compile(r"\$\$?([^$]+)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.DOTALL)
-
-
-def _after_marker(rest: str) -> str | None:
-    rest = rest.lstrip(" \t*:")
-    math_span = _MATH_SPAN.match(rest)
-    if math_span:
-        return next(g for g in math_span.groups() if g is not None).strip() or None
-    line = rest.split("\n", 1)[0].strip().strip("*").strip()
-    line = re.split(r"\.(?:\s|$)", line, maxsplit=1)[0]
-    return line.strip().strip("*").strip() or None
-
-
-def extract_answer(text: str) -> str | None:
-    """The final answer a response commits to (see the module docstring), or None."""
-    if not text:
-        return None
-    boxed = last_boxed(text)
-    if boxed is not None:
-        return boxed
-    for marker in _MARKERS:
-        hits = list(marker.finditer(text))
-        if hits:
-            answer = _after_marker(text[hits[-1].end() :])
-            if answer:
-                return answer
-    return None
-
-
-# ----------------------------------------------------------------------------- normalisation
-
-_WRAPPERS = r"\\(?:text|textbf|textit|mathrm|mathbf|mbox|operatorname)\s*"
-_SPACING = re.compile(r"(?<!\\)\\[!,;: ]|\\quad|\\qquad|~|\\displaystyle")  # not the `\\` row break
-_TRAILING_UNIT = re.compile(r"^(.+?)\s*" + _WRAPPERS + r"\{\s*[A-Za-z][A-Za-z ]*\}(?:\^\{?\d\}?)?$")
-_DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°|\\circ$|\\degree")
-_THOUSANDS = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
-_ZERO_PADDED = re.compile(r"([-+]?)0+(\d+(?:\.\d+)?)")
-_ASSIGNMENT = re.compile(r"^[A-Za-z](?:_\{?\w+\}?)?\s*=\s*([^=]+)$")
-_CHOICE = re.compile(r"^\(?([A-E])\)?$")
-_WRAPPED = re.compile(_WRAPPERS + r"\{([^{}]*)\}")
-
-
-def _unwrap_delimiters(s: str) -> str:
-    for left, right in (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]")):
-        if s.startswith(left) and s.endswith(right) and len(s) >= len(left) + len(right):
-            s = s[len(left) : len(s) - len(right)].strip()
-    boxed = last_boxed(s) if s.startswith(_BOX_COMMANDS) else None
-    return boxed if boxed is not None else s
-
-
-def _strip_wrappers(s: str) -> str:
-    """`\\text{abc}` -> `abc` (innermost first, so nesting unwraps fully)."""
-    while True:
-        new = _WRAPPED.sub(r"\1", s)
-        if new == s:
-            return s
-        s = new
-
-
-def normalize_answer(answer: str) -> str:
-    """A value-preserving canonical form of an answer string (see the module docstring)."""
-    s = str(answer).strip()
-    s = _unwrap_delimiters(s)
-    s = s.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
-    s = re.sub(r"\\(?:left|right)\s*\.", "", s)
-    s = re.sub(r"\\(?:left|right|big|Big|bigg|Bigg)(?![A-Za-z])", "", s)
-    s = _SPACING.sub(" ", s)
-    unit = _TRAILING_UNIT.match(s.strip())
-    if unit:
-        s = unit.group(1)
-    s = _strip_wrappers(s)
-    s = _DEGREES.sub("", s)
-    s = s.replace("\\%", "").replace("%", "").replace("\\$", "")
-    s = re.sub(r"\s+", " ", s).strip().rstrip(".").strip()
-    assignment = _ASSIGNMENT.match(s)
-    if assignment:
-        s = assignment.group(1).strip()
-    compact = s.replace(" ", "")
-    if _THOUSANDS.fullmatch(compact):
-        s = compact.replace(",", "")
-    padded = _ZERO_PADDED.fullmatch(s)
-    if padded:
-        s = padded.group(1) + padded.group(2)
-    s = s.lstrip("+") if re.fullmatch(r"\+\d.*", s) else s
-    choice = _CHOICE.fullmatch(s)
-    return choice.group(1) if choice else s
-
-
-def _exact_key(normalized: str) -> str:
-    """Whitespace-free form; also `^{2}` -> `^2` so brace style does not matter."""
-    s = re.sub(r"\s+", "", normalized)
-    return re.sub(r"([\^_])\{(\w)\}", r"\1\2", s)
-
-
-# ----------------------------------------------------------------------------- numbers
-
-_DECIMAL = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
-_SCI = re.compile(rf"({_DECIMAL})(?:\\times|\\cdot|\*)10\^\{{?([-+]?\d+)\}}?")
-_FRAC = re.compile(r"([-+]?)(\d*)\\frac\{?(\d+)\}?\{?(\d+)\}?")
-
-
-def _pow10(exponent: str) -> Fraction:
-    e = int(exponent)
-    if abs(e) > MAX_EXPONENT:
-        raise OverflowError(exponent)
-    return Fraction(10) ** e
-
-
-def _decimal(text: str) -> Fraction:
-    mantissa, _, exponent = text.lower().partition("e")
-    return Fraction(mantissa) * (_pow10(exponent) if exponent else 1)
-
-
-def _as_number(key: str) -> Fraction | None:
-    """The exact value of a plain-number answer (on its `_exact_key`), else None."""
-    try:
-        if re.fullmatch(_DECIMAL, key):
-            return _decimal(key)
-        if m := re.fullmatch(rf"({_DECIMAL})/({_DECIMAL})", key):
-            return _decimal(m.group(1)) / _decimal(m.group(2))
-        if m := _SCI.fullmatch(key):
-            return _decimal(m.group(1)) * _pow10(m.group(2))
-        if m := re.fullmatch(r"10\^\{?([-+]?\d+)\}?", key):
-            return _pow10(m.group(1))
-        if m := _FRAC.fullmatch(key):
-            sign, whole, num, den = m.groups()
-            value = Fraction(int(whole or 0)) + Fraction(int(num), int(den))  # `1\frac{4}{5}` is mixed
-            return -value if sign == "-" else value
-    except (ValueError, ZeroDivisionError, OverflowError):
-        return None
-    return None
-
-
-def _numbers_equal(a: Fraction, b: Fraction) -> bool:
-    if a == b:
-        return True
-    if a.denominator == 1 and b.denominator == 1:
-        return False
-    return abs(a - b) <= NUMERIC_REL_TOL * max(abs(a), abs(b))
+    `reward/grader_calls` and, for each of `HEALTH_COUNTERS`, `reward/grader_<name>`:
+    logged beside the reward by every trainer, so a policy that learns to stall the grader
+    (or to write answers it must refuse) is visible in the curves.
+    """
+    after = stats() if after is None else after
+    out = {"reward/grader_calls": float(after["calls"] - before["calls"])}
+    for name in HEALTH_COUNTERS:
+        out[f"reward/grader_{name}"] = float(after[name] - before[name])
+    return out
 
 
 def _bounded_math_verify(pred: str, gold: str, timeout_s: float) -> bool:
@@ -276,37 +102,64 @@ def _bounded_math_verify(pred: str, gold: str, timeout_s: float) -> bool:
     return verdict
 
 
+def _fast_verdict(pred_n: str, gold_n: str) -> bool | None:
+    """The verdict without math-verify, or None when math-verify must decide."""
+    pred_k, gold_k = exact_key(pred_n), exact_key(gold_n)
+    if not pred_k or not gold_k:
+        return False
+    if pred_k == gold_k:
+        return True
+    if hedged(pred_n, gold_n):
+        _count("hedged")
+        return False
+    pred_v, gold_v = parse_number(pred_k), parse_number(gold_k)
+    if pred_v is not None and gold_v is not None:
+        return numbers_equal(pred_v, gold_v)
+    return None
+
+
+def _is_equivalent(pred, gold, timeout_s: float | None) -> bool:
+    if pred is None or gold is None:
+        _count("fast_path")
+        return False
+    pred, gold = str(pred), str(gold)
+    if len(pred) > MAX_ANSWER_CHARS or len(gold) > MAX_ANSWER_CHARS:
+        _count("fast_path")
+        _count("too_long")
+        return False
+    pred_n, gold_n = normalize_answer(pred), normalize_answer(gold)
+    verdict = _fast_verdict(pred_n, gold_n)
+    if verdict is not None:
+        _count("fast_path")
+        return verdict
+    timeout_s = DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s
+    return _bounded_math_verify(pred_n, gold_n, timeout_s)
+
+
 # ----------------------------------------------------------------------------- public API
 
 
 def is_equivalent(pred: str | None, gold, timeout_s: float | None = None) -> bool:
     """Whether answer `pred` equals answer `gold` (both bare answers, not whole responses)."""
     _count("calls")
-    if pred is None or gold is None:
-        _count("fast_path")
+    try:
+        return _is_equivalent(pred, gold, timeout_s)
+    except TandemError:
+        raise  # a setup mistake (math-verify missing), not an incorrect answer
+    except Exception:  # noqa: BLE001 - the reward never raises; counted, graded incorrect
+        _count("errors")
         return False
-    pred_n, gold_n = normalize_answer(pred), normalize_answer(str(gold))
-    pred_k, gold_k = _exact_key(pred_n), _exact_key(gold_n)
-    if not pred_k or not gold_k:
-        _count("fast_path")
-        return False
-    if pred_k == gold_k:
-        _count("fast_path")
-        return True
-    pred_v, gold_v = _as_number(pred_k), _as_number(gold_k)
-    if pred_v is not None and gold_v is not None:
-        _count("fast_path")
-        return _numbers_equal(pred_v, gold_v)
-    if max(len(pred_n), len(gold_n)) > MAX_SYMBOLIC_CHARS:
-        _count("fast_path")
-        return False
-    timeout_s = DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s
-    return _bounded_math_verify(pred_n, gold_n, timeout_s)
 
 
 def grade(response_text: str, gold, timeout_s: float | None = None) -> bool:
     """True when the response's final answer equals `gold`. The training reward and the eval scorer."""
-    return is_equivalent(extract_answer(response_text), gold, timeout_s=timeout_s)
+    try:
+        answer = extract_answer(response_text if isinstance(response_text, str) else str(response_text or ""))
+    except Exception:  # noqa: BLE001 - as in is_equivalent
+        _count("calls")
+        _count("errors")
+        return False
+    return is_equivalent(answer, gold, timeout_s=timeout_s)
 
 
 def reward(response_text: str, gold) -> float:
@@ -317,6 +170,8 @@ def reward(response_text: str, gold) -> float:
 __all__ = [
     "DEFAULT_TIMEOUT_S",
     "GraderStats",
+    "HEALTH_COUNTERS",
+    "MAX_ANSWER_CHARS",
     "STATS",
     "extract_answer",
     "grade",
@@ -325,5 +180,6 @@ __all__ = [
     "normalize_answer",
     "reset_stats",
     "reward",
+    "reward_health",
     "stats",
 ]

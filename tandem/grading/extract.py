@@ -1,0 +1,98 @@
+"""Extraction: the final answer a response commits to, found in linear time.
+
+`extract_answer(text)` takes, in this order of preference: the content of the last
+*complete* `\\boxed{...}` / `\\fbox{...}` (nested braces matched, `\\{` `\\}` ignored); else
+the last "final answer is X" / "Final answer: X"; else the last "the answer is X" /
+"Answer: X"; else the last `#### X` (GSM8K style); else nothing (None: graded incorrect).
+X is the rest of its line, cut at the first sentence end; a `$...$` span in it is taken
+whole. There is deliberately no "last number in the text" fallback: a stray digit is not
+a committed answer, and as an RL reward it would pay for guessing.
+
+Every scan is linear in the response: one pass finds the boxes, one pass pairs their
+braces, and an answer phrase is read from a window of `ANSWER_WINDOW` characters (an
+answer longer than the grader's length cap is refused anyway, so a longer window could
+not change a verdict).
+"""
+
+from __future__ import annotations
+
+import re
+
+BOX_COMMANDS = ("\\boxed", "\\fbox")
+# After an answer phrase, how far to read. Twice the grader's answer cap
+# (tandem.grading.grader.MAX_ANSWER_CHARS): an answer that ends inside it is read whole,
+# and one that does not is longer than the cap, so it is refused as too long either way.
+ANSWER_WINDOW = 2000
+
+_BOX_START = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])")
+_BRACE_TOKEN = re.compile(r"\\.|[{}]", re.DOTALL)  # an escaped character, or a brace
+_BOX_TOKEN = re.compile(r"[^\s$]+")
+_MARKERS = [  # tried in order; within one marker the last occurrence wins
+    re.compile(r"final answer\s*(?:is|:)\s*:?", re.IGNORECASE),
+    re.compile(r"\banswer\s*(?:is|:)\s*:?", re.IGNORECASE),
+    re.compile(r"####"),
+]
+# Each alternative is delimited on both sides and scans at most the window once (`\$` is
+# an escaped dollar inside a `$...$` span, as in `$\$18.90$`).
+_MATH_SPAN = re.compile(r"\$\$?((?:\\.|[^$\\])+)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.DOTALL)
+_SENTENCE_END = re.compile(r"\.(?:\s|$)")
+
+
+def brace_pairs(text: str, start: int = 0) -> dict[int, int]:
+    """Index of every `{` at or after `start` that closes -> index of its `}` (one pass)."""
+    pairs, stack = {}, []
+    for token in _BRACE_TOKEN.finditer(text, start):
+        ch = token.group()
+        if ch == "{":
+            stack.append(token.start())
+        elif ch == "}" and stack:
+            pairs[stack.pop()] = token.start()
+    return pairs
+
+
+def last_boxed(text: str) -> str | None:
+    """Content of the last complete `\\boxed{...}` or `\\fbox{...}` (also `\\boxed 5`)."""
+    starts = [m.end() for m in _BOX_START.finditer(text)]
+    if not starts:
+        return None
+    pairs = brace_pairs(text, starts[0])
+    for end in reversed(starts):
+        j = end
+        while j < len(text) and text[j] == " ":
+            j += 1
+        if j < len(text) and text[j] == "{":
+            if j in pairs:
+                return text[j + 1 : pairs[j]].strip()
+        elif j > end:  # `\boxed 5`: one token after a space
+            token = _BOX_TOKEN.match(text, j)
+            if token:
+                return token.group()
+    return None
+
+
+def _after_marker(rest: str) -> str | None:
+    rest = rest.lstrip(" \t*:")
+    math_span = _MATH_SPAN.match(rest)
+    if math_span:
+        return next(g for g in math_span.groups() if g is not None).strip() or None
+    line = rest.split("\n", 1)[0].strip().strip("*").strip()
+    line = _SENTENCE_END.split(line, maxsplit=1)[0]
+    return line.strip().strip("*").strip() or None
+
+
+def extract_answer(text: str) -> str | None:
+    """The final answer a response commits to (see the module docstring), or None."""
+    if not text:
+        return None
+    boxed = last_boxed(text)
+    if boxed is not None:
+        return boxed
+    for marker in _MARKERS:
+        last = None
+        for last in marker.finditer(text):
+            pass
+        if last is not None:
+            answer = _after_marker(text[last.end() : last.end() + ANSWER_WINDOW])
+            if answer:
+                return answer
+    return None
