@@ -47,6 +47,8 @@ from tandem.config import ENGINE_MODES, TandemConfig
 from tandem.engine import TandemEngine
 from tandem.errors import TandemError
 from tandem.grading import reward as grade_reward
+from tandem.grading.grader import reward_health
+from tandem.grading.grader import stats as grader_stats
 from tandem.junior_update import after_optimizer_step
 from tandem.partner_score import METRIC as PARTNER_METRIC
 from tandem.partner_score import PartnerRewardConfig, step_metrics
@@ -398,6 +400,15 @@ def completion_text(completion) -> str:
     return completion[-1]["content"]
 
 
-def grader_reward(completions, answer, **kwargs) -> list[float]:
-    """TRL reward function: the project's grader (`tandem.grading.reward`) against the dataset's `answer` column."""
-    return [grade_reward(completion_text(c), a) for c, a in zip(completions, answer)]
+def grader_reward(completions, answer, log_metric=None, **kwargs) -> list[float]:
+    """TRL reward function: the project's grader (`tandem.grading.reward`) against the dataset's `answer` column.
+
+    Through TRL's `log_metric` it logs the reward's health beside it each step
+    (`grader_timeouts`, `grader_too_long`, `grader_errors`: `tandem.grading.grader.reward_health`).
+    """
+    before = grader_stats(this_thread=True)
+    rewards = [grade_reward(completion_text(c), a) for c, a in zip(completions, answer)]
+    if log_metric is not None:
+        for name, value in reward_health(before).items():
+            log_metric(name, value)
+    return rewards

@@ -117,13 +117,21 @@ def test_any_input_gets_a_verdict(response):
 
 
 def test_reward_health_counts_the_calls_cut_short_between_two_snapshots():
-    before = grader.stats()
+    before = grader.stats(this_thread=True)
     grade("\\boxed{" + "1" * 5000 + "}", "5")
     grade("\\boxed{5}", "5")
     health = reward_health(before)
-    assert health["reward/grader_calls"] == 2.0
-    assert health["reward/grader_too_long"] == 1.0
-    assert health["reward/grader_timeouts"] == 0.0 and health["reward/grader_errors"] == 0.0
+    assert health == {"grader_calls": 2.0, "grader_too_long": 1.0, "grader_timeouts": 0.0, "grader_errors": 0.0}
+
+
+def test_each_thread_counts_its_own_calls():
+    import threading
+
+    before = grader.stats(this_thread=True)
+    other = threading.Thread(target=lambda: grade("\\boxed{" + "1" * 5000 + "}", "5"))
+    other.start()
+    other.join()
+    assert reward_health(before)["grader_calls"] == 0.0  # the other thread's call is not this thread's
 
 
 @pytest.mark.parametrize("answer, shown", [(None, "null"), ("", "''"), ("   ", "'   '")])

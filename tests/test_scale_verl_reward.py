@@ -11,8 +11,16 @@ from tandem_verl.reward import compute_score
 pytest.importorskip("math_verify", reason="the grader needs math-verify (pip install tandem-rlvr[eval])")
 
 
+HEALTHY = {"grader_timeouts": 0.0, "grader_too_long": 0.0, "grader_errors": 0.0}
+
+
 def test_right_boxed_answer_scores_one():
-    assert compute_score("amc_23_25", "So the total is \\boxed{27}.", "27") == {"score": 1.0, "acc": 1.0}
+    assert compute_score("amc_23_25", "So the total is \\boxed{27}.", "27") == {"score": 1.0, "acc": 1.0, **HEALTHY}
+
+
+def test_an_answer_over_the_grader_cap_scores_zero_and_says_so():
+    result = compute_score("deepscaler", "\\boxed{" + "9" * 5000 + "}", "27")
+    assert result == {"score": 0.0, "acc": 0.0, **HEALTHY, "grader_too_long": 1.0}
 
 
 def test_wrong_answer_scores_zero():

@@ -55,12 +55,22 @@ class GraderStats:
 
 STATS = GraderStats()
 _STATS_LOCK = threading.Lock()
+_THREAD = threading.local()  # this thread's own counters: a reward loop's threads do not mix
 # The counters that mean the grader could not give an answer its full hearing.
 HEALTH_COUNTERS = ("timeouts", "too_long", "errors")
+HEALTH_METRICS = tuple(f"grader_{name}" for name in HEALTH_COUNTERS)  # their per-step metric names
 
 
-def stats() -> dict:
-    """A copy of this process's grading counters."""
+def _thread_stats() -> GraderStats:
+    if not hasattr(_THREAD, "stats"):
+        _THREAD.stats = GraderStats()
+    return _THREAD.stats
+
+
+def stats(this_thread: bool = False) -> dict:
+    """A copy of this process's grading counters (or of the calling thread's alone)."""
+    if this_thread:
+        return asdict(_thread_stats())
     with _STATS_LOCK:
         return asdict(STATS)
 
@@ -72,21 +82,23 @@ def reset_stats() -> None:
 
 
 def _count(name: str) -> None:
+    mine = _thread_stats()
+    setattr(mine, name, getattr(mine, name) + 1)
     with _STATS_LOCK:
         setattr(STATS, name, getattr(STATS, name) + 1)
 
 
 def reward_health(before: dict, after: dict | None = None) -> dict[str, float]:
-    """Grader calls cut short between two `stats()` snapshots, as per-step metrics.
+    """The grader's calls, and those cut short, between two `stats(this_thread=True)` snapshots.
 
-    `reward/grader_calls` and, for each of `HEALTH_COUNTERS`, `reward/grader_<name>`:
-    logged beside the reward by every trainer, so a policy that learns to stall the grader
-    (or to write answers it must refuse) is visible in the curves.
+    `grader_calls` and, for each of `HEALTH_COUNTERS`, `grader_<name>`: the reward's health,
+    logged beside the reward by every trainer (embedded, verl, HF TRL), so a policy that
+    learns to stall the grader, or to write answers it must refuse, shows in the curves.
     """
-    after = stats() if after is None else after
-    out = {"reward/grader_calls": float(after["calls"] - before["calls"])}
-    for name in HEALTH_COUNTERS:
-        out[f"reward/grader_{name}"] = float(after[name] - before[name])
+    after = stats(this_thread=True) if after is None else after
+    out = {"grader_calls": float(after["calls"] - before["calls"])}
+    for name, metric in zip(HEALTH_COUNTERS, HEALTH_METRICS):
+        out[metric] = float(after[name] - before[name])
     return out
 
 
@@ -171,6 +183,7 @@ __all__ = [
     "DEFAULT_TIMEOUT_S",
     "GraderStats",
     "HEALTH_COUNTERS",
+    "HEALTH_METRICS",
     "MAX_ANSWER_CHARS",
     "STATS",
     "extract_answer",

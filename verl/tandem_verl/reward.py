@@ -6,6 +6,11 @@ Point verl at it with
 verl's reward manager calls `compute_score(data_source, solution_str, ground_truth,
 extra_info)` once per response (solution_str = the decoded response). The score is the
 team's (senior + junior) final answer graded by `tandem.grading.grade`: 1.0 right, 0.0 wrong.
+Beside it, the reward's health: 1.0 where this call hit the grader's time bound
+(`grader_timeouts`), its length cap (`grader_too_long`) or an internal error
+(`grader_errors`). verl keeps these per response in its reward extra info: its validation
+reports their means per data source (`val-aux/<source>/grader_timeouts/mean@N`) and its
+rollout dumps carry them row by row.
 """
 
 from __future__ import annotations
@@ -14,12 +19,18 @@ from tandem.errors import TandemError
 
 
 def compute_score(data_source: str, solution_str: str, ground_truth, extra_info: dict | None = None, **_) -> dict:
-    """{'score': 1.0 | 0.0, 'acc': same}; `acc` is what verl's validation metrics average."""
+    """{'score': 1.0 | 0.0, 'acc': same, 'grader_timeouts' | 'grader_too_long' | 'grader_errors': 0.0 | 1.0}.
+
+    `acc` is what verl's validation metrics average.
+    """
     try:
-        from tandem.grading import grade  # imported lazily: heavy (math-verify) and only needed here
+        from tandem.grading.grader import grade, reward_health, stats  # lazily: math-verify is heavy
     except ImportError as e:
         raise TandemError(f"the reward needs math-verify: `pip install tandem-rlvr[eval]` ({e})") from e
     if ground_truth is None or (isinstance(ground_truth, str) and not ground_truth.strip()):
         raise TandemError(f"{data_source}: empty ground truth; rebuild the parquet with scripts/prepare_deepscaler.py")
+    before = stats(this_thread=True)
     score = 1.0 if grade(solution_str, ground_truth) else 0.0
-    return {"score": score, "acc": score}
+    health = {name: value for name, value in reward_health(before).items() if name != "grader_calls"}
+    return {"score": score, "acc": score, **health}
+
