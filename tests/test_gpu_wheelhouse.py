@@ -1,10 +1,11 @@
 """scripts/gpu_wheelhouse.sh on CPU: the requirement list, the manifest, skip-what-is-present, parts and join.
 
-No network and no GPU stack: pip's real resolver and downloader run against wheels this file
-writes into a local folder (`--no-index --find-links`), or a fake pip hands back a fixed
-closure of GPU-stack names with small stand-in files. The install test puts a wheelhouse
-built for this interpreter, split into parts and joined again, into a folder with
-`pip install --no-index` and imports from it.
+No network and no GPU stack: pip's real resolver (the interpreter route) and downloader run
+against wheels this file writes into a local folder (`--no-index --find-links`), or a fake
+resolver hands back a fixed closure of GPU-stack names with small stand-in files. The install
+test puts a wheelhouse built for this interpreter, split into parts and joined again, into a
+folder with `pip install --no-index` and imports from it. The uv route, which needs uv from
+PyPI, is tests/test_gpu_wheelhouse_uv.py.
 """
 
 from __future__ import annotations
@@ -29,6 +30,11 @@ wh = importlib.util.module_from_spec(spec)
 sys.modules["gpu_wheelhouse"] = wh  # dataclasses look their module up there
 spec.loader.exec_module(wh)
 stack = wh.load_stack()
+import _tandem_wheelhouse.build as building  # noqa: E402  (importable once the facade has loaded the package)
+import _tandem_wheelhouse.cli as cli  # noqa: E402
+import _tandem_wheelhouse.pip_route as pip_route  # noqa: E402
+import _tandem_wheelhouse.tags as tags  # noqa: E402
+import _tandem_wheelhouse.target as targeting  # noqa: E402
 HOST_PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 
 
@@ -89,7 +95,7 @@ def index(tmp_path_factory) -> Path:
 
 
 def local_pip(index: Path):
-    return wh.Pip(["--no-index", "--find-links", str(index)], build_isolation=False)
+    return pip_route.Pip(["--no-index", "--find-links", str(index)], build_isolation=False)
 
 
 def tiny_target(present: dict | None = None, python: str = HOST_PYTHON):
@@ -178,7 +184,7 @@ def test_the_manifest_lists_every_file_with_its_sha256_and_bytes_and_the_total(t
     manifest = wh.build(out, wh.plan_target("3.12", None), FakePip())
     on_disk = json.loads((out / "manifest.json").read_text())
     assert on_disk == manifest and manifest["python"] == "3.12" and manifest["platform"] == list(wh.PLATFORMS)
-    assert {p.name for p in out.iterdir()} == {e["file"] for e in manifest["files"]} | {"manifest.json"}
+    assert {p.name for p in out.iterdir()} == {e["file"] for e in manifest["files"]} | {"manifest.json", "lock.txt"}
     for e in manifest["files"]:
         data = (out / e["file"]).read_bytes()
         assert e["sha256"] == hashlib.sha256(data).hexdigest() and e["bytes"] == len(data)
@@ -201,13 +207,16 @@ def test_pip_resolves_and_downloads_the_closure_each_file_checked(tmp_path, inde
 def test_what_the_target_has_at_the_resolved_version_is_skipped(tmp_path, index):
     present = tmp_path / "freeze.txt"
     present.write_text("Tiny_B==1.0\nunrelated==3.1\n")
-    target = tiny_target(wh.read_present(present))
+    target = tiny_target(targeting.read_present(present))
     manifest = wh.build(tmp_path / "wh", target, local_pip(index))
     # tiny-b 1.0 is on the target: the resolver keeps it (not 2.0) and nothing is downloaded for it
     assert [e["name"] for e in manifest["files"]] == ["tiny-a"]
     assert manifest["skipped_present"] == [{"name": "tiny-b", "version": "1.0"}]
     assert manifest["present_constraints"] == "all"
-    assert sorted(p.name for p in (tmp_path / "wh").iterdir()) == ["manifest.json", "tiny_a-1.0-py3-none-any.whl"]
+    assert sorted(p.name for p in (tmp_path / "wh").iterdir()) == ["lock.txt", "manifest.json",
+                                                                    "tiny_a-1.0-py3-none-any.whl"]
+    lock = (tmp_path / "wh" / "lock.txt").read_text()
+    assert "tiny-a==1.0 --hash=sha256:" in lock and "tiny-b==1.0" in lock and lock.count("# present") == 1
 
 
 def test_present_pins_that_conflict_are_dropped_and_the_manifest_says_so(tmp_path, index, capsys):
@@ -238,15 +247,16 @@ def test_an_earlier_build_in_the_folder_is_reused_and_its_stale_wheels_removed(t
     wh.build(out, tiny_target(), local_pip(index))
     (out / "tiny_b-1.0-py3-none-any.whl").write_bytes((index / "tiny_b-1.0-py3-none-any.whl").read_bytes())
     manifest = wh.build(out, tiny_target(), local_pip(index))
-    assert sorted(p.name for p in out.iterdir()) == sorted([e["file"] for e in manifest["files"]] + ["manifest.json"])
+    assert sorted(p.name for p in out.iterdir()) == sorted([e["file"] for e in manifest["files"]]
+                                                           + ["lock.txt", "manifest.json"])
 
 
 def test_a_cpu_torch_chosen_by_a_configured_index_is_refused():
     cpu = wh.Dist("torch", "2.13.0+cpu", "torch-2.13.0+cpu-cp312-cp312-manylinux_2_28_x86_64.whl",
                   "file:///wheels/torch-2.13.0+cpu-cp312-cp312-manylinux_2_28_x86_64.whl", None)
     with pytest.raises(wh.WheelhouseError, match=r"torch 2\.13\.0\+cpu .* a cpu build.*pip config list"):
-        wh.check_torch_build([cpu], stack.TESTED)
-    wh.check_torch_build([cpu.__class__("torch", "2.13.0", cpu.file, cpu.url, None)], stack.TESTED)
+        building.check_torch_build([cpu], stack.TESTED)
+    building.check_torch_build([cpu.__class__("torch", "2.13.0", cpu.file, cpu.url, None)], stack.TESTED)
 
 
 # ----------------------------------------------------------------------------- parts, join
@@ -372,15 +382,15 @@ def test_bad_arguments_fail_in_one_line(tmp_path, args, words):
 def test_the_resolver_runs_on_a_cpython_of_the_target_version_on_linux_x86_64(monkeypatch):
     # pip reads markers such as python_version > "3.11" (vLLM's setuptools<81) from the interpreter that
     # runs it, whatever --python-version says: a resolve for 3.12 run by 3.11 picks the wrong releases.
-    assert wh.resolver_python(HOST_PYTHON) == sys.executable
+    assert pip_route.resolver_python(HOST_PYTHON) == sys.executable
     other = "3.10" if HOST_PYTHON != "3.10" else "3.12"
-    monkeypatch.setattr(wh.shutil, "which", lambda name: None)
+    monkeypatch.setattr(pip_route.shutil, "which", lambda name: None)
     with pytest.raises(wh.WheelhouseError, match=rf"--python {other}: .*python{other} on PATH is missing.*"
-                                                 rf"GPU_WHEELHOUSE_LAUNCHER_PYTHON=/path/to/python{other}"):
-        wh.resolver_python(other)
-    monkeypatch.setattr(wh.platform, "system", lambda: "Darwin")
-    with pytest.raises(wh.WheelhouseError, match="build the wheelhouse on Linux x86_64"):
-        wh.resolver_python(HOST_PYTHON)
+                                                 rf"--resolver uv.*GPU_WHEELHOUSE_LAUNCHER_PYTHON=/path/to/python{other}"):
+        pip_route.resolver_python(other)
+    monkeypatch.setattr(pip_route.platform, "system", lambda: "Darwin")
+    with pytest.raises(wh.WheelhouseError, match="build the wheelhouse on Linux x86_64.*--resolver uv"):
+        pip_route.resolver_python(HOST_PYTHON)
 
 
 def test_an_out_folder_holding_other_files_is_refused(tmp_path):
@@ -392,6 +402,7 @@ def test_an_out_folder_holding_other_files_is_refused(tmp_path):
 def test_help_explains_each_flag():
     res = shell("--help")
     assert res.returncode == 0
-    for flag in ("--out DIR", "--join DIR", "--python X.Y", "--present FILE", "--part-mib N"):
+    for flag in ("--out DIR", "--join DIR", "--python X.Y", "--present FILE", "--part-mib N", "--platform TAG",
+                 "--resolver {auto,uv,pip}", "--resolve-only"):
         assert flag in res.stdout
     assert "manifest.json" in res.stdout and "release_for_torch" in res.stdout
