@@ -24,21 +24,37 @@ def _first_line(e: Exception) -> str:
 
 
 def read_config_file(path: str | Path) -> dict:
-    """A YAML (.yaml/.yml) or JSON file holding one mapping."""
-    from omegaconf import DictConfig, OmegaConf
+    """A YAML (.yaml/.yml) or JSON file holding one mapping; a parse error names file:line:column."""
+    import yaml
+    from omegaconf import OmegaConf
 
     path = Path(path)
     if not path.is_file():
         raise TandemError(f"config file {path} not found; pass an existing .yaml or .json file")
     try:
-        loaded = OmegaConf.load(path)
-        if not isinstance(loaded, DictConfig):
-            raise TandemError(f"config file {path} must hold a mapping of keys to values, got a list")
-        return OmegaConf.to_container(loaded, resolve=True)
+        top = yaml.compose(path.read_text(), Loader=yaml.SafeLoader)  # the file's shape, before OmegaConf reads it
+        if top is not None and not isinstance(top, yaml.MappingNode):
+            what = "a list" if isinstance(top, yaml.SequenceNode) else f"the value {top.value!r}"
+            raise TandemError(f"config file {path} must be a mapping of keys to values (key: value lines), got {what}")
+        return OmegaConf.to_container(OmegaConf.load(path), resolve=True)  # OmegaConf refuses duplicate keys
     except TandemError:
         raise
-    except Exception as e:  # YAML parser and interpolation errors
+    except yaml.MarkedYAMLError as e:
+        raise TandemError(_yaml_error(path, e)) from None
+    except Exception as e:  # interpolation errors
         raise TandemError(f"config file {path} does not parse: {_first_line(e)}") from None
+
+
+def _yaml_error(path: Path, e) -> str:
+    """`FILE:LINE:COLUMN: what is wrong` for a YAML error, from where the parser stopped."""
+    mark = e.problem_mark or e.context_mark
+    where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+    problem = (e.problem or e.context or "does not parse").strip()
+    duplicate = problem.removeprefix("found duplicate key ")
+    if duplicate != problem:
+        return f"{where}: duplicate key {duplicate!r}; set it once"
+    context = f" ({e.context})" if e.context and e.problem else ""
+    return f"{where}: {problem}{context}"
 
 
 def parse_overrides(overrides) -> dict:

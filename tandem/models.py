@@ -2,36 +2,55 @@
 
 A senior and a junior co-write one token sequence, so they must share one vocabulary:
 the same token strings at the same ids. `check_same_vocab` fails closed otherwise.
+torch and transformers are imported by the loaders, so a command can check its paths
+(`check_model_path`) before it pays for them.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-
-import torch
+from typing import TYPE_CHECKING
 
 from tandem.errors import TandemError
 
-DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16, "float16": torch.float16}
+if TYPE_CHECKING:
+    import torch
+
+DTYPES = ("float32", "float64", "bfloat16", "float16")  # torch's names
 
 
 def resolve_dtype(dtype) -> torch.dtype:
+    import torch
+
     if isinstance(dtype, torch.dtype):
         return dtype
     if dtype not in DTYPES:
         raise TandemError(f"unknown dtype {dtype!r}; choose one of {', '.join(DTYPES)}")
-    return DTYPES[dtype]
+    return getattr(torch, dtype)
 
 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "tokenizer.model")
 
 
-def _check_local(path: str | Path, wanted=("config.json",), what="model") -> None:
-    """Refuse a local path that cannot hold a model/tokenizer (hub names pass through)."""
+def check_model_path(path: str | Path, wanted=("config.json",), what="model") -> None:
+    """Refuse a local path that is missing or cannot hold a model/tokenizer (hub names pass through).
+
+    A path is local when it exists, is absolute or relative (./, ../), has more than one
+    slash, or its parent folder exists here (`run1/model` beside a `run1` run folder).
+    """
     p = Path(path)
-    looks_local = p.is_absolute() or str(path).startswith(".") or p.exists() or str(path).count("/") > 1
+    looks_local = (p.is_absolute() or str(path).startswith(".") or p.exists() or str(path).count("/") > 1
+                   or (str(p.parent) != "." and p.parent.is_dir()))
+    if looks_local and not p.exists():
+        raise TandemError(f"{what} directory {path} is missing (no such file or directory); pass an existing "
+                          "directory or a Hugging Face hub name")
     if looks_local and not any((p / f).is_file() for f in wanted):
         raise TandemError(f"{path}: not a Hugging Face {what} directory (none of {', '.join(wanted)} found there)")
+
+
+def _as_hub_name(path) -> str:
+    """How a path that is no local directory was read, for a load error."""
+    return "" if Path(path).exists() else " (no such directory here, so it was read as a Hugging Face hub name)"
 
 
 def _first_line(e: Exception) -> str:
@@ -48,28 +67,28 @@ def _bare_bpe_dir(path: str | Path) -> bool:
 
 def load_tokenizer(path: str | Path):
     """A Hugging Face tokenizer; GPT-2-style directories (vocab.json + merges.txt only) load as GPT-2's."""
+    check_model_path(path, TOKENIZER_FILES, "tokenizer")
     from transformers import AutoTokenizer, GPT2TokenizerFast
 
-    _check_local(path, TOKENIZER_FILES, "tokenizer")
     try:
         if _bare_bpe_dir(path):  # AutoTokenizer cannot tell the class without a config
             return GPT2TokenizerFast.from_pretrained(str(path))
         return AutoTokenizer.from_pretrained(str(path))
     except Exception as e:  # transformers raises OSError, ValueError, KeyError, ... for unreadable directories
-        raise TandemError(f"cannot load a tokenizer from {path}: {_first_line(e)}") from None
+        raise TandemError(f"cannot load a tokenizer from {path}{_as_hub_name(path)}: {_first_line(e)}") from None
 
 
 def load_model(path: str | Path, dtype="float32", device: str | torch.device = "cpu"):
     """An HF causal LM in eval mode, with gradients off (the engine never trains)."""
+    check_model_path(path)
     from transformers import AutoModelForCausalLM
     from transformers.utils import logging as hf_logging
 
-    _check_local(path)
     hf_logging.disable_progress_bar()  # per-shard bars drown our own progress and error lines
     try:
         model = AutoModelForCausalLM.from_pretrained(str(path), dtype=resolve_dtype(dtype))
     except Exception as e:  # transformers raises OSError, ValueError, KeyError, ... for unreadable checkpoints
-        raise TandemError(f"cannot load a model from {path}: {_first_line(e)}") from None
+        raise TandemError(f"cannot load a model from {path}{_as_hub_name(path)}: {_first_line(e)}") from None
     model.to(device).eval()
     model.requires_grad_(False)
     return model

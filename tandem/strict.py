@@ -4,8 +4,8 @@
 `tandem:` block, a JSON environment variable) into dataclass `cls`, recursing into
 dataclass-typed fields. It refuses, in one line and before any work:
 
-- an unknown key, at any depth, naming the nearest valid one
-  (`unknown config key 'tandem.prob_senoir': did you mean prob_senior?`);
+- an unknown key, at any depth, naming the nearest valid one as the user types it, in
+  full (`unknown config key 'prob_senor': did you mean tandem.prob_senior?`);
 - a value that is not of the field's declared type (`steps must be an integer, got 'many'`);
   an `int` field takes no float, a `str` field no number, a `bool` field only true/false.
 
@@ -42,15 +42,44 @@ def valid_keys(cls) -> list[str]:
     return [f.name for f in dataclasses.fields(cls) if f.init] + list(getattr(cls, "ALIASES", {}))
 
 
-def unknown_key(key: str, valid, where: str = "", retired: dict | None = None) -> TandemError:
-    """The one-line error for an unknown key, with the nearest valid one (difflib)."""
+def section_keys(cls, prefix: str = "") -> list[str]:
+    """The dotted keys inside `cls`'s sections, at any depth (`tandem.prob_senior`), for suggestions."""
+    hints = typing.get_type_hints(cls)
+    out = []
+    for f in dataclasses.fields(cls):
+        tp = _unwrap_optional(hints[f.name])[0]
+        if f.init and dataclasses.is_dataclass(tp):
+            inner = f"{prefix}{f.name}."
+            out += [inner + k for k in valid_keys(tp)] + section_keys(tp, inner)
+    return out
+
+
+def unknown_key(key: str, valid, where: str = "", retired: dict | None = None, deeper=()) -> TandemError:
+    """The one-line error for an unknown key, with the nearest valid one as the user types it.
+
+    `valid` are the keys at this level; `deeper` the dotted keys of its sections, matched by
+    their last part too (`prob_senor` at the top finds `tandem.prob_senior`). The suggestion
+    is the full dotted key from the root the user writes (`where`, less a leading `$VAR`).
+    """
     full = f"{where}.{key}" if where else key
     if retired and key in retired:
         return TandemError(f"config key {full!r} {retired[key]}")
     valid = list(valid)
-    near = difflib.get_close_matches(key, valid, n=1, cutoff=0.6)
-    hint = f"did you mean {near[0]}?" if near else f"valid keys: {', '.join(valid)}"
+    near = nearest_key(key, valid, deeper)
+    root = ".".join(part for i, part in enumerate(where.split(".")) if part and not (i == 0 and part[0] == "$"))
+    hint = f"did you mean {root + '.' if root else ''}{near}?" if near else f"valid keys: {', '.join(valid)}"
     return TandemError(f"unknown config key {full!r}: {hint}")
+
+
+def nearest_key(key: str, valid, deeper=()) -> str | None:
+    """The closest of `valid` and `deeper` (by whole key or last part), difflib's ratio >= 0.6; ties go to `valid`."""
+
+    def score(candidate: str) -> float:
+        names = {candidate, candidate.rsplit(".", 1)[-1]}
+        return max(difflib.SequenceMatcher(None, key, name).ratio() for name in names)
+
+    ranked = sorted(((score(c), -rank, c) for rank, c in enumerate([*valid, *deeper])), reverse=True)
+    return ranked[0][2] if ranked and ranked[0][0] >= 0.6 else None
 
 
 def rename_aliases(cls, data: dict, where: str = "") -> dict:
@@ -102,7 +131,7 @@ def build(cls, data, where: str = ""):
     names = [f.name for f in dataclasses.fields(cls) if f.init]
     for key in data:
         if key not in names:
-            raise unknown_key(str(key), valid_keys(cls), where, getattr(cls, "RETIRED", None))
+            raise unknown_key(str(key), valid_keys(cls), where, getattr(cls, "RETIRED", None), section_keys(cls))
     kwargs = {k: coerce(v, hints[k], f"{where}.{k}" if where else k) for k, v in data.items()}
     return cls(**kwargs)
 

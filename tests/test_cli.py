@@ -1,5 +1,6 @@
 """The `tandem-rlvr` command line: the issue's contract flags, output fields, and bad input."""
 
+import argparse
 import json
 
 import pytest
@@ -71,7 +72,10 @@ def test_an_unloadable_tokenizer_directory_gives_one_error_line(tmp_path, capsys
 @pytest.mark.parametrize("argv, fragment", [
     (["rollout", "--senior", "{tiny}", "--prompts", "{prompts}", "--out", "{out}"], "--junior is required"),
     (["rollout", "--senior", "{tiny}", "--solo", "--prompts", "{missing}", "--out", "{out}"], "no such file"),
-    (["rollout", "--senior", "{missing}", "--solo", "--prompts", "{prompts}", "--out", "{out}"], "not a Hugging Face"),
+    (["rollout", "--senior", "{missing}", "--solo", "--prompts", "{prompts}", "--out", "{out}"], "is missing"),
+    (["rollout", "--senior", "{tiny}", "--junior", "{missing}", "--prompts", "{prompts}", "--out", "{out}"],
+     "model directory {missing} is missing (no such file or directory)"),
+    (["rollout", "--senior", "{prompts}", "--solo", "--prompts", "{prompts}", "--out", "{out}"], "not a Hugging Face"),
     (["rollout", "--senior", "{tiny}", "--solo", "--prompts", "{bad}", "--out", "{out}"], "not valid JSON"),
     (["rollout", "--senior", "{tiny}", "--solo", "--prompts", "{noid}", "--out", "{out}"], "missing key"),
     (["rollout", "--senior", "{tiny}", "--junior", "{tiny}", "--prompts", "{prompts}", "--prob-senior", "2",
@@ -88,7 +92,7 @@ def test_bad_input_gives_one_clear_line_and_exit_code_2(argv, fragment, tiny_dir
              "bad": tmp_path / "bad.jsonl", "noid": tmp_path / "noid.jsonl"}
     assert main([a.format(**names) for a in argv]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("error:") and fragment in err[0]
+    assert len(err) == 1 and err[0].startswith("error:") and fragment.format(**names) in err[0]
 
 
 @pytest.mark.parametrize("command, flags", [
@@ -119,3 +123,80 @@ def test_rollout_defaults_are_the_configs_own(capsys):
                           ("--temperature", s.temperature), ("--max-new-tokens", s.max_new_tokens)]:
         described = out.split(f"{flag} ", 2)[-1].split(" --", 1)[0]
         assert f"(default {default}" in described, (flag, described)
+
+
+# ---------------------------------------------------------------- start-up: index, version, overrides, paths
+
+def _in_a_fresh_python(code: str) -> str:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_the_command_line_starts_without_torch_for_help_version_and_a_mistyped_command():
+    heavy = "[m for m in ('torch', 'transformers', 'tandem_eval') if m in sys.modules]"
+    assert _in_a_fresh_python(f"import sys, tandem_app.commands.cli; print({heavy})") == "[]"
+    answers = _in_a_fresh_python(
+        "import contextlib, io, sys\nfrom tandem_app.commands.cli import main\n"
+        "for argv in (['--help'], ['--version'], ['trian'], []):\n"
+        "    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+        "        try:\n            main(argv)\n        except SystemExit:\n            pass\n"
+        f"print({heavy})")
+    assert answers == "[]"
+
+
+def test_the_index_lists_each_command_as_its_module_registers_it():
+    from tandem_app.commands.cli import COMMANDS, build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert {a.dest: a.help for a in sub._choices_actions} == {name: line for name, (_, line) in COMMANDS.items()}
+
+
+def test_version_is_the_installed_packages(capsys):
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0 and capsys.readouterr().out.strip() == f"tandem-rlvr {version('tandem-rlvr')}"
+
+
+@pytest.mark.parametrize("argv", [
+    ["train", "--out", "run1", "steps=4", "--method", "grpo", "lr=0.001"],
+    ["train", "steps=4", "--out", "run1", "lr=0.001", "--method", "grpo"],
+    ["train", "steps=4", "lr=0.001", "--out", "run1", "--method", "grpo"],
+])
+def test_overrides_may_come_before_between_or_after_the_flags(argv):
+    from tandem_app.commands.cli import parse
+    from tandem_app.commands.config_args import config_from_args
+    from tandem_app.train.grpo_trainer import TrainConfig
+
+    args = parse(argv)
+    assert args.overrides == ["steps=4", "lr=0.001"]
+    cfg = config_from_args(TrainConfig, args, ("method", "model", "out"))
+    assert (cfg.steps, cfg.lr, cfg.out, cfg.method) == (4, 0.001, "run1", "grpo")
+
+
+@pytest.mark.parametrize("argv, unrecognized", [
+    (["train", "--out", "run1", "steps=4", "--bogus"], "--bogus"),
+    (["build-tiny", "--out", "tiny", "seed=1"], "seed=1"),  # a command without overrides takes no key=value
+])
+def test_a_word_after_the_flags_that_is_no_override_is_refused_by_its_command(argv, unrecognized, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert e.value.code == 2 and err[-1] == f"tandem-rlvr {argv[0]}: error: unrecognized arguments: {unrecognized}"
+
+
+@pytest.mark.parametrize("command", ["train", "sft"])
+def test_a_missing_model_directory_is_called_missing_in_one_line(command, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "run1").mkdir()
+    for model in (tmp_path / "run1" / "model", "run1/model"):  # absolute, and one slash beside an existing run1
+        assert main([command, "--model", str(model), "--out", "out", "steps=1"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert err == [f"error: model directory {model} is missing (no such file or directory); pass an existing "
+                       "directory or a Hugging Face hub name"]
+        assert not (tmp_path / "out").exists()

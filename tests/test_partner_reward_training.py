@@ -85,5 +85,5 @@ def test_the_section_is_read_from_key_value_overrides_strictly():
     cfg = load_config(TrainConfig, None, ["model=m", "out=o", "partner_reward.weight=0.5",
                                           "partner_reward.target=solution", "partner_reward.kl_max=0"])
     assert cfg.partner_reward == PartnerRewardConfig(weight=0.5, target="solution", kl_max=0.0)
-    with pytest.raises(TandemError, match="unknown config key 'partner_reward.wieght': did you mean weight"):
+    with pytest.raises(TandemError, match="unknown config key 'partner_reward.wieght': did you mean partner_reward.weight"):
         load_config(TrainConfig, None, ["model=m", "out=o", "partner_reward.wieght=0.5"])

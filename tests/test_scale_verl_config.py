@@ -87,7 +87,7 @@ def test_apply_tandem_points_verl_at_the_tandem_classes():
 
 
 def test_typo_in_the_tandem_block_fails_with_the_suggestion():
-    with pytest.raises(TandemError, match=r"^unknown config key 'tandem.prob_senoir': did you mean prob_senior\?$"):
+    with pytest.raises(TandemError, match=r"^unknown config key 'tandem.prob_senoir': did you mean tandem.prob_senior\?$"):
         apply_tandem(tandem_config("+tandem.prob_senoir=0.9"))
 
 
@@ -195,7 +195,7 @@ def test_a_junior_that_follows_the_senior_is_refused_where_no_worker_holds_both(
 
 @pytest.mark.parametrize("enable", ["true", "false"])
 def test_the_partner_score_section_is_strict(enable):
-    with pytest.raises(TandemError, match="unknown config key 'partner_reward.kl_maen': did you mean kl_mean"):
+    with pytest.raises(TandemError, match="unknown config key 'partner_reward.kl_maen': did you mean partner_reward.kl_mean"):
         apply_tandem(tandem_config(f"tandem.enable={enable}", "+partner_reward.kl_maen=1"))
     apply_tandem(tandem_config(f"tandem.enable={enable}", "partner_reward.weight=0"))
 

@@ -13,7 +13,7 @@ from tandem_verl.wiring import TandemVerlConfig  # noqa: E402
 
 def test_typo_in_the_tandem_block_names_the_nearest_key():
     config = OmegaConf.create({"tandem": {"enable": True, "prob_senoir": 0.9}})
-    with pytest.raises(TandemError, match=r"^unknown config key 'tandem.prob_senoir': did you mean prob_senior\?$"):
+    with pytest.raises(TandemError, match=r"^unknown config key 'tandem.prob_senoir': did you mean tandem.prob_senior\?$"):
         TandemVerlConfig.from_hydra(config)
 
 
@@ -23,7 +23,7 @@ def test_typo_in_the_tandem_block_names_the_nearest_key():
      ("enabel", "enable")],
 )
 def test_typo_in_a_loss_key_or_the_switch_names_the_nearest_key(key, near):
-    with pytest.raises(TandemError, match=rf"'tandem.{key}': did you mean {near}\?"):
+    with pytest.raises(TandemError, match=rf"'tandem.{key}': did you mean tandem.{near}\?"):
         TandemVerlConfig.from_dict({key: 1})
 
 

@@ -2,7 +2,9 @@
 
 `--config FILE` then `key=value` overrides then explicit flags (`--model`, `--out`, ...):
 the later wins. `tandem.config_files` does the loading and the type checks; the flags'
-values merge as the typed values argparse gave them, never re-parsed as text.
+values merge as the typed values argparse gave them, never re-parsed as text. A `key=value`
+may also come after the flags (`tandem_app.commands.cli` hands those to `overrides`). The
+config's model directory is checked before any model is loaded: a missing one is one line.
 """
 
 from __future__ import annotations
@@ -24,5 +26,10 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
 
 def config_from_args(cls, args: argparse.Namespace, flags: tuple[str, ...]):
     """`cls` from --config, then key=value overrides, then the explicit `flags` that were given."""
+    from tandem.models import check_model_path
+
     explicit = {n: getattr(args, n) for n in flags if getattr(args, n, None) is not None}
-    return load_config(cls, args.config, list(args.overrides), flags=explicit)
+    cfg = load_config(cls, args.config, list(args.overrides), flags=explicit)
+    if getattr(cfg, "model", None):
+        check_model_path(cfg.model)
+    return cfg

@@ -94,12 +94,15 @@ def run(args) -> int:
     from tandem.coins import request_key
     from tandem.errors import TandemError
     from tandem.jsonl import read_jsonl, write_jsonl
-    from tandem.models import load_tokenizer
+    from tandem.models import check_model_path, load_tokenizer
     from tandem.rollout import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, stats_of_masks
     from tandem.strict import build
 
     if not args.solo and not args.junior:
         raise TandemError("--junior is required unless --solo is given")
+    for path in (args.senior, None if args.solo else args.junior):  # before any model is loaded
+        if path:
+            check_model_path(path)
     if args.junior_logprobs and (args.backend == "vllm" or args.solo):
         raise TandemError("--junior-logprobs needs --backend engine and a junior (vLLM reports the senior's only)")
     if args.n < 1 or args.batch_size < 1:

@@ -1,0 +1,61 @@
+"""Config files and `key=value` overrides: the one line each mistake gets (tandem.config_files, tandem.strict)."""
+
+import pytest
+
+from tandem.config_files import load_config, read_config_file
+from tandem.errors import TandemError
+from tandem_app.train.grpo_trainer import TrainConfig
+
+
+@pytest.mark.parametrize("override, suggestion", [
+    ("prob_senor=0.5", "tandem.prob_senior"),  # a section's key typed at the top
+    ("prob_senior=0.5", "tandem.prob_senior"),  # right name, section left out
+    ("tandem.prob_senor=0.5", "tandem.prob_senior"),
+    ("task.max_stpes=3", "task.max_steps"),
+    ("clip_ratio_hihg=0.28", "loss.clip_ratio_high"),
+    ("stpes=3", "steps"),
+])
+def test_a_misspelt_key_gets_the_full_dotted_key_to_type(override, suggestion):
+    key = override.split("=")[0]
+    with pytest.raises(TandemError) as e:
+        load_config(TrainConfig, None, [override])
+    assert str(e.value) == f"unknown config key {key!r}: did you mean {suggestion}?"
+
+
+def test_a_misspelt_key_in_a_file_gets_the_full_dotted_key_too(tmp_path):
+    path = tmp_path / "run.yaml"
+    path.write_text("steps: 4\ntandem:\n  prob_senor: 0.5\n")
+    with pytest.raises(TandemError, match=r"^unknown config key 'tandem.prob_senor': did you mean tandem.prob_senior\?$"):
+        load_config(TrainConfig, path)
+
+
+@pytest.mark.parametrize("text, line", [
+    ("steps: [1, 2\nlr: 0.1\n", "{path}:2:3: expected ',' or ']', but got ':' (while parsing a flow sequence)"),
+    ("tandem:\n  prob_senior: 0.5\n seed: 1\n",
+     "{path}:3:2: expected <block end>, but found '<block mapping start>' (while parsing a block mapping)"),
+    ("steps: 4\nlr: 0.1\nsteps: 8\n", "{path}:3:1: duplicate key 'steps'; set it once"),
+    ("just a string\n", "config file {path} must be a mapping of keys to values (key: value lines), "
+                        "got the value 'just a string'"),
+    ("- steps\n- lr\n", "config file {path} must be a mapping of keys to values (key: value lines), got a list"),
+])
+def test_a_bad_file_is_named_with_its_line_and_column_and_what_is_wrong(tmp_path, text, line):
+    path = tmp_path / "run.yaml"
+    path.write_text(text)
+    with pytest.raises(TandemError) as e:
+        read_config_file(path)
+    assert str(e.value) == line.format(path=path)
+
+
+def test_a_json_file_with_a_key_twice_names_the_key(tmp_path):
+    path = tmp_path / "run.json"
+    path.write_text('{"steps": 4, "steps": 8}')
+    with pytest.raises(TandemError, match=rf"^{path}:1:14: duplicate key 'steps'; set it once$"):
+        read_config_file(path)
+
+
+def test_an_empty_file_is_an_empty_config_and_a_good_one_reads(tmp_path):
+    (tmp_path / "empty.yaml").write_text("")
+    (tmp_path / "run.yaml").write_text("steps: 4\ntandem:\n  prob_senior: 0.25\n")
+    assert read_config_file(tmp_path / "empty.yaml") == {}
+    cfg = load_config(TrainConfig, tmp_path / "run.yaml", ["lr=0.001"])
+    assert (cfg.steps, cfg.tandem.prob_senior, cfg.lr) == (4, 0.25, 0.001)
