@@ -406,3 +406,116 @@ def test_help_explains_each_flag():
                  "--resolver {auto,uv,pip}", "--resolve-only"):
         assert flag in res.stdout
     assert "manifest.json" in res.stdout and "release_for_torch" in res.stdout
+
+
+# --------------------------------------------------------------- the target's tags, no interpreter
+
+def test_the_wheel_a_target_installs_is_its_own_abi_then_the_stable_abi_then_pure_python():
+    def pick(*names, python="3.12", platform="x86_64-manylinux_2_34"):
+        best = tags.best_wheel([{"url": f"https://files.example/{n}"} for n in names], python,
+                               targeting.platform_tags(platform))
+        return best and best["url"].rsplit("/", 1)[1]
+
+    own, abi3, pure = ("x-1-cp312-cp312-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+                       "x-1-cp39-abi3-manylinux_2_28_x86_64.whl", "x-1-py3-none-any.whl")
+    assert pick(pure, abi3, own) == own and pick(pure, abi3) == abi3 and pick(pure) == pure
+    assert pick("x-1-cp312-cp312-manylinux_2_28_x86_64.whl", "x-1-cp312-cp312-manylinux_2_17_x86_64.whl") \
+        == "x-1-cp312-cp312-manylinux_2_28_x86_64.whl"  # the newest glibc the target has wins
+    assert pick("x-1-cp312-cp312-manylinux_2_35_x86_64.whl") is None  # needs a newer glibc than 2.34
+    assert pick("x-1-cp311-cp311-manylinux_2_17_x86_64.whl", "x-1-cp312-cp312-musllinux_1_2_x86_64.whl",
+                "x-1-cp312-cp312-manylinux_2_17_aarch64.whl", "x-1-cp312-cp312-win_amd64.whl") is None
+    assert pick("x-1-cp311-cp311-manylinux_2_17_x86_64.whl", python="3.11") is not None
+
+
+def test_resolve_only_writes_the_lock_and_the_files_it_would_fetch_and_downloads_nothing(tmp_path, index):
+    out = tmp_path / "wh"
+    plan = building.resolve_only(out, tiny_target({"tiny-b": "1.0"}), local_pip(index))
+    assert sorted(p.name for p in out.iterdir()) == ["lock.txt", "plan.json"]
+    assert json.loads((out / "plan.json").read_text()) == plan and plan["resolve_only"] is True
+    assert [(f["name"], f["version"], f["file"]) for f in plan["files"]] == [
+        ("tiny-a", "1.0", "tiny_a-1.0-py3-none-any.whl")]
+    assert plan["files"][0]["sha256"] == hashlib.sha256((index / "tiny_a-1.0-py3-none-any.whl").read_bytes()).hexdigest()
+    assert plan["skipped_present"] == [{"name": "tiny-b", "version": "1.0"}]
+    assert plan["resolver"]["name"] == "pip" and plan["resolver"]["version"]
+    assert plan["total_bytes"] is None  # pip's report has no sizes; uv's lock has them
+    lock = (out / "lock.txt").read_text().splitlines()
+    assert [line.split()[0] for line in lock if not line.startswith("#")] == ["tiny-a==1.0", "tiny-b==1.0"]
+    assert lock[-1].endswith("# present")
+    manifest = wh.build(out, tiny_target({"tiny-b": "1.0"}), local_pip(index))  # a build may follow in the folder
+    assert [e["name"] for e in manifest["files"]] == ["tiny-a"] and not (out / "plan.json").exists()
+
+
+# ---------------------------------------------------------------------- which resolver
+
+def no_uv(monkeypatch, tmp_path) -> dict:
+    """An environment where the pinned uv cannot be had: no cached copy, no index for pip."""
+    empty = tmp_path / "no-index"
+    empty.mkdir(exist_ok=True)
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache"), "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(empty),
+           "GPU_WHEELHOUSE_UV": ""}
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    return env
+
+
+def test_a_uv_that_cannot_be_installed_is_named_in_one_line_before_any_download(tmp_path, monkeypatch):
+    env = no_uv(monkeypatch, tmp_path)
+    res = shell("--out", str(tmp_path / "wh"), "--resolver", "uv", **env)
+    one_line_error(res, f"uv {cli.UV_VERSION} cannot be installed here", "GPU_WHEELHOUSE_UV=/path/to/uv",
+                   "--resolver pip")
+    assert not (tmp_path / "wh").exists()
+    one_line_error(shell("--out", str(tmp_path / "wh"), "--resolver", "uv", **{**env, "GPU_WHEELHOUSE_UV": "/bin/true"}),
+                   "GPU_WHEELHOUSE_UV=/bin/true is not uv", f"pip install uv=={cli.UV_VERSION}")
+
+
+def test_auto_takes_uv_where_it_can_be_had_else_pip_run_by_a_python_of_the_target_version(tmp_path, monkeypatch):
+    monkeypatch.setattr(cli, "uv_binary", lambda: "/opt/uv")
+    target = wh.plan_target(HOST_PYTHON, None)
+    assert isinstance(cli.make_resolver("auto", target), cli.Uv)
+    assert isinstance(cli.make_resolver("pip", target), pip_route.Pip)
+
+    def unavailable():
+        raise cli.UvUnavailable("uv cannot be installed here")
+
+    monkeypatch.setattr(cli, "uv_binary", unavailable)
+    resolver = cli.make_resolver("auto", target)
+    assert isinstance(resolver, pip_route.Pip) and resolver.executable == sys.executable
+    with pytest.raises(cli.UvUnavailable):
+        cli.make_resolver("uv", target)
+    monkeypatch.setattr(pip_route.shutil, "which", lambda name: None)
+    other = "3.10" if HOST_PYTHON != "3.10" else "3.12"
+    with pytest.raises(cli.UvUnavailable):  # neither route: uv's line, which names both fixes
+        cli.make_resolver("auto", wh.plan_target(other, None))
+
+
+@pytest.mark.parametrize("platform", ["aarch64-manylinux_2_34", "x86_64-unknown-linux-musl", "macosx_14_0_arm64",
+                                      "win_amd64", "x86_64-manylinux_2_12", "manylinux_2_34"])
+def test_a_platform_that_is_not_manylinux_x86_64_is_refused_in_one_line(tmp_path, platform):
+    one_line_error(shell("--out", str(tmp_path / "wh"), "--platform", platform), f"--platform {platform}",
+                   "x86_64-manylinux_2_N", "ldd --version")
+    assert not (tmp_path / "wh").exists()
+
+
+def test_both_spellings_of_a_manylinux_platform_name_the_same_target():
+    for spelling in ("x86_64-manylinux_2_28", "manylinux_2_28_x86_64"):
+        target = wh.plan_target("3.12", None, platform=spelling)
+        assert target.platform == "x86_64-manylinux_2_28"
+        assert target.platforms[0] == "manylinux_2_28_x86_64" and "manylinux_2_34_x86_64" not in target.platforms
+
+
+def test_a_present_vllm_that_its_torch_does_not_pair_with_is_refused(tmp_path):
+    present = tmp_path / "freeze.txt"
+    present.write_text("torch==2.11.0+cu130\nvllm==0.28.0\n")
+    one_line_error(shell("--out", str(tmp_path / "wh"), "--present", str(present)), "vllm 0.28.0",
+                   "torch 2.11.0", "drop vllm from the file")
+    present.write_text("vllm==0.20.1\n")
+    one_line_error(shell("--out", str(tmp_path / "wh"), "--present", str(present)), "vllm 0.20.1")
+    present.write_text("torch==2.11.0+cu130\nvllm==0.24.0\n")
+    assert wh.plan_target("3.12", present).release.vllm == "0.24.0"
+    assert not (tmp_path / "wh").exists()
+
+
+def test_resolve_only_and_join_refuse_flags_they_cannot_use(tmp_path):
+    one_line_error(shell("--out", str(tmp_path / "wh"), "--resolve-only", "--part-mib", "5"), "drop --part-mib")
+    one_line_error(shell("--join", str(tmp_path / "wh"), "--resolver", "uv"), "--join takes only")
+    one_line_error(shell("--out", str(tmp_path / "wh"), "--resolver", "conda"), "invalid choice")

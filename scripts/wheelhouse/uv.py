@@ -1,7 +1,8 @@
 """The uv route (--resolver uv): a resolve for the target's Python and platform, run by any Python.
 
 `uv pip compile --python-version X.Y --python-platform x86_64-manylinux_2_N` evaluates the
-markers for the target itself, so no interpreter of the target's version is needed. Its
+markers for the target itself, so no interpreter of the target's version is needed (uv would
+fetch one it never runs, so --no-python-downloads; that took 10 s here, and failed). Its
 lock (pylock.toml, PEP 751) lists every wheel of each release that suits the target, with
 URL, size and sha256; tags.py picks the one the target's pip would install. A release with
 no wheel for the target is built from its sdist into a pure wheel (sdists.py) or refused.
@@ -118,7 +119,7 @@ class Uv:
             cons.write_text("\n".join(constraints) + "\n")
             cmd = [self.executable, "pip", "compile", str(reqs), "--constraints", str(cons), "--python-version",
                    python, "--python-platform", self.platform, "--format", "pylock.toml", "--output-file", str(lock),
-                   "--no-header", "--quiet", *self.index_args]
+                   "--no-header", "--quiet", "--no-python-downloads", *self.index_args]
             res = subprocess.run(cmd, capture_output=True, text=True)
             if res.returncode != 0 or not lock.is_file():
                 raise ResolveError(last_error(res.stderr, res.returncode, "uv"))
