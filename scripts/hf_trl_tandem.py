@@ -17,13 +17,17 @@ frozen copy of the senior before training (the paper's self-paired junior) unles
 greedy, graded by the same grader (at the start, every `--val-every` steps, at the end).
 
 Writes DIR/metrics.jsonl (one line per step: `step`, `reward`, `senior_fraction`, `loss`,
-`num_handoffs`, ...; `val_acc` on validation steps), DIR/summary.json, and with `--wandb`
-an offline wandb run under DIR.
+`num_handoffs`, ...; `val_acc` on validation steps), DIR/summary.json (final reward,
+validation accuracy, senior fraction, wall time), and with `--wandb` an offline wandb run
+under DIR. The run holds DIR's lock (`tandem.run_lock`: a second process on DIR is
+refused); numeric flags must be finite, and a step whose loss or gradient norm is not
+finite stops the run with one line, saving no model.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
@@ -33,8 +37,9 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # run as a file from a checkout
     sys.path.insert(0, str(REPO))
 
+from tandem import run_lock  # noqa: E402
 from tandem.config import TandemConfig  # noqa: E402
-from tandem.errors import TandemError, run_reporting_errors  # noqa: E402
+from tandem.errors import RunFailed, RunInterrupted, TandemError, run_reporting_errors  # noqa: E402
 from tandem.jsonl import write_json  # noqa: E402
 
 METHODS = ("tandem", "grpo")
@@ -167,8 +172,23 @@ def solo_accuracy(trainer, rows: list[dict], max_new_tokens: int, batch: int = 6
     return correct / max(1, len(rows))
 
 
+def check_args(a) -> None:
+    """Every numeric flag finite, and in its range; one error line naming the flag."""
+    for flag in ("lr", "temperature", "prob_senior"):
+        if not math.isfinite(getattr(a, flag)):
+            raise TandemError(f"--{flag.replace('_', '-')} must be a finite number, got {getattr(a, flag)}")
+    if a.max_steps < 1 or a.prompts_per_step < 1 or a.num_generations < 2:
+        raise TandemError("--max-steps and --prompts-per-step must be >= 1 and --num-generations >= 2")
+    if not a.lr > 0 or a.temperature < 0 or a.max_new_tokens < 1 or a.n_val < 1:
+        raise TandemError(f"--lr must be > 0 (got {a.lr}), --temperature >= 0 (got {a.temperature}), "
+                          f"--max-new-tokens and --n-val >= 1 (got {a.max_new_tokens}, {a.n_val})")
+    if min(a.val_every, a.base_steps, a.threads) < 0:
+        raise TandemError("--val-every, --base-steps and --threads must be >= 0")
+
+
 def metrics_callback(logger, rollout, validate, val_every: int, max_steps: int):
-    """A TrainerCallback writing one metrics row per logged step (TRL logs every step here)."""
+    """A TrainerCallback writing one metrics row per logged step (TRL logs every step here); a step whose loss
+    or gradient norm is not finite stops training (`.non_finite` says which step and what)."""
     from transformers import TrainerCallback
 
     from hf_trl.tandem_rollout import HANDOFFS_METRIC, SENIOR_FRACTION_METRIC
@@ -176,12 +196,18 @@ def metrics_callback(logger, rollout, validate, val_every: int, max_steps: int):
     renames = {SENIOR_FRACTION_METRIC: "senior_fraction", HANDOFFS_METRIC: "num_handoffs"}  # metrics.jsonl's names
 
     class TandemMetrics(TrainerCallback):
+        non_finite: str | None = None
+
         def on_log(self, args, state, control, logs=None, **kwargs):
             if not logs or "reward" not in logs:  # the end-of-training summary line
                 return
             row = {renames.get(k, k): v for k, v in logs.items() if isinstance(v, (int, float))}
             row.setdefault("senior_fraction", rollout.last_stats.senior_fraction)
             step = state.global_step
+            bad = {k: row[k] for k in ("loss", "grad_norm") if k in row and not math.isfinite(row[k])}
+            if bad:
+                self.non_finite = f"step {step}: " + ", ".join(f"{k} {v}" for k, v in bad.items())
+                control.should_training_stop = True
             if (val_every and step % val_every == 0) or step == max_steps:
                 row["val_acc"] = validate()
             logger.log(step, row)
@@ -193,13 +219,21 @@ def metrics_callback(logger, rollout, validate, val_every: int, max_steps: int):
 
 
 def run(a) -> int:
+    check_args(a)
+    with run_lock.hold(a.out):  # one writer per folder
+        try:
+            return train(a)
+        except KeyboardInterrupt:
+            raise RunInterrupted(f"kept {a.out / 'metrics.jsonl'} (the example saves no checkpoint); "
+                                 "the same command starts over") from None
+
+
+def train(a) -> int:
     import torch
 
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is TRL-experimental; said in the README
     if a.threads:
         torch.set_num_threads(a.threads)
-    if a.max_steps < 1 or a.prompts_per_step < 1 or a.num_generations < 2:
-        raise TandemError("--max-steps and --prompts-per-step must be >= 1 and --num-generations >= 2")
     from hf_trl.tandem_rollout import check_trl, grader_reward, tandem_rollout_func
 
     check_trl()
@@ -210,7 +244,6 @@ def run(a) -> int:
     from tandem_app.train.metrics import MetricsLogger
 
     out = a.out
-    out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
     train_rows, val_rows = task_rows(a)
     model_path = a.model or str(default_model(out, a.base_steps, a.seed, a.threads))
@@ -248,21 +281,44 @@ def run(a) -> int:
     from transformers.trainer_callback import PrinterCallback
 
     trainer.remove_callback(PrinterCallback)  # TRL's raw log dicts; the logger prints one line per step
-    trainer.add_callback(metrics_callback(logger, rollout, validate, a.val_every, a.max_steps))
+    callback = metrics_callback(logger, rollout, validate, a.val_every, a.max_steps)
+    trainer.add_callback(callback)
     t_train = time.time()
-    trainer.train()
-    logger.close()
+    try:
+        trainer.train()
+    finally:
+        logger.close()
+    if callback.non_finite:
+        raise RunFailed(f"{callback.non_finite} is not finite; training stopped there, no model saved; "
+                        "lower --lr and start a new --out")
     if a.save_model:
         trainer.save_model(str(out / "model"))
+    final = _last_row(out / "metrics.jsonl")
     summary = {
         "phase": "hf-trl", "method": a.method, "model": model_path, "steps": a.max_steps,
         "val_acc_start": val_start, "grader": "tandem.grading.reward",
+        "final_reward": final.get("reward"), "val_acc": final.get("val_acc"),
+        "senior_fraction": final.get("senior_fraction"),
+        "saved_model": str(out / "model") if a.save_model else None,
         "train_seconds": time.time() - t_train, "wall_seconds": time.time() - t0,
     }
     write_json(out / "summary.json", summary)
-    print(f"wrote {out / 'metrics.jsonl'} ({summary['wall_seconds']:.1f} s in all, "
-          f"{summary['train_seconds']:.1f} s training)", flush=True)
+    print(f"{a.method}: {a.max_steps} steps in {summary['wall_seconds']:.1f} s ({summary['train_seconds']:.1f} s "
+          f"training); final reward {_num(summary['final_reward'])}, validation accuracy {_num(summary['val_acc'])}, "
+          f"senior fraction {_num(summary['senior_fraction'])}; wrote {out / 'metrics.jsonl'}"
+          + (f", the senior in {out / 'model'}" if a.save_model else ""), flush=True)
     return 0
+
+
+def _num(value) -> str:
+    return f"{value:.3f}" if isinstance(value, (int, float)) else "n/a"
+
+
+def _last_row(path: Path) -> dict:
+    from tandem.jsonl import read_jsonl
+
+    rows = read_jsonl(path)
+    return rows[-1] if rows else {}
 
 
 def main(argv=None) -> int:

@@ -109,3 +109,174 @@ def test_existing_run_directory_without_resume_is_an_error(tiny_dir, tmp_path):
     GRPOTrainer(_cfg(tiny_dir, tmp_path / "run", steps=1), reward_fn=_text_reward, progress=False).train()
     with pytest.raises(TandemError, match="--resume"):
         GRPOTrainer(_cfg(tiny_dir, tmp_path / "run", steps=1), progress=False).train()
+
+
+# --- checkpoints that prove themselves -----------------------------------------------------------
+
+
+def _notes(capsys) -> list[str]:
+    return [line for line in capsys.readouterr().err.splitlines() if line.startswith("note: ")]
+
+
+def _params(trainer) -> list[torch.Tensor]:
+    return [p.detach().clone() for p in trainer.senior.parameters()]
+
+
+def test_each_checkpoint_is_recorded_with_its_sha256_and_the_previous_one_is_kept(tiny_dir, tmp_path):
+    import hashlib
+
+    out = tmp_path / "run"
+    GRPOTrainer(_cfg(tiny_dir, out, steps=2, save_every=1), reward_fn=_text_reward, progress=False).train()
+    index = json.loads((out / "checkpoint.json").read_text())["verified"]
+    digest = {name: hashlib.sha256((out / name).read_bytes()).hexdigest() for name in ("checkpoint.pt",
+                                                                                       "checkpoint.prev.pt")}
+    assert index[:2] == [{"sha256": digest["checkpoint.pt"], "step": 2},
+                         {"sha256": digest["checkpoint.prev.pt"], "step": 1}]
+
+
+def test_a_damaged_checkpoint_is_refused_and_the_previous_one_resumes_exactly(tiny_dir, tmp_path, capsys):
+    straight = GRPOTrainer(_cfg(tiny_dir, tmp_path / "straight", steps=3, save_every=1), reward_fn=_text_reward,
+                           progress=False)
+    straight.train()
+    out = tmp_path / "run"
+    GRPOTrainer(_cfg(tiny_dir, out, steps=2, save_every=1), reward_fn=_text_reward, progress=False).train()
+    with (out / "checkpoint.pt").open("r+b") as f:  # 4 KB overwritten in the middle, as a bad disk would
+        f.seek((out / "checkpoint.pt").stat().st_size // 2)
+        f.write(b"\x7f" * 4096)
+    capsys.readouterr()
+    resumed = GRPOTrainer(_cfg(tiny_dir, out, steps=3, save_every=1), reward_fn=_text_reward, progress=False)
+    resumed.train(resume=True)
+    notes = _notes(capsys)
+    assert f"note: {out / 'checkpoint.pt'} does not match the sha256 recorded in {out / 'checkpoint.json'} " \
+           "(damaged); not used" in notes
+    assert f"note: resuming from the previous checkpoint {out / 'checkpoint.prev.pt'} (step 1)" in notes
+    for a, b in zip(straight.senior.parameters(), resumed.senior.parameters()):
+        assert torch.equal(a, b)
+    assert _rows(tmp_path / "straight") == _rows(out)
+
+
+def test_no_checkpoint_that_verifies_is_an_error(tiny_dir, tmp_path):
+    out = tmp_path / "run"
+    GRPOTrainer(_cfg(tiny_dir, out, steps=2, save_every=1), reward_fn=_text_reward, progress=False).train()
+    for name in ("checkpoint.pt", "checkpoint.prev.pt"):
+        data = bytearray((out / name).read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        (out / name).write_bytes(bytes(data))
+    with pytest.raises(TandemError, match="no checkpoint in .* matches its recorded sha256"):
+        GRPOTrainer(_cfg(tiny_dir, out, steps=3), progress=False).train(resume=True)
+
+
+def test_the_checkpoints_config_is_compared_when_config_json_is_gone(tiny_dir, tmp_path):
+    out = tmp_path / "run"
+    GRPOTrainer(_cfg(tiny_dir, out, steps=2), reward_fn=_text_reward, progress=False).train()
+    (out / "config.json").unlink()
+    with pytest.raises(TandemError, match=r"^--resume with a different config than the checkpoint's config .*\(lr\)"):
+        GRPOTrainer(_cfg(tiny_dir, out, steps=3, lr=1e-2), progress=False).train(resume=True)
+
+
+def test_settings_that_do_not_change_the_result_are_accepted_with_a_note(tiny_dir, tmp_path, capsys, monkeypatch):
+    straight = GRPOTrainer(_cfg(tiny_dir, tmp_path / "straight"), reward_fn=_text_reward, progress=False)
+    straight.train()
+    out = tmp_path / "run"
+    crashed = GRPOTrainer(_cfg(tiny_dir, out), reward_fn=_crashing_reward(3 * 8), progress=False)
+    with pytest.raises(_Crash):
+        crashed.train()
+    monkeypatch.chdir(tiny_dir.parent)
+    spelled = f"./{tiny_dir.name}"  # the same folder, another spelling
+    resumed = GRPOTrainer(_cfg(tiny_dir, out, model=spelled, threads=1, val_every=1), reward_fn=_text_reward,
+                          progress=False)
+    capsys.readouterr()
+    resumed.train(resume=True)
+    notes = _notes(capsys)
+    assert "note: resuming with threads=1 (the run had 0): it does not change the result" in notes
+    assert "note: resuming with val_every=1 (the run had 0): it does not change the result" in notes
+    assert f"note: resuming with model={spelled}, spelled {tiny_dir} in the run: the same folder" in notes
+    for a, b in zip(straight.senior.parameters(), resumed.senior.parameters()):
+        assert torch.equal(a, b)
+
+
+def test_steps_below_the_checkpoints_step_are_refused(tiny_dir, tmp_path):
+    out = tmp_path / "run"
+    GRPOTrainer(_cfg(tiny_dir, out), reward_fn=_text_reward, progress=False).train()
+    before = (out / "summary.json").read_text()
+    with pytest.raises(TandemError, match=f"^steps=2 is below the checkpoint's step {STEPS} in {out}; resume with "
+                                          f"steps >= {STEPS} or start a new --out$"):
+        GRPOTrainer(_cfg(tiny_dir, out, steps=2), progress=False).train(resume=True)
+    assert (out / "summary.json").read_text() == before
+
+
+def test_resume_without_a_checkpoint_says_so_and_writes_no_duplicate_rows(tiny_dir, tmp_path, capsys):
+    straight = GRPOTrainer(_cfg(tiny_dir, tmp_path / "straight"), reward_fn=_text_reward, progress=False)
+    straight.train()
+    out = tmp_path / "run"
+    crashed = GRPOTrainer(_cfg(tiny_dir, out), reward_fn=_crashing_reward(4), progress=False)
+    with pytest.raises(_Crash):
+        crashed.train()  # dies in step 1, before the first save
+    assert [r["step"] for r in _rows(out)] == [0]
+    capsys.readouterr()
+    GRPOTrainer(_cfg(tiny_dir, out), reward_fn=_text_reward, progress=False).train(resume=True)
+    assert f"note: --resume: no checkpoint in {out} (the run stopped before its first save, or it was deleted); " \
+           "starting from step 0 and rewriting the run's files" in _notes(capsys)
+    assert _rows(out) == _rows(tmp_path / "straight")
+
+
+def test_resume_of_a_finished_run_says_it_is_finished(tiny_dir, tmp_path, capsys):
+    out = tmp_path / "run"
+    first = GRPOTrainer(_cfg(tiny_dir, out), reward_fn=_text_reward, progress=False).train()
+    rows = (out / "metrics.jsonl").read_text()
+    capsys.readouterr()
+    again = GRPOTrainer(_cfg(tiny_dir, out), reward_fn=_text_reward, progress=False).train(resume=True)
+    assert _notes(capsys) == [f"note: {out} is a finished run ({STEPS} of {STEPS} steps, {out / 'summary.json'}); "
+                              "nothing to do: raise steps= to train further"]
+    assert again == first and (out / "metrics.jsonl").read_text() == rows
+
+
+def test_a_torn_last_metrics_line_is_dropped_with_a_note(tiny_dir, tmp_path, capsys):
+    straight = GRPOTrainer(_cfg(tiny_dir, tmp_path / "straight"), reward_fn=_text_reward, progress=False)
+    straight.train()
+    out = tmp_path / "run"
+    crashed = GRPOTrainer(_cfg(tiny_dir, out), reward_fn=_crashing_reward(3 * 8), progress=False)
+    with pytest.raises(_Crash):
+        crashed.train()
+    with (out / "metrics.jsonl").open("a") as f:
+        f.write('{"step": 4, "reward_me')  # the crash cut this write short
+    capsys.readouterr()
+    GRPOTrainer(_cfg(tiny_dir, out), reward_fn=_text_reward, progress=False).train(resume=True)
+    assert f"note: {out / 'metrics.jsonl'}:5: dropped a torn last line (a write cut short by the crash)" \
+        in _notes(capsys)
+    assert _rows(out) == _rows(tmp_path / "straight")
+
+
+def test_sft_resumes_exactly_and_a_finished_sft_says_so(tiny_dir, tmp_path, capsys, monkeypatch):
+    from tandem.models import load_model
+    from tandem_app.train import sft
+
+    def cfg(out):
+        return sft.SFTConfig(model=str(tiny_dir), out=str(out), steps=4, batch_size=4, warmup_steps=1,
+                             n_train_problems=40, n_val_problems=2, max_new_tokens=8, log_every=1, save_every=2)
+
+    sft.run_sft(cfg(tmp_path / "straight"), progress=False)
+    real, calls = sft.sft_loss, {"n": 0}
+
+    def crash_in_step_4(*a):
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise _Crash("simulated crash")
+        return real(*a)
+
+    monkeypatch.setattr(sft, "sft_loss", crash_in_step_4)
+    with pytest.raises(_Crash):
+        sft.run_sft(cfg(tmp_path / "run"), progress=False)
+    monkeypatch.setattr(sft, "sft_loss", real)
+    sft.run_sft(cfg(tmp_path / "run"), resume=True, progress=False)
+
+    def clean(out):
+        return [{k: v for k, v in r.items() if k != "elapsed_s"} for r in _rows(out)]
+
+    assert clean(tmp_path / "run") == clean(tmp_path / "straight")
+    for a, b in zip(load_model(tmp_path / "straight" / "model").parameters(),
+                    load_model(tmp_path / "run" / "model").parameters()):
+        assert torch.equal(a, b)
+    capsys.readouterr()
+    sft.run_sft(cfg(tmp_path / "run"), resume=True, progress=False)
+    assert any("is a finished run (4 of 4 steps" in n for n in _notes(capsys))

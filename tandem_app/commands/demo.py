@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 
 HELP = (
     "build a tiny model, SFT it into the pre-RL base, train TRL and GRPO with the same seed and budget, "
@@ -35,22 +36,52 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """The demo; Ctrl-C says what was kept and the command that continues (finished phases are reused)."""
+    from tandem.errors import RunInterrupted
+
+    try:
+        return _run(args)
+    except KeyboardInterrupt as e:
+        kept = str(e) or "every finished phase kept"
+        raise RunInterrupted(f"{kept}; continue with: {_command(args)}") from None
+
+
+def _command(args: argparse.Namespace) -> str:
+    """The command line that reruns this demo in its folder."""
+    words = ["tandem-rlvr", "demo", *(["--quick"] if args.quick else []), "--out", _out(args)]
+    if args.seeds:
+        words += ["--seeds", *map(str, args.seeds)]
+    elif args.seed:
+        words += ["--seed", str(args.seed)]
+    if args.partner:
+        words += ["--partner", *args.partner]
+    return shlex.join(words)
+
+
+def _out(args: argparse.Namespace) -> str:
+    if args.out:
+        return args.out
+    kind = "demo-partner" if args.partner else "demo-seeds" if args.seeds else "demo"
+    return f"runs/{kind}-quick" if args.quick else f"runs/{kind}"
+
+
+def _run(args: argparse.Namespace) -> int:
     from tandem_app.train.demo import demo_config, run_demo, run_seeds
 
     if args.partner:
         from tandem_app.train.partner_demo import run_partner_experiment
 
-        out = args.out or ("runs/demo-partner-quick" if args.quick else "runs/demo-partner")
+        out = _out(args)
         table = run_partner_experiment(args.seeds or [args.seed], out, args.partner, quick=args.quick,
                                        progress=not args.no_progress)
         print(f"partner table written to {table}")
         return 0
     if args.seeds:
-        out = args.out or ("runs/demo-seeds-quick" if args.quick else "runs/demo-seeds")
+        out = _out(args)
         table = run_seeds(args.seeds, out, quick=args.quick, progress=not args.no_progress)
         print(f"seed table written to {table}")
         return 0
-    out = args.out or ("runs/demo-quick" if args.quick else "runs/demo")
+    out = _out(args)
     report = run_demo(demo_config(quick=args.quick, seed=args.seed), out, progress=not args.no_progress)
     print(f"report written to {report}")
     return 0

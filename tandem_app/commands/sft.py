@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 
 from tandem_app.commands.config_args import add_config_arguments, add_run_arguments, config_from_args
 
@@ -20,17 +21,26 @@ def register(subparsers) -> None:
     )
     add_config_arguments(p, "SFTConfig")
     p.add_argument("--model", help="initial HF model directory (e.g. from `tandem-rlvr build-tiny`)")
-    p.add_argument("--out", help="run directory (checkpoints, metrics.jsonl, the base in OUT/model)")
+    p.add_argument("--out", help="run directory (checkpoints, metrics.jsonl, the base in OUT/model); "
+                   "`--out DIR --resume` alone continues DIR with the config it saved")
     add_run_arguments(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from tandem.errors import RunInterrupted
+    from tandem_app.commands.train import use_saved_config
     from tandem_app.train.sft import SFTConfig, run_sft
 
+    use_saved_config(args)
     cfg = config_from_args(SFTConfig, args, ("model", "out"))
-    summary = run_sft(cfg, resume=args.resume, progress=not args.no_progress)
-    print(f"base written to {summary['model']} (validation greedy accuracy {summary['val_greedy_acc']:.3f})")
+    try:
+        summary = run_sft(cfg, resume=args.resume, progress=not args.no_progress)
+    except RunInterrupted as e:
+        raise RunInterrupted(f"{e}; continue with: tandem-rlvr sft --out {shlex.quote(cfg.out)} --resume") from None
+    loss = "n/a" if summary.get("final_loss") is None else f"{summary['final_loss']:.3f}"
+    print(f"sft: {summary['steps']} steps in {summary['wall_seconds']:.0f} s; final loss {loss}, validation "
+          f"accuracy {summary['val_greedy_acc']:.3f}; base in {summary['model']}")
     return 0
 
 

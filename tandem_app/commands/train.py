@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import shlex
+from pathlib import Path
 
 from tandem_app.commands.config_args import add_config_arguments, add_run_arguments, config_from_args
 
@@ -25,18 +27,33 @@ def register(subparsers) -> None:
         help="tandem: senior + frozen junior co-write (trl is an alias: the paper's Tandem RL); grpo: senior solo",
     )
     p.add_argument("--model", help="the pre-RL base (senior initialisation and, for tandem, the junior)")
-    p.add_argument("--out", help="run directory (checkpoint.pt, metrics.jsonl, the senior in OUT/model)")
+    p.add_argument("--out", help="run directory (checkpoint.pt, metrics.jsonl, the senior in OUT/model); "
+                   "`--out DIR --resume` alone continues DIR with the config it saved")
     add_run_arguments(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from tandem.errors import RunInterrupted
     from tandem_app.train.grpo_trainer import GRPOTrainer, TrainConfig
 
+    use_saved_config(args)
     cfg = config_from_args(TrainConfig, args, ("method", "model", "out"))
-    summary = GRPOTrainer(cfg, progress=not args.no_progress).train(resume=args.resume)
-    print(f"{cfg.method}: senior written to {summary['model']}")
+    try:
+        summary = GRPOTrainer(cfg, progress=not args.no_progress).train(resume=args.resume)
+    except RunInterrupted as e:
+        raise RunInterrupted(f"{e}; continue with: tandem-rlvr train --out {shlex.quote(cfg.out)} --resume") from None
+    print(f"{cfg.method}: {summary['steps']} steps in {summary['wall_seconds']:.0f} s; final reward "
+          f"{summary['final_reward']:.3f}, validation accuracy {summary['val_acc']:.3f}, senior fraction "
+          f"{summary['senior_fraction']:.3f}; senior in {summary['model']}")
     return 0
+
+
+def use_saved_config(args: argparse.Namespace) -> None:
+    """`--resume --out DIR` alone continues DIR with the config the run saved (DIR/config.json)."""
+    saved = Path(args.out) / "config.json" if args.out else None
+    if args.resume and args.config is None and saved is not None and saved.is_file():
+        args.config = str(saved)
 
 
 def _epilog() -> str:

@@ -1,14 +1,25 @@
-"""Atomic checkpoints and bit-for-bit resume.
+"""Checkpoints that prove themselves, and bit-for-bit resume.
 
 A checkpoint holds the model and optimizer state, every RNG state the loop touches, the
-step count and, for a junior that follows the senior (`tandem.junior_update`), the junior. It is written to a temporary file and moved over the old one with
-`os.replace`, so a crash mid-write never leaves a torn checkpoint. Batches are a pure
-function of (seed, step) (`data.batch_indices`) and sampling uses counter-based
-uniforms keyed per request, so restoring this state continues the run exactly.
+step count, the run's config and, for a junior that follows the senior
+(`tandem.junior_update`), the junior. Batches are a pure function of (seed, step)
+(`data.batch_indices`) and sampling uses counter-based uniforms keyed per request, so
+restoring this state continues the run exactly.
+
+Writing one, in order: refuse a state holding a NaN or inf tensor; serialise it in
+memory; write it to `checkpoint.pt.tmp`, flush it to disk and read it back against its
+sha256; record that digest in `checkpoint.json`; only then move the old checkpoint to
+`checkpoint.prev.pt` and the new one into place. A crash at any point leaves at least
+one checkpoint whose digest is recorded, and a full disk stops the run with one line and
+no `.tmp` left. Reading one takes the newest file whose sha256 is recorded, so a damaged
+`checkpoint.pt` falls back to `checkpoint.prev.pt` with a note, never loading silently.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import io
 import json
 import os
 import random
@@ -17,11 +28,15 @@ from pathlib import Path
 
 import torch
 
-from tandem.errors import TandemError
+from tandem.errors import RunFailed, TandemError
 from tandem.jsonl import write_json
-from tandem.config_files import config_diff
+from tandem.run_lock import note
+from tandem_app.train.finite import first_non_finite
 
 CHECKPOINT_NAME = "checkpoint.pt"
+PREVIOUS_NAME = "checkpoint.prev.pt"
+INDEX_NAME = "checkpoint.json"  # {"verified": [{"sha256": ..., "step": ...}, ...]}, newest first
+KEEP = 2  # the checkpoint and the one before it
 
 
 def rng_state() -> dict:
@@ -38,48 +53,131 @@ def set_rng_state(state: dict) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _read_index(run_dir: Path) -> list[dict]:
+    try:
+        return json.loads((run_dir / INDEX_NAME).read_text(encoding="utf-8"))["verified"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+
+
+def _write_verified(tmp: Path, data: bytes) -> None:
+    """Write `data` to `tmp`, flushed to the disk, and read it back: the file is the bytes meant."""
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    if _sha256(tmp.read_bytes()) != _sha256(data):
+        raise OSError(f"{tmp} reads back other bytes than were written")
+
+
 def save_checkpoint(run_dir: str | Path, model, optimizer, step: int, extra: dict | None = None,
                     junior=None) -> Path:
-    """Write `run_dir/checkpoint.pt` atomically (with `junior`'s weights when given); return its path."""
-    path = Path(run_dir) / CHECKPOINT_NAME
-    path.parent.mkdir(parents=True, exist_ok=True)
-    state = {
-        "step": step,
-        "model": model.state_dict(),
-        "optimizer": optimizer.state_dict(),
-        "rng": rng_state(),
-        "extra": extra or {},
-    }
+    """Write `run_dir/checkpoint.pt` (see the module docstring); return its path."""
+    run_dir = Path(run_dir)
+    path, tmp = run_dir / CHECKPOINT_NAME, run_dir / (CHECKPOINT_NAME + ".tmp")
+    state = {"step": step, "model": model.state_dict(), "optimizer": optimizer.state_dict(), "rng": rng_state(),
+             "extra": extra or {}}
     if junior is not None:
         state["junior"] = junior.state_dict()
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(state, tmp)
-    os.replace(tmp, path)
+    bad = first_non_finite({k: state[k] for k in ("model", "optimizer", "junior") if k in state})
+    if bad is not None:
+        raise RunFailed(f"step {step}: {bad} holds NaN or inf; no checkpoint written ({_kept(run_dir)})")
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
+    data = buffer.getvalue()
+    try:
+        _write_verified(tmp, data)
+        index = [{"sha256": _sha256(data), "step": step}, *_read_index(run_dir)][:KEEP + 1]
+        write_json(run_dir / INDEX_NAME, {"verified": index})
+        if path.exists():
+            os.replace(path, run_dir / PREVIOUS_NAME)
+        os.replace(tmp, path)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise RunFailed(f"cannot write checkpoint {path} at step {step}: {e.strerror or e} ({_kept(run_dir)}); "
+                        "free space and resume with --resume") from None
     return path
 
 
-def load_checkpoint(run_dir: str | Path, model, optimizer, map_location="cpu", junior=None) -> tuple[int, dict]:
-    """Restore model, optimizer, RNG (and `junior`'s) states from `run_dir/checkpoint.pt`; return (step, extra)."""
-    path = Path(run_dir) / CHECKPOINT_NAME
-    if not path.is_file():
-        raise TandemError(f"--resume: no checkpoint at {path}; start without --resume or point --out at the run")
+def _recorded(run_dir: Path) -> dict[str, int]:
+    """{sha256: step} of the checkpoints `checkpoint.json` vouches for."""
+    return {e["sha256"]: e["step"] for e in _read_index(run_dir) if isinstance(e, dict) and "sha256" in e}
+
+
+def last_good(run_dir: str | Path) -> tuple[Path, int] | None:
+    """(path, step) of the newest checkpoint in `run_dir` that matches its recorded sha256, or None."""
+    run_dir = Path(run_dir)
+    recorded = _recorded(run_dir)
+    for path in (run_dir / CHECKPOINT_NAME, run_dir / PREVIOUS_NAME):
+        if path.is_file():
+            step = recorded.get(_sha256(path.read_bytes()))
+            if step is not None:
+                return path, step
+    return None
+
+
+def _kept(run_dir: Path) -> str:
+    good = last_good(run_dir)
+    return f"the last good checkpoint is {good[0]} (step {good[1]})" if good else "no checkpoint was saved yet"
+
+
+def read_checkpoint(run_dir: str | Path, map_location="cpu") -> dict | None:
+    """The newest checkpoint of `run_dir` whose sha256 is recorded (None when there is none)."""
+    run_dir = Path(run_dir)
+    recorded = _recorded(run_dir)
+    candidates = [p for p in (run_dir / CHECKPOINT_NAME, run_dir / PREVIOUS_NAME) if p.is_file()]
+    if not candidates:
+        return None
+    for i, path in enumerate(candidates):
+        data = path.read_bytes()
+        if _sha256(data) not in recorded:
+            if recorded:
+                note(f"{path} does not match the sha256 recorded in {run_dir / INDEX_NAME} (damaged); not used")
+                continue
+            note(f"{path} has no recorded sha256 (written before checksums); loading it unverified")
+        state = _load(path, data, map_location)
+        if i > 0:
+            note(f"resuming from the previous checkpoint {path} (step {state['step']})")
+        return state
+    raise TandemError(f"no checkpoint in {run_dir} matches its recorded sha256 (damaged files); "
+                      "start over in a new --out")
+
+
+def _load(path: Path, data: bytes, map_location) -> dict:
     try:
-        state = torch.load(path, map_location=map_location, weights_only=False)
+        return torch.load(io.BytesIO(data), map_location=map_location, weights_only=False)
     except Exception as e:  # a truncated or foreign file
         raise TandemError(f"checkpoint {path} cannot be read ({type(e).__name__}); delete it and restart") from None
+
+
+def restore_checkpoint(state: dict, model, optimizer, junior=None) -> int:
+    """Put a read checkpoint's model, optimizer, RNG (and `junior`'s) states back; return its step."""
     if junior is not None and "junior" not in state:
-        raise TandemError(f"checkpoint {path} holds no junior, but this run's junior follows the senior "
+        raise TandemError("the checkpoint holds no junior, but this run's junior follows the senior "
                           "(tandem.junior_update); resume with the config the run was started with")
     model.load_state_dict(state["model"])
     if junior is not None:
         junior.load_state_dict(state["junior"])
     optimizer.load_state_dict(state["optimizer"])
     set_rng_state(state["rng"])
-    return int(state["step"]), state.get("extra", {})
+    return int(state["step"])
+
+
+def load_checkpoint(run_dir: str | Path, model, optimizer, map_location="cpu", junior=None) -> tuple[int, dict]:
+    """Read and restore `run_dir`'s checkpoint; return (step, extra)."""
+    state = read_checkpoint(run_dir, map_location)
+    if state is None:
+        raise TandemError(f"--resume: no checkpoint in {run_dir}; start without --resume or point --out at the run")
+    return restore_checkpoint(state, model, optimizer, junior), state.get("extra", {})
 
 
 def has_checkpoint(run_dir: str | Path) -> bool:
-    return (Path(run_dir) / CHECKPOINT_NAME).is_file()
+    return any((Path(run_dir) / name).is_file() for name in (CHECKPOINT_NAME, PREVIOUS_NAME))
 
 
 def save_pretrained_atomic(model, tokenizer, out: str | Path) -> Path:
@@ -89,25 +187,18 @@ def save_pretrained_atomic(model, tokenizer, out: str | Path) -> Path:
     for p in (tmp, old):
         if p.exists():
             shutil.rmtree(p)
-    model.save_pretrained(tmp)
-    tokenizer.save_pretrained(tmp)
+    bad = first_non_finite(dict(model.state_dict()))
+    if bad is not None:
+        raise RunFailed(f"{bad} holds NaN or inf; {out} not written")
+    try:
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+    except OSError as e:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise RunFailed(f"cannot write {out}: {e.strerror or e}; free space and resume with --resume") from None
     if out.exists():
         os.replace(out, old)
     os.replace(tmp, out)
     if old.exists():
         shutil.rmtree(old)
     return out
-
-
-def check_run_dir(out: Path, cfg_dict: dict, resume: bool) -> None:
-    """Refuse to overwrite a run or to resume one under a different config (steps may grow)."""
-    saved = out / "config.json"
-    if resume and saved.is_file():
-        diff = [k for k in config_diff(json.loads(saved.read_text()), cfg_dict) if k not in ("steps", "out")]
-        if diff:
-            raise TandemError(
-                f"--resume with a different config ({', '.join(diff)}); use the run's config or a new --out"
-            )
-    elif not resume and out.exists() and any(out.iterdir()):
-        raise TandemError(f"{out} is not empty; pass --resume to continue that run or choose a new --out")
-    write_json(saved, cfg_dict)

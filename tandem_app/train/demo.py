@@ -41,6 +41,7 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from tandem import run_lock
 from tandem.jsonl import write_json
 from tandem.models import load_model, load_tokenizer
 from tandem.sampling import SamplingConfig
@@ -120,9 +121,12 @@ def _done(run_dir: Path) -> bool:
 
 
 def run_demo(cfg: DemoConfig, out: str | Path, progress: bool = True) -> Path:
-    """Run every unfinished phase and write OUT/report.md; return its path."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    """Run every unfinished phase and write OUT/report.md, holding OUT's lock; return the report's path."""
+    with run_lock.hold(out):  # each phase's own folder is locked again by its run
+        return _run_demo(cfg, Path(out), progress)
+
+
+def _run_demo(cfg: DemoConfig, out: Path, progress: bool) -> Path:
     write_json(out / "demo_config.json", config_to_dict(cfg))
     timings = _load_json(out / "timings.json")
 
@@ -192,10 +196,10 @@ def run_seeds(seeds: list[int], out: str | Path, quick: bool = False, progress: 
     """The demo once per seed (OUT/seed-S), then OUT/seeds.md: each number's mean and spread."""
     from tandem_app.train.seeds import write_seed_table
 
-    out = Path(out)
-    for seed in seeds:
-        run_demo(demo_config(quick=quick, seed=seed), out / f"seed-{seed}", progress=progress)
-    return write_seed_table(out, seeds)
+    with run_lock.hold(out):
+        for seed in seeds:
+            run_demo(demo_config(quick=quick, seed=seed), Path(out) / f"seed-{seed}", progress=progress)
+        return write_seed_table(Path(out), seeds)
 
 
 def _load_json(path: Path) -> dict:

@@ -40,10 +40,11 @@ from tandem.coins import request_key
 from tandem.config import ENGINE_MODES, TandemConfig
 from tandem.config_files import config_to_dict
 from tandem.engine import TandemEngine
-from tandem.errors import TandemError
+from tandem import run_lock
+from tandem.errors import RunFailed, RunInterrupted, TandemError
 from tandem.grading import reward
 from tandem.grpo import PolicyLossConfig, actor_loss, get_adv_estimator_fn, require_authorship_mask, token_weights
-from tandem.jsonl import write_json
+from tandem.jsonl import read_jsonl, write_json
 from tandem.junior_update import after_optimizer_step, check_self_paired
 from tandem.logprobs import join_prompt_response, pad_right, response_logprobs
 from tandem.models import check_same_vocab, load_model, load_tokenizer
@@ -52,16 +53,18 @@ from tandem.partner_scoring import partner_rewards
 from tandem.rollout import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, rollout_stats
 from tandem.sampling import SamplingConfig
 from tandem.task import TaskConfig, generate_problems, terse_share
-from tandem_app.train.checkpoint import (
-    check_run_dir,
-    has_checkpoint,
-    load_checkpoint,
-    save_checkpoint,
-    save_pretrained_atomic,
-)
+from tandem_app.train.checkpoint import last_good, restore_checkpoint, save_checkpoint, save_pretrained_atomic
 from tandem_app.train.data import batch_indices, prompt_ids_batch
 from tandem_app.train.evaluate import greedy_solo_accuracy
+from tandem_app.train.finite import (
+    NonFiniteStep,
+    check_finite_numbers,
+    check_non_negative,
+    check_positive,
+    check_step_finite,
+)
 from tandem_app.train.metrics import MetricsLogger, wandb_settings
+from tandem_app.train.resume import start_run
 from tandem_app.train.sft import lr_at
 
 log = logging.getLogger(__name__)
@@ -139,9 +142,13 @@ class TrainConfig:
         self.method = legacy.METHOD_NAMES.get(self.method, self.method)
         if self.method not in METHODS:
             raise TandemError(f"unknown method {self.method!r}; choose tandem (alias trl) or grpo")
-        for name in ("steps", "prompts_per_step", "group_size", "ppo_epochs", "ppo_mini_batches"):
+        check_finite_numbers(self, "train")
+        for name in ("steps", "prompts_per_step", "group_size", "ppo_epochs", "ppo_mini_batches", "n_train_problems",
+                     "n_val_problems", "save_every"):
             if getattr(self, name) < 1:
                 raise TandemError(f"train: {name} must be >= 1, got {getattr(self, name)}")
+        check_positive(self, "train", ("lr", "grad_clip"))
+        check_non_negative(self, "train", ("warmup_steps", "weight_decay", "adv_epsilon", "val_every", "threads"))
         if self.engine_mode not in ENGINE_MODES:
             raise TandemError(f"unknown engine_mode {self.engine_mode!r}; choose one of {', '.join(ENGINE_MODES)}")
         if self.prompts_per_step * self.group_size < self.ppo_mini_batches:
@@ -160,6 +167,7 @@ class GRPOTrainer:
             raise TandemError("train needs model=DIR: the pre-RL base (e.g. OUT/model of `tandem-rlvr sft`)")
         if not cfg.out:
             raise TandemError("train needs out=DIR (or --out DIR), the run directory")
+        run_lock.check_out_path(cfg.out)
         self.cfg, self.reward_fn, self.progress = cfg, reward_fn, progress
         if cfg.threads:
             torch.set_num_threads(cfg.threads)
@@ -299,6 +307,7 @@ class GRPOTrainer:
                 loss.backward()
                 m["grad_norm"] = float(torch.nn.utils.clip_grad_norm_(self.senior.parameters(), cfg.grad_clip))
                 m["loss"] = loss.item()
+                check_step_finite(m["loss"], m["grad_norm"])  # before the update: the weights stay finite
                 self.opt.step()
                 optimizer_step += 1
                 if self.junior_update is not None:
@@ -330,47 +339,83 @@ class GRPOTrainer:
     # --- the run ----------------------------------------------------------------------
 
     def train(self, resume: bool = False) -> dict:
-        """Run (or continue) to `cfg.steps`; checkpoint, log, save OUT/model and the summary."""
-        cfg, out = self.cfg, Path(self.cfg.out)
-        config = config_to_dict(cfg)
-        check_run_dir(out, config, resume)
+        """Run (or continue) to `cfg.steps` holding OUT's lock; checkpoint, log, save OUT/model and the summary."""
+        with run_lock.hold(self.cfg.out):
+            return self._train(Path(self.cfg.out), resume)
+
+    def _train(self, out: Path, resume: bool) -> dict:
+        cfg, config = self.cfg, config_to_dict(self.cfg)
+        start = start_run(out, config, resume)
+        if start.finished is not None:
+            return start.finished
         log.info("%s loss settings: %s", cfg.method, cfg.loss.tandem_settings())
         if self.progress:
             print(f"{cfg.method}: " + ", ".join(f"loss.{k}={v}" for k, v in cfg.loss.tandem_settings().items()))
         moving_junior = None if self.junior_update is None or self.junior_update.frozen else self.junior
-        start = 0
-        if resume and has_checkpoint(out):
-            start = load_checkpoint(out, self.senior, self.opt, junior=moving_junior)[0]
+        earlier = 0.0  # wall time of the launches before this one, up to their last checkpoint
+        if start.state is not None:
+            restore_checkpoint(start.state, self.senior, self.opt, junior=moving_junior)
+            earlier = start.state.get("extra", {}).get("elapsed_s", 0.0)
         wandb = wandb_settings(cfg, out, f"{cfg.method}-{out.name}")
-        logger = MetricsLogger(
-            out / "metrics.jsonl", resume_step=start, console=self.progress, console_keys=CONSOLE_KEYS, wandb=wandb
-        )
-        if start == 0:
-            logger.log(0, {"val_acc": self.validate()})
+        logger = MetricsLogger(out / "metrics.jsonl", resume_step=start.step if start.state else None,
+                               console=self.progress, console_keys=CONSOLE_KEYS, wandb=wandb)
         t0 = time.time()
-        bar = tqdm(range(start, cfg.steps), initial=start, total=cfg.steps, desc=cfg.method, disable=not self.progress)
-        for step in bar:
-            m = self.step(step)
-            done = step + 1
-            if (cfg.val_every and done % cfg.val_every == 0) or done == cfg.steps:
-                m["val_acc"] = self.validate()
-            logger.log(done, m)
-            bar.set_postfix(reward=f"{m['reward_mean']:.3f}")
-            if done % cfg.save_every == 0 or done == cfg.steps:
-                save_checkpoint(out, self.senior, self.opt, done, extra={"config": config}, junior=moving_junior)
-        bar.close()
-        logger.close()
+        try:
+            if start.step == 0:
+                logger.log(0, {"val_acc": self.validate()})
+            self._loop(out, start.step, logger, lambda: {"config": config, "elapsed_s": earlier + time.time() - t0},
+                       moving_junior)
+        except KeyboardInterrupt:
+            raise RunInterrupted(_kept(out, logger.last_step, cfg.steps)) from None
+        finally:
+            logger.close()
         save_pretrained_atomic(self.senior, self.tokenizer, out / "model")
+        final = next(r for r in reversed(read_jsonl(out / "metrics.jsonl")) if r["step"] == cfg.steps)
         summary = {
             "phase": "train",
             "method": cfg.method,
             "steps": cfg.steps,
             "model": str(out / "model"),
             "grader": "tandem.grading.grade",
-            "train_seconds": time.time() - t0,
+            "final_reward": final["reward_mean"],  # the verifier's mean reward at the last step
+            "val_acc": final["val_acc"],  # the senior alone, greedy, after the last step
+            "senior_fraction": final[SENIOR_TOKEN_FRACTION],  # of the last step's response tokens
+            "wall_seconds": earlier + time.time() - t0,  # every launch, each up to its last checkpoint
+            "train_seconds": time.time() - t0,  # this launch
         }
         write_json(out / SUMMARY, summary)
         return summary
+
+    def _loop(self, out: Path, start: int, logger: MetricsLogger, extra: Callable[[], dict], moving_junior) -> None:
+        cfg = self.cfg
+        bar = tqdm(range(start, cfg.steps), initial=start, total=cfg.steps, desc=cfg.method, disable=not self.progress)
+        for step in bar:
+            try:
+                m = self.step(step)
+            except NonFiniteStep as e:
+                raise RunFailed(f"step {step + 1}: {e.what} is not finite; stopped before the update "
+                                f"({_last_checkpoint(out)}); lower lr and start a new --out") from None
+            done = step + 1
+            if (cfg.val_every and done % cfg.val_every == 0) or done == cfg.steps:
+                m["val_acc"] = self.validate()
+            logger.log(done, m)
+            bar.set_postfix(reward=f"{m['reward_mean']:.3f}")
+            if done % cfg.save_every == 0 or done == cfg.steps:
+                save_checkpoint(out, self.senior, self.opt, done, extra=extra(), junior=moving_junior)
+        bar.close()
+
+
+def _last_checkpoint(out: Path) -> str:
+    good = last_good(out)
+    return f"last good checkpoint {good[0]}, step {good[1]}" if good else "no checkpoint saved yet"
+
+
+def _kept(out: Path, logged: int | None, steps: int) -> str:
+    """What an interrupted run leaves behind, in words."""
+    rows = "no metrics rows" if logged is None else f"{out / 'metrics.jsonl'} through step {logged}"
+    good = last_good(out)
+    saved = f"kept {good[0]} (step {good[1]} of {steps})" if good else "no checkpoint yet"
+    return f"{saved} and {rows}"
 
 
 def rollout_metrics(batch: dict, group_size: int) -> dict:

@@ -2,7 +2,8 @@
 
 wandb is imported only when enabled and runs offline unless told otherwise. On resume
 the JSONL file keeps the rows up to the checkpoint step and continues after them, so a
-resumed run's log reads like an uninterrupted one.
+resumed run's log reads like an uninterrupted one; a torn last line (a crash mid-write)
+is dropped with a note, a bad line anywhere else is an error naming it.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from tandem.errors import TandemError
-from tandem.jsonl import read_jsonl, write_jsonl
 from tandem.config_files import config_to_dict
+from tandem.jsonl import read_jsonl, write_jsonl
+from tandem.run_lock import note
 
 
 def _fmt(v) -> str:
@@ -48,8 +50,9 @@ class MetricsLogger:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         rows = []
         if resume_step is not None and self.path.is_file():
-            rows = [r for r in read_jsonl(self.path) if r.get("step", 0) <= resume_step]
+            rows = [r for r in _rows_but_a_torn_tail(self.path) if r.get("step", 0) <= resume_step]
         write_jsonl(self.path, rows)
+        self.last_step = rows[-1].get("step") if rows else None  # the last step written down
         self._file = self.path.open("a", encoding="utf-8")
         self._wandb = _start_wandb(**wandb) if wandb else None
 
@@ -57,6 +60,7 @@ class MetricsLogger:
         row = {"step": step, **{k: (float(v) if hasattr(v, "item") else v) for k, v in metrics.items()}}
         self._file.write(json.dumps(row) + "\n")
         self._file.flush()
+        self.last_step = step
         if self._wandb is not None:
             self._wandb.log(row, step=step)
         if self.console:
@@ -67,6 +71,19 @@ class MetricsLogger:
         self._file.close()
         if self._wandb is not None:
             self._wandb.finish()
+
+
+def _rows_but_a_torn_tail(path: Path) -> list[dict]:
+    """The file's rows; an unreadable last line (a write a crash cut short) is dropped with a note."""
+    lines = path.read_text(encoding="utf-8").rstrip("\n").split("\n")
+    try:
+        json.loads(lines[-1] or "{}")
+    except json.JSONDecodeError:
+        note(f"{path}:{len(lines)}: dropped a torn last line (a write cut short by the crash)")
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text("".join(line + "\n" for line in lines[:-1]), encoding="utf-8")
+        os.replace(tmp, path)
+    return read_jsonl(path)
 
 
 def _start_wandb(project: str, run_dir: str, config: dict, mode: str = "offline", name: str | None = None):

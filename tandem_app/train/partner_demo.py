@@ -25,6 +25,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from tandem import run_lock
 from tandem.config_files import config_to_dict
 from tandem.jsonl import write_json
 from tandem.models import load_model, load_tokenizer
@@ -183,9 +184,10 @@ def run_partner_experiment(seeds: list[int], out: str | Path, variants: list[str
         from tandem.errors import TandemError
 
         raise TandemError(f"unknown partner variant {unknown[0]!r}; choose from {', '.join(VARIANTS)}")
-    per_seed = {s: run_partner_seed(demo_config(quick=quick, seed=s), out / f"seed-{s}", variants, progress)
-                for s in seeds}
-    return write_partner_table(out, seeds, per_seed)
+    with run_lock.hold(out):  # one writer per folder: each seed's folder and run hold their own lock too
+        per_seed = {s: run_partner_seed(demo_config(quick=quick, seed=s), out / f"seed-{s}", variants, progress)
+                    for s in seeds}
+        return write_partner_table(out, seeds, per_seed)
 
 
 def _load(path: Path) -> dict:

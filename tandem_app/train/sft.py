@@ -17,22 +17,25 @@ from pathlib import Path
 import torch
 from tqdm.auto import tqdm
 
-from tandem.errors import TandemError
+from tandem import run_lock
+from tandem.config_files import config_to_dict
+from tandem.errors import RunFailed, RunInterrupted, TandemError
 from tandem.jsonl import write_json
+from tandem.logprobs import pad_right
 from tandem.models import load_model, load_tokenizer
 from tandem.task import Demonstrations, TaskConfig, demonstration, generate_problems
-from tandem_app.train.checkpoint import (
-    check_run_dir,
-    has_checkpoint,
-    load_checkpoint,
-    save_checkpoint,
-    save_pretrained_atomic,
-)
-from tandem.config_files import config_to_dict
+from tandem_app.train.checkpoint import last_good, restore_checkpoint, save_checkpoint, save_pretrained_atomic
 from tandem_app.train.data import batch_indices, prompt_ids_batch, response_ids
-from tandem.logprobs import pad_right
 from tandem_app.train.evaluate import greedy_solo_accuracy
+from tandem_app.train.finite import (
+    NonFiniteStep,
+    check_finite_numbers,
+    check_non_negative,
+    check_positive,
+    check_step_finite,
+)
 from tandem_app.train.metrics import MetricsLogger, wandb_settings
+from tandem_app.train.resume import start_run
 
 SUMMARY = "summary.json"
 
@@ -66,9 +69,13 @@ class SFTConfig:
     demos: Demonstrations = field(default_factory=Demonstrations)  # how the worked solutions are written
 
     def __post_init__(self):
-        for name in ("steps", "batch_size", "n_train_problems", "n_val_problems"):
+        check_finite_numbers(self, "sft")
+        for name in ("steps", "batch_size", "n_train_problems", "n_val_problems", "save_every", "log_every",
+                     "max_new_tokens"):
             if getattr(self, name) < 1:
                 raise TandemError(f"sft: {name} must be >= 1, got {getattr(self, name)}")
+        check_positive(self, "sft", ("lr", "grad_clip"))
+        check_non_negative(self, "sft", ("min_lr_ratio", "warmup_steps", "weight_decay", "val_every", "threads"))
 
 
 def lr_at(step: int, lr: float, warmup: int, total: int, min_ratio: float) -> float:
@@ -96,13 +103,20 @@ def sft_loss(model, input_ids: torch.Tensor, labels: torch.Tensor) -> torch.Tens
 
 
 def run_sft(cfg: SFTConfig, resume: bool = False, progress: bool = True) -> dict:
-    """Train, validate (greedy solo accuracy) and save the base; return the summary."""
+    """Train, validate (greedy solo accuracy) and save the base, holding OUT's lock; return the summary."""
     if not cfg.model:
         raise TandemError("sft needs model=DIR (an HF model, e.g. from `tandem-rlvr build-tiny`)")
     if not cfg.out:
         raise TandemError("sft needs out=DIR (or --out DIR), where the base is written")
-    out = Path(cfg.out)
-    check_run_dir(out, config_to_dict(cfg), resume)
+    with run_lock.hold(cfg.out):
+        return _run_sft(cfg, Path(cfg.out), resume, progress)
+
+
+def _run_sft(cfg: SFTConfig, out: Path, resume: bool, progress: bool) -> dict:
+    config = config_to_dict(cfg)
+    start = start_run(out, config, resume)
+    if start.finished is not None:
+        return start.finished
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     torch.manual_seed(cfg.seed)
@@ -116,11 +130,43 @@ def run_sft(cfg: SFTConfig, resume: bool = False, progress: bool = True) -> dict
     texts = [demonstration(p, cfg.demos, rng) for p in train]
     examples = list(zip(prompt_ids_batch(tokenizer, train), (response_ids(tokenizer, t) for t in texts)))
 
-    start = load_checkpoint(out, model, opt)[0] if resume and has_checkpoint(out) else 0
+    earlier = 0.0  # wall time of the launches before this one, up to their last checkpoint
+    if start.state is not None:
+        restore_checkpoint(start.state, model, opt)
+        earlier = start.state.get("extra", {}).get("elapsed_s", 0.0)
     wandb = wandb_settings(cfg, out, f"sft-{out.name}")
-    logger = MetricsLogger(out / "metrics.jsonl", resume_step=start, wandb=wandb)
+    logger = MetricsLogger(out / "metrics.jsonl", resume_step=start.step if start.state else None, wandb=wandb)
+    t0 = time.time()
+    try:
+        final_loss = _sft_loop(cfg, out, model, opt, tokenizer, examples, val, logger, start.step,
+                               lambda: {"config": config, "elapsed_s": earlier + time.time() - t0}, progress)
+        val_acc = greedy_solo_accuracy(model, tokenizer, val, cfg.max_new_tokens)
+        logger.log(cfg.steps, {"val_greedy_acc": val_acc})
+    except KeyboardInterrupt:
+        good = last_good(out)
+        saved = f"kept {good[0]} (step {good[1]} of {cfg.steps})" if good else "no checkpoint yet"
+        raise RunInterrupted(f"{saved} and {out / 'metrics.jsonl'} through step {logger.last_step}") from None
+    finally:
+        logger.close()
+    save_pretrained_atomic(model, tokenizer, out / "model")
+    summary = {
+        "phase": "sft",
+        "steps": cfg.steps,
+        "final_loss": final_loss,  # the mean loss of the last logged steps (None when this launch logged none)
+        "val_greedy_acc": val_acc,
+        "model": str(out / "model"),
+        "wall_seconds": earlier + time.time() - t0,  # every launch, each up to its last checkpoint
+        "train_seconds": time.time() - t0,  # this launch
+    }
+    write_json(out / SUMMARY, summary)
+    return summary
+
+
+def _sft_loop(cfg: SFTConfig, out: Path, model, opt, tokenizer, examples, val, logger, start: int, extra,
+              progress: bool) -> float | None:
+    """Steps `start`..`cfg.steps`; return the last logged loss."""
     bar = tqdm(range(start, cfg.steps), initial=start, total=cfg.steps, desc="sft", disable=not progress)
-    t0, recent = time.time(), []
+    recent, last_loss = [], None
     for step in bar:
         lr = lr_at(step, cfg.lr, cfg.warmup_steps, cfg.steps, cfg.min_lr_ratio)
         for g in opt.param_groups:
@@ -131,33 +177,27 @@ def run_sft(cfg: SFTConfig, resume: bool = False, progress: bool = True) -> dict
         opt.zero_grad(set_to_none=True)
         loss.backward()
         grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+        try:
+            check_step_finite(loss.item(), float(grad_norm))  # before the update: the weights stay finite
+        except NonFiniteStep as e:
+            good = last_good(out)
+            where = f"last good checkpoint {good[0]}, step {good[1]}" if good else "no checkpoint saved yet"
+            raise RunFailed(f"step {step + 1}: {e.what} is not finite; stopped before the update ({where}); "
+                            "lower lr and start a new --out") from None
         opt.step()
         recent.append(loss.item())
         done = step + 1
         metrics = {}
         if done % cfg.log_every == 0 or done == cfg.steps:
-            metrics.update(
-                loss=sum(recent) / len(recent), lr=lr, grad_norm=float(grad_norm), elapsed_s=time.time() - t0
-            )
-            bar.set_postfix(loss=f"{metrics['loss']:.3f}")
+            last_loss = sum(recent) / len(recent)
+            metrics.update(loss=last_loss, lr=lr, grad_norm=float(grad_norm), elapsed_s=extra()["elapsed_s"])
+            bar.set_postfix(loss=f"{last_loss:.3f}")
             recent = []
         if cfg.val_every and done % cfg.val_every == 0 and done != cfg.steps:
             metrics["val_greedy_acc"] = greedy_solo_accuracy(model, tokenizer, val, cfg.max_new_tokens)
         if metrics:
             logger.log(done, metrics)
-        if done % cfg.save_every == 0 and done != cfg.steps:
-            save_checkpoint(out, model, opt, done)
+        if done % cfg.save_every == 0 or done == cfg.steps:
+            save_checkpoint(out, model, opt, done, extra=extra())
     bar.close()
-    val_acc = greedy_solo_accuracy(model, tokenizer, val, cfg.max_new_tokens)
-    logger.log(cfg.steps, {"val_greedy_acc": val_acc})
-    logger.close()
-    save_pretrained_atomic(model, tokenizer, out / "model")
-    summary = {
-        "phase": "sft",
-        "steps": cfg.steps,
-        "val_greedy_acc": val_acc,
-        "model": str(out / "model"),
-        "train_seconds": time.time() - t0,
-    }
-    write_json(out / SUMMARY, summary)
-    return summary
+    return last_loss

@@ -1,0 +1,134 @@
+"""One writer per output folder: a lock file holding the writer's PID and host.
+
+Every command that writes a run (`train`, `sft`, `demo`, the eval tools, the HF TRL
+example) holds `FOLDER/run.lock` while it writes. A second process on the same folder
+is refused with one line naming the holder, so two writers can never interleave a
+folder's metrics, config and checkpoint. A lock left by a process that died (a SIGKILL,
+a power cut) names a PID that no longer runs on this host: it is taken over with a note.
+A lock from another host cannot be checked and is never taken over.
+
+The lock is created with `O_CREAT | O_EXCL`, so of two processes racing for a free
+folder exactly one wins. Within one process the lock is re-entrant (the demo holds its
+folder while its phases lock their own subfolders, and nested calls on one folder are
+harmless).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import sys
+import time
+from pathlib import Path
+
+from tandem.errors import TandemError
+
+LOCK_NAME = "run.lock"
+
+_held: dict[Path, int] = {}  # folders this process holds -> nesting depth
+
+
+def note(message: str) -> None:
+    """One `note: ...` line on stderr: something the run did for the user that they should know."""
+    print(f"note: {message}", file=sys.stderr, flush=True)
+
+
+def check_out_path(out: str | os.PathLike, flag: str = "--out") -> Path:
+    """A path that names a file, or lies under one, is one clear error (checked before any slow work)."""
+    out = Path(out)
+    for p in (out, *out.parents):
+        if p.exists() and not p.is_dir():
+            where = "is a file" if p == out else f"lies under {p}, which is a file"
+            raise TandemError(f"{flag} {out} {where}; choose a folder path for {flag}")
+    return out
+
+
+def prepare_out_dir(out: str | os.PathLike, flag: str = "--out") -> Path:
+    """Create the output folder (`check_out_path` first)."""
+    out = check_out_path(out, flag)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise TandemError(f"{flag} {out} cannot be created ({e.strerror}); choose a writable folder") from None
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: it exists
+        return True
+    return True
+
+
+def _read_holder(path: Path) -> dict:
+    try:
+        holder = json.loads(path.read_text(encoding="utf-8"))
+        return holder if isinstance(holder, dict) else {}
+    except (OSError, json.JSONDecodeError):  # a lock written by a process killed mid-write
+        return {}
+
+
+def _try_create(path: Path) -> bool:
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except FileExistsError:
+        return False
+    holder = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+              "command": " ".join(sys.argv)}
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(json.dumps(holder) + "\n")
+    return True
+
+
+def acquire(out: str | os.PathLike, flag: str = "--out") -> Path:
+    """Take `out`'s lock (creating the folder); refuse when a live process holds it."""
+    out = prepare_out_dir(out, flag).resolve()
+    if out in _held:
+        _held[out] += 1
+        return out
+    path = out / LOCK_NAME
+    for _ in range(3):  # a stale lock removed by a racing process: try again
+        if _try_create(path):
+            _held[out] = 1
+            return out
+        holder = _read_holder(path)
+        pid, host = holder.get("pid"), holder.get("host")
+        here = socket.gethostname()
+        if isinstance(pid, int) and host == here and _alive(pid):
+            raise TandemError(f"{flag} {out} is in use by PID {pid} on {host} (since {holder.get('since', '?')}; "
+                              f"{path}); wait for it to finish or choose another {flag}")
+        if host not in (None, here) and isinstance(pid, int):
+            raise TandemError(f"{flag} {out} is locked by PID {pid} on host {host} ({path}); this host cannot check "
+                              f"that process: delete the lock if it has ended, or choose another {flag}")
+        what = f"PID {pid} on {host}" if isinstance(pid, int) else "an unreadable lock"
+        note(f"{path}: {what} is no longer running; taking the folder over")
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+    raise TandemError(f"{flag} {out}: could not take {path}; another process keeps taking it, try again")
+
+
+def release(out: Path) -> None:
+    depth = _held.get(out, 0) - 1
+    if depth > 0:
+        _held[out] = depth
+        return
+    _held.pop(out, None)
+    path = out / LOCK_NAME
+    if _read_holder(path).get("pid") == os.getpid():
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+
+@contextlib.contextmanager
+def hold(out: str | os.PathLike, flag: str = "--out"):
+    """`with hold(out):` the folder is this process's until the block ends (however it ends)."""
+    locked = acquire(out, flag)
+    try:
+        yield locked
+    finally:
+        release(locked)

@@ -1,0 +1,71 @@
+"""Finite or stop: settings, losses and saved tensors must be finite numbers.
+
+`lr=1e309` reads as `inf` and `lr=nan` as NaN; either trains NaN weights from the first
+step. So the typed configs refuse a non-finite number anywhere in them (and a value
+that must be positive, like `lr` or `save_every`, that is not), one line naming the key;
+the trainer stops at the first step whose loss or gradient norm is not finite, before the
+optimizer applies it; and no checkpoint holding a non-finite tensor is written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import torch
+
+from tandem.errors import TandemError
+
+
+def check_finite_numbers(cfg, where: str, prefix: str = "") -> None:
+    """Every float of the (nested) dataclass `cfg` is finite; else one error naming its dotted key."""
+    for f in dataclasses.fields(cfg):
+        value = getattr(cfg, f.name)
+        key = prefix + f.name
+        if dataclasses.is_dataclass(value):
+            check_finite_numbers(value, where, key + ".")
+        elif isinstance(value, float) and not math.isfinite(value):
+            why = " (a number beyond 1.8e308 reads as inf)" if math.isinf(value) else ""
+            raise TandemError(f"{where}: {key} must be a finite number, got {value}{why}; set a finite value")
+
+
+def check_positive(cfg, where: str, names: tuple[str, ...]) -> None:
+    """Each named setting is > 0."""
+    for name in names:
+        value = getattr(cfg, name)
+        if not value > 0:
+            raise TandemError(f"{where}: {name} must be > 0, got {value}")
+
+
+def check_non_negative(cfg, where: str, names: tuple[str, ...]) -> None:
+    """Each named setting is >= 0."""
+    for name in names:
+        value = getattr(cfg, name)
+        if not value >= 0:
+            raise TandemError(f"{where}: {name} must be >= 0, got {value}")
+
+
+class NonFiniteStep(Exception):
+    """A step whose loss or gradient norm is not finite; the trainer turns it into one line naming its checkpoint."""
+
+    def __init__(self, what: str):
+        super().__init__(what)
+        self.what = what
+
+
+def check_step_finite(loss: float, grad_norm: float) -> None:
+    """Raise `NonFiniteStep` when the loss or the gradient norm is NaN or infinite."""
+    if not (math.isfinite(loss) and math.isfinite(grad_norm)):
+        raise NonFiniteStep(f"loss {loss}, gradient norm {grad_norm}")
+
+
+def first_non_finite(named: dict[str, object]) -> str | None:
+    """The name of the first floating tensor holding NaN or inf in a (nested) state dict, else None."""
+    for name, value in named.items():
+        if isinstance(value, dict):
+            inner = first_non_finite({f"{name}.{k}": v for k, v in value.items()})
+            if inner is not None:
+                return inner
+        elif isinstance(value, torch.Tensor) and value.is_floating_point() and not bool(torch.isfinite(value).all()):
+            return name
+    return None
