@@ -1,8 +1,11 @@
 """`SampleRow`: one graded sample, the row of `<benchmark>.samples.jsonl` and of the partial file.
 
 The runner writes it, its resume reads it back, and the reports read the files. The JSON
-object has exactly these fields in this order; the handoff's four fields are present on
-handoff rows only.
+object has these fields in this order; the handoff's four fields are present on handoff
+rows only. The last three (`tandem_eval.leak`: whether the answer was visible before the
+junior's last turn, who wrote the final answer, whether the budget was spent) are on every
+row written since they were added; a row read back from an older file has them as None,
+and writes them out again absent.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 
 HANDOFF_FIELDS = ("cut_by_max_rounds", "authorship_mask", "num_handoffs", "senior_fraction")
+LEAK_FIELDS = ("answer_visible", "final_author", "hit_budget")
 
 
 @dataclass
@@ -31,12 +35,25 @@ class SampleRow:
     authorship_mask: list[int] | None = None  # 1 = senior
     num_handoffs: int | None = None
     senior_fraction: float | None = None
+    # tandem_eval.leak's (None only on rows read back from files written before them)
+    answer_visible: str | None = None  # "visible", "not_visible" or "undetermined"
+    final_author: str | None = None  # "senior", "junior" or "none"
+    hit_budget: bool | None = None
 
     def to_json(self) -> dict:
         d = asdict(self)
-        return {k: v for k, v in d.items() if k not in HANDOFF_FIELDS or v is not None}
+        return {k: v for k, v in d.items() if k not in HANDOFF_FIELDS + LEAK_FIELDS or v is not None}
 
     @classmethod
     def from_json(cls, d: dict) -> SampleRow:
         names = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in d.items() if k in names})
+
+    def mark_leaks(self, tokenizer) -> SampleRow:
+        """Fill the three `tandem_eval.leak` fields from the token ids and the authorship mask."""
+        from tandem_eval import leak
+
+        self.answer_visible = leak.answer_visible(self.response_ids, self.authorship_mask, self.gold, tokenizer)
+        self.final_author = leak.final_author(self.response_ids, self.authorship_mask, tokenizer)
+        self.hit_budget = leak.hit_budget(self.finish_reason, self.cut_by_max_rounds)
+        return self

@@ -1,0 +1,154 @@
+"""Who did the work in a co-written response: answer leaks, the final answer's author, the budget.
+
+A handoff score credits the team. Three per-sample facts say how much of it is the junior's:
+
+- `answer_visible`: whether the gold answer, normalised as the grader normalises it
+  (`tandem.grading.normalize.normalize_answer`, then `exact_key`), appears in text the
+  senior wrote before the junior's last turn (each senior turn decoded on its own). With
+  no junior turn, or on a solo row, every senior turn counts. `VISIBLE` or `NOT_VISIBLE`;
+  `UNDETERMINED` for a gold that cannot be normalised or whose key is shorter than
+  `MIN_KEY_CHARS` (a single digit appears in almost any solution): counted, never guessed.
+  Numbers match with digit boundaries: 12 is not found in 120, 3.12, 12.5 or 12,000.
+- `final_author`: who wrote the answer the grader reads: the last turn holding a complete
+  `\\boxed{}` (the grader's first preference), else the last turn from which an answer is
+  extracted; `senior`, `junior`, or `none` (no answer).
+- `hit_budget`: the response ended by spending its token budget (finish reason `length`),
+  not by the release's round cap.
+
+`controlled_counts` and `pass_at_k_over_clean` turn the rows into leak-controlled pass@k:
+per problem, the unbiased estimator over its clean samples with its own n; a problem with
+fewer than k clean samples is left out of pass@k and counted.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from tandem.grading.extract import extract_answer, last_boxed
+from tandem.grading.normalize import exact_key, normalize_answer
+from tandem.metrics import pass_at_k
+from tandem_eval.handoff import turn_spans
+
+VISIBLE, NOT_VISIBLE, UNDETERMINED = "visible", "not_visible", "undetermined"
+VISIBILITY = (VISIBLE, NOT_VISIBLE, UNDETERMINED)
+AUTHORS = ("senior", "junior", "none")
+MIN_KEY_CHARS = 2
+_BRACED = re.compile(r"([\^_])\{(\w)\}")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+
+
+def gold_key(gold) -> str | None:
+    """The gold as the grader keys it, or None where it cannot be detected reliably."""
+    try:
+        key = exact_key(normalize_answer(str(gold)))
+    except Exception:  # noqa: BLE001 - a gold the normaliser cannot read is undetermined, not an error
+        return None
+    return key if len(key) >= MIN_KEY_CHARS else None
+
+
+def key_pattern(key: str) -> re.Pattern:
+    """`key` in free text: spacing between its symbols, digit and letter boundaries at its ends."""
+    # spacing may fall between symbols (`\frac{1} {2}`), never inside a number (`1 2` is two numbers)
+    body = re.escape(key[0]) + "".join(("" if a.isdigit() and b.isdigit() else r"\s*") + re.escape(b)
+                                       for a, b in zip(key, key[1:]))
+    head = r"(?<!\d)(?<!\d\.)" if key[0].isdigit() else r"(?<![A-Za-z\\])" if key[0].isalpha() else ""
+    tail = r"(?!\d)(?!\.\d)(?!,\d{3})" if key[-1].isdigit() else r"(?![A-Za-z])" if key[-1].isalpha() else ""
+    return re.compile(head + body + tail)
+
+
+def _searchable(text: str) -> str:
+    """The text with the notational variants the grader's normaliser removes made alike."""
+    text = text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac").replace("{,}", ",")
+    text = re.sub(r"\\(?:left|right)(?![A-Za-z])", "", text)
+    text = _THOUSANDS.sub("", text)  # 2,125 reads as 2125, as the normaliser reads it
+    return _BRACED.sub(r"\1\2", text)
+
+
+def shows_answer(text: str, key: str) -> bool:
+    """Whether `text` holds the gold key (from `gold_key`)."""
+    return key_pattern(key).search(_searchable(text)) is not None
+
+
+def _turn_texts(ids: Sequence[int], mask: Sequence[int], tokenizer) -> list[tuple[int, str]]:
+    return [(mask[a], tokenizer.decode(list(ids[a:b]), skip_special_tokens=True)) for a, b in turn_spans(list(mask))]
+
+
+def answer_visible(ids: Sequence[int], mask: Sequence[int] | None, gold, tokenizer) -> str:
+    """`VISIBLE`, `NOT_VISIBLE` or `UNDETERMINED` (see the module docstring); mask None = all senior."""
+    key = gold_key(gold)
+    if key is None:
+        return UNDETERMINED
+    turns = _turn_texts(ids, [1] * len(ids) if mask is None else mask, tokenizer)
+    junior_turns = [i for i, (author, _) in enumerate(turns) if author == 0]
+    before = turns[: junior_turns[-1]] if junior_turns else turns
+    seen = any(author == 1 and shows_answer(text, key) for author, text in before)
+    return VISIBLE if seen else NOT_VISIBLE
+
+
+def final_author(ids: Sequence[int], mask: Sequence[int] | None, tokenizer) -> str:
+    """`senior`, `junior` or `none`: who wrote the answer the grader extracts (mask None = all senior)."""
+    turns = _turn_texts(ids, [1] * len(ids) if mask is None else mask, tokenizer)
+    for found in (last_boxed, extract_answer):
+        for author, text in reversed(turns):
+            if found(text) is not None:
+                return "senior" if author == 1 else "junior"
+    return "none"
+
+
+def hit_budget(finish_reason: str, cut_by_max_rounds: bool | None = None) -> bool:
+    """The response spent its token budget (a chain cut by the round cap is graded as `length` too)."""
+    return finish_reason == "length" and not cut_by_max_rounds
+
+
+def rates(rows: Sequence) -> dict:
+    """Benchmark-level counts and rates of the three fields; rows written before them count as `unknown`."""
+    known = [r for r in rows if r.answer_visible is not None]
+    count = {v: sum(r.answer_visible == v for r in known) for v in VISIBILITY}
+    determined = count[VISIBLE] + count[NOT_VISIBLE]
+    authors = {a: sum(r.final_author == a for r in known) for a in AUTHORS}
+    hits = sum(bool(r.hit_budget) for r in known)
+    return {"answer_visible": {**count, "unknown": len(rows) - len(known),
+                               "visible_rate": count[VISIBLE] / determined if determined else None,
+                               "undetermined_rate": count[UNDETERMINED] / len(known) if known else None},
+            "final_author": authors,
+            "hit_budget": {"count": hits, "rate": hits / len(known) if known else None}}
+
+
+def controlled_counts(rows: Sequence) -> list[dict]:
+    """Per problem, in first-seen order: {"id", "n", "c"} over the samples whose answer was not visible."""
+    out: dict[str, dict] = {}
+    for r in rows:
+        entry = out.setdefault(r.problem_id, {"id": r.problem_id, "n": 0, "c": 0})
+        if r.answer_visible == NOT_VISIBLE:
+            entry["n"] += 1
+            entry["c"] += int(r.correct)
+    return list(out.values())
+
+
+def pass_at_k_over_clean(counts: Sequence[tuple[int, int]], ks: Sequence[int]) -> dict:
+    """{"pass@k": mean over the problems with n >= k, or None}, with `left_out` per k (problems with n < k)."""
+    out: dict = {"left_out": {}}
+    for k in ks:
+        kept = [(n, c) for n, c in counts if n >= k]
+        out[f"pass@{k}"] = sum(pass_at_k(n, c, k) for n, c in kept) / len(kept) if kept else None
+        out["left_out"][f"pass@{k}"] = len(counts) - len(kept)
+    return out
+
+
+def pass_at_k_over_clean_with_se(counts_by_benchmark: Mapping[str, Sequence[tuple[int, int]]], ks: Sequence[int],
+                                 resamples: int, seed: int) -> dict:
+    """`tandem_eval.bootstrap.pass_at_k_with_se` per k over the problems with n >= k (a benchmark left with
+    none drops out of that k's macro); {benchmark and "macro": {"pass@k": {"mean", "se"} or None}, "left_out"}."""
+    from tandem_eval.bootstrap import pass_at_k_with_se
+
+    out: dict = {name: {} for name in counts_by_benchmark}
+    out["macro"], out["left_out"] = {}, {}
+    for k in ks:
+        kept = {name: [(n, c) for n, c in counts if n >= k] for name, counts in counts_by_benchmark.items()}
+        out["left_out"][f"pass@{k}"] = sum(len(c) - len(kept[name]) for name, c in counts_by_benchmark.items())
+        kept = {name: c for name, c in kept.items() if c}
+        stats = pass_at_k_with_se(kept, [k], resamples, seed) if kept else {}
+        for name in [*counts_by_benchmark, "macro"]:
+            out[name][f"pass@{k}"] = stats.get(name, {}).get(f"pass@{k}")
+    return out

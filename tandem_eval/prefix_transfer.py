@@ -1,0 +1,223 @@
+"""Prefix transfer: the junior finishes the senior's own solo response cut at a fraction of its tokens.
+
+The transfer-utility measure of a handoff. For each of the senior's solo responses and
+each fraction f (default 0.3, 0.5, 0.7), the response is cut after floor(f * its length)
+tokens, or earlier, just before the first appearance of the gold answer (as
+`tandem_eval.leak` finds it), so the junior is never shown the answer. The junior then
+writes the rest from the prompt plus that prefix, under what is left of the prompt's
+response budget (the handoff's shared budget); the prefix and the continuation together
+are graded. A response whose gold is undetermined (`tandem_eval.leak.gold_key`) is not
+continued: it is counted, never guessed. pass@k per fraction is the unbiased estimator
+over each problem's continued samples (`tandem_eval.leak.pass_at_k_over_clean`).
+
+`eval-handoff --prefix-fractions 0.3 0.5 0.7` runs it after the handoff, on the senior's
+solo responses read from `--prefix-solo-dir` (an `eval-solo` output of the same senior,
+prompts and sampling) or generated with the requests `eval-solo` would make. It writes,
+per benchmark, `<benchmark>.prefix.jsonl` (a `SampleRow` per continued sample and
+fraction, with `fraction` and `cut_tokens`; the authorship mask marks the prefix as the
+senior's) and `<benchmark>.prefix.summary.json`; a benchmark whose summary holds this
+run's config is skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from tandem.errors import TandemError
+from tandem.jsonl import write_json, write_jsonl
+from tandem.metrics import ks_for
+from tandem_eval import grader, leak
+from tandem_eval.rows import SampleRow
+
+DEFAULT_FRACTIONS = (0.3, 0.5, 0.7)
+
+
+def check_fractions(values) -> tuple[float, ...]:
+    """The fractions sorted and deduplicated; one line for a value outside (0, 1)."""
+    out = []
+    for v in values:
+        try:
+            f = float(v)
+        except (TypeError, ValueError):
+            f = float("nan")
+        if not 0.0 < f < 1.0:  # also refuses nan
+            raise TandemError(f"--prefix-fractions: {v} is outside (0, 1); give fractions of the senior's response "
+                              "such as 0.3 0.5 0.7")
+        out.append(f)
+    return tuple(sorted(set(out)))
+
+
+def fraction_label(fraction: float) -> str:
+    return f"{fraction:g}"
+
+
+def cut_point(ids: list[int], gold, fraction: float, tokenizer) -> int | None:
+    """Tokens of `ids` the junior is shown: floor(fraction * len), or fewer where the answer shows
+    in that prefix (then a cut whose decoded text does not show it); None for an undetermined gold."""
+    key = leak.gold_key(gold)
+    if key is None:
+        return None
+
+    def shows(c: int) -> bool:
+        return c > 0 and leak.shows_answer(tokenizer.decode(ids[:c], skip_special_tokens=True), key)
+
+    cut = int(fraction * len(ids))
+    if not shows(cut):
+        return cut
+    lo, hi = 0, cut  # shows(lo) is False (nothing shown), shows(hi) is True: halve until they meet
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if shows(mid) else (mid, hi)
+    return lo
+
+
+@dataclass(frozen=True)
+class Prefix:
+    """One solo response to cut and continue."""
+
+    prompt_ids: list[int]
+    response_ids: list[int]
+    gold: str
+    budget: int  # the prompt's response budget, shared by the prefix and the continuation
+    key: int  # the continuation's request key
+
+
+@dataclass(frozen=True)
+class Continued:
+    cut: int
+    token_ids: list[int]  # prefix + continuation
+    authorship_mask: list[int]  # 1 = the senior's prefix
+    text: str
+    finish_reason: str
+
+
+def finish_prefixes(junior, tokenizer, prefixes: list[Prefix], fraction: float, sampling,
+                    batch_size: int | None = None) -> list[Continued | None]:
+    """The junior (a `RolloutBackend`) continues each cut response; None where the gold is undetermined."""
+    cuts = [cut_point(p.response_ids, p.gold, fraction, tokenizer) for p in prefixes]
+    todo = [i for i, c in enumerate(cuts) if c is not None]
+    out: list[Continued | None] = [None] * len(prefixes)
+    groups: dict[int, list[int]] = {}
+    for i in todo:  # one call per remaining budget
+        groups.setdefault(max(1, prefixes[i].budget - cuts[i]), []).append(i)
+    for cap, rows in sorted(groups.items()):
+        turn = replace(sampling, max_new_tokens=cap)
+        size = batch_size or len(rows)
+        for start in range(0, len(rows), size):
+            chunk = rows[start : start + size]
+            got = junior.generate([prefixes[i].prompt_ids + prefixes[i].response_ids[: cuts[i]] for i in chunk], turn,
+                                  [prefixes[i].key for i in chunk], solo=True)
+            for i, r in zip(chunk, got):
+                head = prefixes[i].response_ids[: cuts[i]]
+                ids = head + list(r.token_ids)
+                out[i] = Continued(cuts[i], ids, [1] * len(head) + [0] * len(r.token_ids),
+                                   tokenizer.decode(ids, skip_special_tokens=True), r.finish_reason)
+    return out
+
+
+def graded_row(solo: SampleRow, done: Continued, tokenizer) -> SampleRow:
+    """The continued sample as a graded `SampleRow` (leak fields included)."""
+    answer = grader.extract_answer(done.text)
+    handoffs = int(0 < done.cut < len(done.token_ids))
+    row = SampleRow(solo.problem_id, solo.benchmark, solo.source, solo.sample, solo.gold, answer,
+                    grader.is_equivalent(answer, solo.gold), done.finish_reason, len(done.token_ids), done.text,
+                    done.token_ids, solo.prompt_ids, False, done.authorship_mask, handoffs,
+                    done.cut / max(1, len(done.token_ids)))
+    return row.mark_leaks(tokenizer)
+
+
+def summarize_fraction(problem_ids: list[str], solo: list[SampleRow], rows: list[SampleRow], ks: list[int]) -> dict:
+    """pass@k over the continued samples (each problem's own n), with the samples not continued counted."""
+    per = {pid: {"id": pid, "n": 0, "c": 0} for pid in problem_ids}
+    for r in rows:
+        per[r.problem_id]["n"] += 1
+        per[r.problem_id]["c"] += int(r.correct)
+    counts = [(p["n"], p["c"]) for p in per.values()]
+    return {"pass_at_k": leak.pass_at_k_over_clean(counts, ks), "continued": len(rows),
+            "undetermined": len(solo) - len(rows), "per_problem": list(per.values()),
+            "mean_prefix_fraction": sum(r.senior_fraction for r in rows) / len(rows) if rows else None,
+            **leak.rates(rows)}
+
+
+def read_solo_rows(directory: Path, stem: str, problem_ids: list[str], n: int) -> list[SampleRow]:
+    """An `eval-solo` output's rows for these problems, in (problem, sample) order; one line if they do not fit."""
+    path = directory / f"{stem}.samples.jsonl"
+    if not path.is_file():
+        raise TandemError(f"--prefix-solo-dir: {path} not found; run eval-solo with the same flags first, or leave "
+                          "--prefix-solo-dir out to generate the senior's responses")
+    rows = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            r = SampleRow.from_json(json.loads(line))
+            rows[(r.problem_id, r.sample)] = r
+    missing = [(pid, s) for pid in problem_ids for s in range(n) if (pid, s) not in rows]
+    if missing:
+        raise TandemError(f"--prefix-solo-dir: {path} has no sample {missing[0][1]} of problem {missing[0][0]!r}; "
+                          "evaluate the senior with the same --n, benchmarks and --max-problems")
+    return [rows[(pid, s)] for pid in problem_ids for s in range(n)]
+
+
+def print_table(summaries: dict[str, dict]) -> None:
+    """pass@1 per benchmark and fraction, with the samples continued and undetermined."""
+    for name, summary in summaries.items():
+        for label, f in summary["fractions"].items():
+            p1 = f["pass_at_k"]["pass@1"]
+            shown = "—" if p1 is None else f"{p1:.4f}"
+            print(f"{name.ljust(24)} prefix {label:<5} pass@1 {shown}  continued {f['continued']}  "
+                  f"undetermined {f['undetermined']}", file=sys.stdout)
+
+
+def run_prefix_transfer(run, models: dict, fractions: tuple[float, ...], backend, solo_dir: Path | None) -> dict:
+    """Every benchmark of `run` (an `EvalRun`); `backend` an `EvalBackend` (both models). {benchmark: summary}."""
+    from tandem.coins import request_key
+    from tandem_eval import runner
+    from tandem_eval.presets import response_budget
+    from tandem_eval.prompts import chat_prompt_ids
+
+    if not backend.same_vocab:
+        raise TandemError("--prefix-fractions needs a senior and a junior with one vocabulary (the prefix is handed "
+                          "over as tokens); leave --prefix-fractions out with --allow-vocab-mismatch")
+    out: dict[str, dict] = {}
+    for name, problems in runner.load_run_benchmarks(run).items():
+        stem = runner._file_stem(name)
+        summary_path = run.out_dir / f"{stem}.prefix.summary.json"
+        config = {"phase": "prefix", "preset": run.preset.name, **models, "n": run.n,
+                  "sampling": run.sampling.record(), "benchmark": name, "problems_sha256":
+                  runner._problems_digest(problems), "fractions": list(fractions),
+                  "solo_samples": None if solo_dir is None else str(solo_dir)}
+        stored = json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.is_file() else {}
+        if stored.get("config") == config:
+            print(f"{name}: prefix transfer already done with this config, skipped", file=sys.stderr)
+            out[name] = stored
+            continue
+        ids = [p.id for p in problems]
+        if solo_dir is not None:
+            solo = read_solo_rows(solo_dir, stem, ids, run.n)
+        else:
+            samples, prompts, cuts = runner._generate(backend, problems, run.n, name, False, run.preset, run)
+            solo = runner._grade_rows(problems, samples, prompts, cuts, run.n, name, False, backend.tokenizer)
+        expected = [chat_prompt_ids(backend.tokenizer, p.problem, run.instruction, run.preset.instruction_separator)
+                    for p in problems]
+        if any(r.prompt_ids != expected[i // run.n] for i, r in enumerate(solo)):
+            raise TandemError(f"--prefix-solo-dir {solo_dir}: its prompts differ from this run's (another tokenizer, "
+                              "instruction or preset); evaluate the senior with the same flags")
+        sampling = backend.sampling.config()
+        summary = {"config": config, "benchmark": name, "fractions": {}}
+        all_rows = []
+        for f in fractions:
+            prefixes = [Prefix(r.prompt_ids, r.response_ids, r.gold,
+                               response_budget(run.preset, run.sampling.max_new_tokens, len(r.prompt_ids)),
+                               request_key(f"{name}/{r.problem_id}/prefix-{fraction_label(f)}", r.sample))
+                        for r in solo]
+            done = finish_prefixes(backend.backend("junior"), backend.tokenizer, prefixes, f, sampling,
+                                   backend.batch_size)
+            rows = [graded_row(s, d, backend.tokenizer) for s, d in zip(solo, done) if d is not None]
+            all_rows += [{"fraction": f, "cut_tokens": r.authorship_mask.count(1), **r.to_json()} for r in rows]
+            summary["fractions"][fraction_label(f)] = summarize_fraction(ids, solo, rows, ks_for(run.n))
+        write_jsonl(run.out_dir / f"{stem}.prefix.jsonl", all_rows)
+        write_json(summary_path, summary)
+        out[name] = summary
+    return out
