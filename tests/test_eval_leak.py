@@ -207,3 +207,40 @@ def test_eval_handoff_reports_leaks_and_prefix_transfer(tiny_dir, tiny_dir_seed1
         assert r["answer_visible"] == NOT_VISIBLE
     # the senior's responses generated here are eval-solo's: reading them back gives the same continuations
     assert read_jsonl(read / "mini.prefix.jsonl") == read_jsonl(generated / "mini.prefix.jsonl")
+
+
+def test_the_demos_transfer_evaluation_reuses_the_demos_samples(tiny_dir, tiny_dir_seed1):
+    from tandem.task import generate_problems
+    from tandem_app.train.demo import DEMO_TASK
+    from tandem_app.train.evaluate import EvalConfig, evaluate_senior, evaluate_transfer
+    from tandem_eval.sampling import EvalSampling
+
+    problems = generate_problems("test", 3, 0, DEMO_TASK)
+    cfg = EvalConfig(n_problems=3, n_samples=2, sampling=EvalSampling(max_new_tokens=24, seed=5))
+    got = evaluate_transfer(tiny_dir, tiny_dir_seed1, problems, cfg, (0.3, 0.7), tag="t")
+    plain = evaluate_senior(tiny_dir, tiny_dir_seed1, problems, cfg, tag="t")
+    assert got["solo_counts"] == plain["solo_counts"] and got["handoff_counts"] == plain["handoff_counts"]
+    undetermined = sum(len(p.answer) < 2 for p in problems) * 2
+    for p, (n, c), (_, all_c) in zip(problems, got["handoff_clean"], [(2, c) for c in got["handoff_counts"]]):
+        assert c <= n <= (0 if len(p.answer) < 2 else 2) and c <= all_c  # an undetermined gold is never clean
+    for f in ("0.3", "0.7"):
+        assert [n for n, _ in got["prefix"][f]["counts"]] == [0 if len(p.answer) < 2 else 2 for p in problems]
+        assert 0 <= got["prefix"][f]["mean_cut_fraction"] <= float(f)
+    assert got["handoff_rates"]["undetermined_rate"] == pytest.approx(undetermined / 6)
+
+
+def test_the_demo_table_pairs_trl_and_grpo_over_the_problems_both_score(tmp_path):
+    from tandem_app.train import leak_demo
+
+    def result(clean, prefix):
+        rates = {"visible_rate": 0.5, "undetermined_rate": 0.0, "hit_budget_rate": 0.0, "junior_final_rate": 1.0}
+        return {"n": 2, "handoff_counts": [2, 1, 0], "handoff_clean": clean, "solo_rates": rates,
+                "handoff_rates": rates, "prefix": {"0.5": {"counts": prefix, "mean_cut_fraction": 0.4}}}
+
+    per_seed = {0: {"grpo": result([[2, 1], [1, 1], [0, 0]], [[2, 0], [2, 2], [2, 1]]),
+                    "tandem": result([[1, 1], [0, 0], [2, 2]], [[2, 2], [2, 2], [2, 1]])}}
+    leak_demo.write_table(tmp_path, per_seed)
+    paired = json.loads((tmp_path / "leak.json").read_text())["paired"]
+    assert paired["handoff, no leak"]["per_seed"] == [[0.5, 0.0, 1]]  # only problem 0 is clean in both arms
+    assert paired["prefix 0.5"]["per_seed"][0][0] == pytest.approx(1 / 3) and paired["prefix 0.5"]["per_seed"][0][2] == 3
+    assert "| handoff, no leak | 0.750 (2) | 1.000 (2) |" in (tmp_path / "leak.md").read_text()

@@ -9,6 +9,9 @@
   distributions of the senior's and the base's solo responses (special tokens excluded).
 - legibility: the junior's mean cross-entropy (nats/token) on the senior's solo responses.
 - notation: the share of solo steps written in the task's terse notation (`task.terse_share`).
+- transfer (`evaluate_transfer`): the handoff over the samples whose answer the senior had not
+  shown before the junior's last turn, and the junior finishing the senior's solo responses
+  cut at fractions of their tokens, before the answer (`tandem_eval.leak`, `prefix_transfer`).
 
 `greedy_solo_accuracy` is the in-memory validation the trainer runs every few steps.
 """
@@ -94,6 +97,72 @@ def evaluate_senior(
         for ex, g in zip(examples, together):
             ex["handoff"] = authored_runs(backend.tokenizer, g[0].token_ids, g[0].authorship_mask)
     out["examples"] = examples[: cfg.n_examples]
+    return out
+
+
+def _leak_fields(samples: list, golds: list[str], tokenizer, handoff: bool) -> list[dict]:
+    from tandem_eval import leak
+
+    return [{"visible": leak.answer_visible(s.token_ids, s.authorship_mask if handoff else None, g, tokenizer),
+             "author": leak.final_author(s.token_ids, s.authorship_mask if handoff else None, tokenizer),
+             "hit_budget": leak.hit_budget(s.finish_reason)} for s, g in zip(samples, golds)]
+
+
+def _rates(fields: list[dict]) -> dict:
+    from tandem_eval import leak
+
+    count = {v: sum(f["visible"] == v for f in fields) for v in leak.VISIBILITY}
+    determined = count[leak.VISIBLE] + count[leak.NOT_VISIBLE]
+    return {"visible_rate": count[leak.VISIBLE] / determined if determined else None,
+            "undetermined_rate": count[leak.UNDETERMINED] / len(fields),
+            "hit_budget_rate": sum(f["hit_budget"] for f in fields) / len(fields),
+            "junior_final_rate": sum(f["author"] == "junior" for f in fields) / len(fields)}
+
+
+def evaluate_transfer(senior_path, junior_path, problems: list[Problem], cfg: EvalConfig, fractions,
+                      tag: str = "eval") -> dict:
+    """How much of a senior's handoff score is the junior's (`tandem_eval.leak`, `tandem_eval.prefix_transfer`).
+
+    The solo and handoff samples are `evaluate_senior`'s (the same requests). Per problem:
+    the handoff's correct count over the samples whose answer the senior had not shown
+    before the junior's last turn (`handoff_clean`: [n, c]), and for each prefix fraction
+    the junior's correct count finishing the senior's solo responses cut there
+    (`prefix_<f>`: [n, c]; a sample with an undetermined gold is not continued). With the
+    rates of visible answers, undetermined golds, spent budgets and junior-written answers.
+    """
+    from tandem_eval import leak, prefix_transfer
+
+    backend = make_backend("engine", senior_path, junior_path, cfg.sampling, dtype="float32", batch_size=cfg.batch_size)
+    tok, n = backend.tokenizer, cfg.n_samples
+    prompts = prompt_ids_batch(tok, problems)
+    rows = [(i, j) for i in range(len(problems)) for j in range(n)]
+    golds = [problems[i].answer for i, _ in rows]
+    keys = [request_key(f"{tag}/{problems[i].id}", j) for i, j in rows]
+    with torch.no_grad():
+        solo = backend.solo([prompts[i] for i, _ in rows], keys)
+        together = backend.handoff([prompts[i] for i, _ in rows], keys)
+    solo_fields, handoff_fields = _leak_fields(solo, golds, tok, False), _leak_fields(together, golds, tok, True)
+    correct = [reward(s.text, g) for s, g in zip(together, golds)]
+    out = {"n": n, "solo_counts": correct_counts(_grouped(solo, n), problems),
+           "handoff_counts": [int(sum(g)) for g in _grouped(correct, n)],
+           "handoff_clean": [[sum(f["visible"] == leak.NOT_VISIBLE for f in fs),
+                              int(sum(c for f, c in zip(fs, cs) if f["visible"] == leak.NOT_VISIBLE))]
+                             for fs, cs in zip(_grouped(handoff_fields, n), _grouped(correct, n))],
+           "solo_rates": _rates(solo_fields), "handoff_rates": _rates(handoff_fields), "prefix": {}}
+    budget = cfg.sampling.max_new_tokens
+    for f in fractions:
+        prefixes = [prefix_transfer.Prefix(prompts[i], s.token_ids, g, budget,
+                                           request_key(f"{tag}/{problems[i].id}/prefix-{f:g}", j))
+                    for (i, j), s, g in zip(rows, solo, golds)]
+        with torch.no_grad():
+            done = prefix_transfer.finish_prefixes(backend.backend("junior"), tok, prefixes, f,
+                                                   backend.sampling.config(), cfg.batch_size)
+        per = [[sum(d is not None for d in ds), int(sum(reward(d.text, g) for d, g in zip(ds, gs) if d is not None))]
+               for ds, gs in zip(_grouped(done, n), _grouped(golds, n))]
+        kept = [d for d in done if d is not None]
+        out["prefix"][f"{f:g}"] = {"counts": per, "mean_cut_fraction": sum(d.cut / max(1, len(p.response_ids))
+                                   for d, p in zip(done, prefixes) if d is not None) / max(1, len(kept)),
+                                   "hit_budget_rate": sum(d.finish_reason == "length" for d in kept) / max(1, len(kept))}
     return out
 
 

@@ -1,0 +1,138 @@
+"""Does TRL's handoff advantage over GRPO survive leak control? The demo's seniors, measured without leaks.
+
+On finished demo seeds (OUT/seed-S, each a `tandem-rlvr demo --seed S --out OUT/seed-S`),
+`evaluate.evaluate_transfer` measures the GRPO and TRL seniors with the base as the junior
+on the demo's test problems and samples: the plain handoff, the handoff over the samples
+whose answer the senior had not shown before the junior's last turn, and prefix transfer
+at each fraction. OUT/leak.md and OUT/leak.json hold, per seed and arm, each score with
+the leak, undetermined, budget and junior-answer rates, and TRL - GRPO per seed, paired
+over the problems both arms score (± SE over problems), then the mean ± SE over seeds.
+
+    python -m tandem_app.train.leak_demo --out runs/leak --seeds 0 1 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from tandem.errors import TandemError
+from tandem.jsonl import write_json
+from tandem_app.train.stats import mean_and_se
+
+ARMS = {"grpo": "GRPO", "tandem": "TRL"}
+
+
+def evaluate_seed(seed_dir: Path, seed: int, fractions: tuple[float, ...]) -> dict:
+    """{arm: evaluate_transfer's result}, cached in SEED_DIR/leak-eval/ARM.json."""
+    from tandem.task import generate_problems
+    from tandem_app.train.demo import demo_config
+    from tandem_app.train.evaluate import evaluate_transfer
+
+    cfg = demo_config(seed=seed)
+    problems = generate_problems("test", cfg.eval.n_problems, cfg.seed, cfg.task)
+    out = {}
+    for arm in ARMS:
+        path = seed_dir / "leak-eval" / f"{arm}.json"
+        if not path.is_file():
+            if not (seed_dir / arm / "model").is_dir():
+                raise TandemError(f"{seed_dir / arm / 'model'} not found; run tandem-rlvr demo --seed {seed} --out "
+                                  f"{seed_dir} first")
+            result = evaluate_transfer(seed_dir / arm / "model", seed_dir / "sft" / "model", problems, cfg.eval,
+                                       fractions, tag=f"test/{cfg.seed}")
+            write_json(path, {"fractions": list(fractions), **result})
+        out[arm] = json.loads(path.read_text(encoding="utf-8"))
+    return out
+
+
+def scores(result: dict) -> dict[str, list[tuple[int, int]]]:
+    """Per measure, per problem (n, c): handoff, leak-controlled handoff, prefix at each fraction."""
+    n = result["n"]
+    out = {"handoff": [(n, c) for c in result["handoff_counts"]],
+           "handoff, no leak": [tuple(x) for x in result["handoff_clean"]]}
+    out.update({f"prefix {f}": [tuple(x) for x in p["counts"]] for f, p in result["prefix"].items()})
+    return out
+
+
+def paired(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> tuple[float, float, int]:
+    """Mean and SE over the problems both score (n >= 1) of accuracy(a) - accuracy(b), and how many."""
+    diffs = [ca / na - cb / nb for (na, ca), (nb, cb) in zip(a, b) if na and nb]
+    if not diffs:
+        return float("nan"), float("nan"), 0
+    mean, se = mean_and_se(diffs)
+    return mean, se, len(diffs)
+
+
+def accuracy(counts: list[tuple[int, int]]) -> tuple[float, int]:
+    """Mean per-problem accuracy over the problems with at least one sample (pass@1), and how many."""
+    kept = [c / n for n, c in counts if n]
+    return (sum(kept) / len(kept) if kept else float("nan")), len(kept)
+
+
+def write_table(out: Path, per_seed: dict[int, dict]) -> Path:
+    seeds = sorted(per_seed)
+    measures = list(scores(per_seed[seeds[0]]["grpo"]))
+    lines = [f"# TRL vs GRPO without leaks, seeds {', '.join(map(str, seeds))}", "",
+             "pass@1 per arm (problems scored, of 200); a problem with no clean (or continued) sample is left out.", "",
+             "| measure | " + " | ".join(f"{ARMS[a]} seed {s}" for s in seeds for a in ARMS) + " |",
+             "|" + "---|" * (1 + 2 * len(seeds))]
+    for m in measures:
+        cells = []
+        for s in seeds:
+            for a in ARMS:
+                acc, kept = accuracy(scores(per_seed[s][a])[m])
+                cells.append(f"{acc:.3f} ({kept})")
+        lines.append(f"| {m} | " + " | ".join(cells) + " |")
+    lines += ["", "## TRL - GRPO, paired over the problems both arms score (± SE over problems)", "",
+              "| measure | " + " | ".join(f"seed {s}" for s in seeds) + " | over seeds, mean ± SE |",
+              "|" + "---|" * (2 + len(seeds))]
+    table: dict = {}
+    for m in measures:
+        row = [paired(scores(per_seed[s]["tandem"])[m], scores(per_seed[s]["grpo"])[m]) for s in seeds]
+        mean, se = mean_and_se([d for d, _, _ in row])
+        table[m] = {"per_seed": row, "mean": mean, "se_over_seeds": se}
+        lines.append(f"| {m} | " + " | ".join(f"{d:+.3f} ± {e:.3f} ({k})" for d, e, k in row)
+                     + f" | {mean:+.3f} ± {se:.3f} |")
+    lines += ["", "## Rates per arm (handoff; solo in brackets)", "",
+              "| seed | arm | answer visible | gold undetermined | budget hit | junior wrote the answer | prefix cut "
+              "(mean fraction of the solo response) |", "|---|---|---|---|---|---|---|"]
+    for s in seeds:
+        for a in ARMS:
+            r = per_seed[s][a]
+            h, so = r["handoff_rates"], r["solo_rates"]
+            cut = ", ".join(f"{f}: {p['mean_cut_fraction']:.2f}" for f, p in r["prefix"].items())
+            lines.append(f"| {s} | {ARMS[a]} | {h['visible_rate']:.3f} ({so['visible_rate']:.3f}) | "
+                         f"{h['undetermined_rate']:.3f} | {h['hit_budget_rate']:.3f} ({so['hit_budget_rate']:.3f}) | "
+                         f"{h['junior_final_rate']:.3f} | {cut} |")
+    write_json(out / "leak.json", {"seeds": {str(s): per_seed[s] for s in seeds}, "paired": table})
+    path = out / "leak.md"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    from tandem.errors import run_reporting_errors
+    from tandem_eval.prefix_transfer import DEFAULT_FRACTIONS, check_fractions
+
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--out", type=Path, required=True, help="the folder holding the demo seeds (OUT/seed-S)")
+    p.add_argument("--seeds", type=int, nargs="+", required=True)
+    p.add_argument("--prefix-fractions", nargs="+", default=[str(f) for f in DEFAULT_FRACTIONS])
+    p.add_argument("--threads", type=int, default=1, help="torch CPU threads (default: %(default)s)")
+
+    def run(args) -> int:
+        import torch
+
+        torch.set_num_threads(args.threads)
+        fractions = check_fractions(args.prefix_fractions)
+        per_seed = {s: evaluate_seed(args.out / f"seed-{s}", s, fractions) for s in args.seeds}
+        print(write_table(args.out, per_seed).read_text(encoding="utf-8"))
+        return 0
+
+    return run_reporting_errors(run, p.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
