@@ -87,3 +87,36 @@ def test_the_seed_table_reads_finished_runs(quick_demo, tmp_path):
     table = write_seed_table(tmp_path, [0]).read_text()
     assert "| GRPO solo acc |" in table and "| 2. TRL hands off better than GRPO |" in table
     assert json.loads((tmp_path / "seeds.json").read_text())["0"]["minutes"] > 0
+
+
+def _write_runs(out, grpo_rewards, tandem_rewards):
+    """metrics.jsonl of a GRPO and a TRL run: a reward and terse share per step, validation every 2 steps."""
+    from tandem.jsonl import write_jsonl
+
+    for method, rewards in (("grpo", grpo_rewards), ("tandem", tandem_rewards)):
+        rows = [{"step": s, "reward_mean": r, "terse_frac": r / 2} for s, r in enumerate(rewards)]
+        rows += [{"step": s, "val_acc": rewards[s]} for s in range(0, len(rewards), 2)]
+        (out / method).mkdir(parents=True)
+        write_jsonl(out / method / "metrics.jsonl", rows)
+
+
+def test_the_reward_plot_names_raw_and_smoothed_keeps_equal_runs_visible_and_counts_whole_steps(tmp_path):
+    import io
+
+    from tandem_app.train.report import SMOOTH, reward_figure
+
+    same = [0.1, 0.3, 0.2, 0.5, 0.4, 0.6, 0.7]
+    _write_runs(tmp_path, same, same)  # GRPO and TRL equal: TRL must not hide GRPO
+    fig = reward_figure(tmp_path)
+    fig.savefig(io.BytesIO(), format="png")  # draws it, as the report does
+    reward, terse, val = fig.axes
+    assert [t.get_text() for t in reward.get_legend().get_texts()] == [
+        "GRPO, per step", f"GRPO, mean of the last {SMOOTH} steps",
+        "TRL, per step", f"TRL, mean of the last {SMOOTH} steps"]
+    for ax in (reward, terse, val):
+        grpo, trl = ([line for line in ax.get_lines() if line.get_label().startswith(name)] for name in ("GRPO", "TRL"))
+        for a, b in zip(grpo, trl, strict=True):
+            assert (a.get_xdata() == b.get_xdata()).all() and (a.get_ydata() == b.get_ydata()).all()
+            assert (a.get_linestyle(), a.get_marker()) != (b.get_linestyle(), b.get_marker())
+        shown = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+        assert len(shown) >= 2 and all(float(t).is_integer() for t in shown), shown

@@ -26,37 +26,50 @@ def _metrics(out: Path, method: str) -> list[dict]:
     return read_jsonl(path) if path.is_file() else []
 
 
-def _smooth(values: list[float], k: int = 5) -> list[float]:
+SMOOTH = 5  # the reward curve's running mean: the last SMOOTH steps
+# One style per method: where the two curves are equal, TRL's dashes and crosses lie over
+# GRPO's solid line and circles and both stay visible.
+STYLES = {"grpo": {"color": "tab:blue", "linestyle": "-", "marker": "o"},
+          "tandem": {"color": "tab:orange", "linestyle": "--", "marker": "x"}}
+
+
+def _smooth(values: list[float], k: int = SMOOTH) -> list[float]:
     return [sum(values[max(0, i - k + 1) : i + 1]) / len(values[max(0, i - k + 1) : i + 1]) for i in range(len(values))]
 
 
-def plot_reward_curves(out: Path, path: Path) -> None:
-    import matplotlib
+def reward_figure(out: Path):
+    """Training reward (per step and its running mean), terse steps and validation accuracy of both runs in `out`."""
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (ax1, ax2, ax3) = plt.subplots(1, 3, figsize=(14, 3.8))
-    for method, color in (("grpo", "tab:blue"), ("tandem", "tab:orange")):
+    fig = Figure(figsize=(14, 3.8))
+    ax1, ax2, ax3 = fig.subplots(1, 3)
+    for method, style in STYLES.items():
         label = LABELS[method]
         rows = _metrics(out, method)
         train = [r for r in rows if "reward_mean" in r]
         steps, rewards = [r["step"] for r in train], [r["reward_mean"] for r in train]
-        ax1.plot(steps, rewards, color=color, alpha=0.25)
-        ax1.plot(steps, _smooth(rewards), color=color, label=label)
+        ax1.plot(steps, rewards, **style, alpha=0.35, linewidth=1, markersize=4, label=f"{label}, per step")
+        ax1.plot(steps, _smooth(rewards), **{**style, "marker": None}, linewidth=2,
+                 label=f"{label}, mean of the last {SMOOTH} steps")
         terse = [r for r in train if "terse_frac" in r]
-        ax2.plot([r["step"] for r in terse], _smooth([r["terse_frac"] for r in terse]), color=color, label=label)
+        ax2.plot([r["step"] for r in terse], _smooth([r["terse_frac"] for r in terse]), **style, markersize=4,
+                 label=f"{label}, mean of the last {SMOOTH} steps")
         val = [r for r in rows if "val_acc" in r]
-        ax3.plot([r["step"] for r in val], [r["val_acc"] for r in val], "o-", color=color, label=label)
+        ax3.plot([r["step"] for r in val], [r["val_acc"] for r in val], **style, label=label)
     ax1.set(title="training reward (TRL: team of senior + junior)", xlabel="step", ylabel="mean reward")
     ax2.set(title="terse steps in training rollouts", xlabel="step", ylabel="share of steps", ylim=(-0.02, 1.02))
     ax3.set(title="validation: senior solo, greedy, RL budget", xlabel="step", ylabel="accuracy")
     for ax in (ax1, ax2, ax3):
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole numbers
         ax.grid(alpha=0.3)
-        ax.legend()
+        ax.legend(fontsize="small")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    return fig
+
+
+def plot_reward_curves(out: Path, path: Path) -> None:
+    reward_figure(out).savefig(path, dpi=120)
 
 
 def plot_accuracy_bars(res: dict, path: Path) -> None:
