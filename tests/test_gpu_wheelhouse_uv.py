@@ -118,13 +118,16 @@ def test_resolve_only_for_python_312_from_this_python_matches_the_stack_and_the_
         name, version = requirement.split("==")
         assert pins[name] == version, requirement
     assert pins["numpy"] == GPU_PRESENT["numpy"]  # the image's numpy suits the stack and is kept
+    # antlr4-python3-runtime 4.9.3 has only an sdist: built into a pure wheel, so hydra-core stays at 1.3
+    assert plan["built_from_sdist"] == ["antlr4-python3-runtime==4.9.3"] and pins["hydra-core"].startswith("1.3.")
     assert plan["present_dropped"] == ["transformers"]  # 4.57.6 cannot stay beside the stack's 5.10.4
     fetched = {f["name"]: f for f in plan["files"]}
     assert "torch" not in fetched and "numpy" not in fetched and "nvidia-cudnn-cu13" not in fetched
     assert {s["name"] for s in plan["skipped_present"]} == {"torch", "numpy", "nvidia-cudnn-cu13"}
     assert fetched["vllm"]["file"].startswith(f"vllm-{release.vllm}-") and "x86_64" in fetched["vllm"]["file"]
     for f in plan["files"]:
-        assert f["file"].endswith(".whl") and f["bytes"] > 0 and len(f["sha256"] or "x" * 64) == 64, f
+        assert f["file"].endswith(".whl") and f["bytes"] > 0, f
+        assert f["name"] == "antlr4-python3-runtime" or (len(f["sha256"]) == 64 and f["url"].startswith("https://")), f
         assert not any(tag in f["file"] for tag in ("-cp311-cp311-", "-cp313-", "aarch64", "macosx", "musllinux",
                                                     "win_")), f["file"]  # cp3N-abi3 (N < 12) suits 3.12
     assert plan["total_bytes"] == sum(f["bytes"] for f in plan["files"]) > 2**30

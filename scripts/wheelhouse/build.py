@@ -83,7 +83,8 @@ def check_torch_build(dists: list[Dist], release) -> None:
         local = d.version.partition("+")[2]
         if normalize(d.name) == "torch" and local and local != release.torch_cuda:
             raise WheelhouseError(f"the resolver chose torch {d.version} ({d.url}), a {local} build: an index or "
-                                  "find-links in pip's or uv's configuration serves it (pip config list); remove it there")
+                                  "find-links in pip's or uv's configuration serves it (pip config list); "
+                                  "remove it there")
 
 
 def differs_from_host(dists: list[Dist], host_versions: dict[str, str]) -> dict[str, dict]:
@@ -121,9 +122,10 @@ def lock_text(res: Resolution, target: Target, resolver_id: dict) -> str:
     head = (f"# the GPU stack for vLLM {target.release.vllm} ({target.release.status}), CPython {target.python} on "
             f"{target.platform}, resolved by {resolver_id['name']} {resolver_id['version']}\n"
             "# lines marked `present` are already on the target (--present) and are not fetched\n")
-    skipped = {id(d) for d in res.skipped}
+    present = {normalize(d.name) for d in res.skipped}
     lines = [f"{d.name}=={d.version}" + (f" --hash=sha256:{d.sha256}" if d.sha256 else "")
-             + ("  # present" if id(d) in skipped else "") for d in sorted(res.dists, key=lambda d: normalize(d.name))]
+             + ("  # present" if normalize(d.name) in present else "")
+             for d in sorted(res.dists, key=lambda d: normalize(d.name))]
     return head + "\n".join(lines) + "\n"
 
 
@@ -159,11 +161,13 @@ def resolve_only(out: Path, target: Target, resolver) -> dict:
     res = resolve(resolver, target)
     fields = common_fields(res, target, resolver)
     sizes = [d.bytes for d in res.wanted]
-    plan = {**fields, "resolve_only": True,
-            "files": [{"name": d.name, "version": d.version, "file": d.file, "url": d.url, "sha256": d.sha256,
-                       "bytes": d.bytes} for d in sorted(res.wanted, key=lambda d: normalize(d.name))],
+    built = getattr(resolver, "built_from_sdist", [])
+    here = {d.file for d in built}  # built into a temporary folder that goes with the resolver: no URL to keep
+    files = [{"name": d.name, "version": d.version, "file": d.file, "url": None if d.file in here else d.url,
+              "sha256": d.sha256, "bytes": d.bytes} for d in sorted(res.wanted, key=lambda d: normalize(d.name))]
+    plan = {**fields, "resolve_only": True, "files": files,
             "file_count": len(res.wanted), "total_bytes": None if None in sizes else sum(sizes),
-            "built_from_sdist": sorted(f"{d.name}=={d.version}" for d in getattr(resolver, "built_from_sdist", []))}
+            "built_from_sdist": sorted(f"{d.name}=={d.version}" for d in built)}
     out.mkdir(parents=True, exist_ok=True)
     (out / LOCK).write_text(lock_text(res, target, fields["resolver"]))
     write_json(out, PLAN, plan)

@@ -134,11 +134,13 @@ class Uv:
             url = wheel.get("url") or Path(wheel["path"]).resolve().as_uri()
             return Dist(name, version, wheel.get("name") or file_name(url), url,
                         wheel.get("hashes", {}).get("sha256"), wheel.get("size"))
-        built = self.sdists.build(name, version) if package.get("sdist") else None
+        if not package.get("sdist"):
+            raise WheelhouseError(f"{name} {version} has no wheel for CPython {python} on {self.platform} and no "
+                                  "sdist: pin a release of it that has a wheel")
+        built = self.sdists.build(name, version)
         if built is None:
-            raise WheelhouseError(f"{name} {version} has no wheel for CPython {python} on {self.platform}, and "
-                                  f"{'no sdist' if not package.get('sdist') else 'its sdist builds a wheel for this machine only'}: "
-                                  "pin a release of it that has one")
+            raise WheelhouseError(f"{name} {version} has no wheel for CPython {python} on {self.platform}, and its "
+                                  "sdist builds a wheel for this machine only: pin a release of it that has a wheel")
         return built
 
     def download(self, python: str, dists: list[Dist], dest: Path) -> None:
