@@ -120,3 +120,17 @@ def test_the_reward_plot_names_raw_and_smoothed_keeps_equal_runs_visible_and_cou
             assert (a.get_linestyle(), a.get_marker()) != (b.get_linestyle(), b.get_marker())
         shown = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
         assert len(shown) >= 2 and all(float(t).is_integer() for t in shown), shown
+
+
+def test_the_readme_names_the_report_the_quick_demo_writes(tmp_path, monkeypatch, capsys):
+    from pathlib import Path
+
+    import tandem_app.train.demo as demo
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(demo, "run_demo", lambda cfg, out, **kw: Path(out) / "report.md")  # where, not the run
+    assert main(["demo", "--quick", "--no-progress"]) == 0
+    written = capsys.readouterr().out.strip().splitlines()[-1].removeprefix("report written to ")
+    first_result = (Path(__file__).resolve().parents[1] / "README.md").read_text().split("## A first result")[1]
+    quick = first_result.split("The full demo")[0]
+    assert written == "runs/demo-quick/report.md" and f"`{written}`" in quick, (written, quick)
