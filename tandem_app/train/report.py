@@ -49,7 +49,7 @@ def reward_figure(out: Path):
         rows = _metrics(out, method)
         train = [r for r in rows if "reward_mean" in r]
         steps, rewards = [r["step"] for r in train], [r["reward_mean"] for r in train]
-        ax1.plot(steps, rewards, **style, alpha=0.35, linewidth=1, markersize=4, label=f"{label}, per step")
+        ax1.plot(steps, rewards, **style, alpha=0.45, linewidth=1, markersize=5, label=f"{label}, per step")
         ax1.plot(steps, _smooth(rewards), **{**style, "marker": None}, linewidth=2,
                  label=f"{label}, mean of the last {SMOOTH} steps")
         terse = [r for r in train if "terse_frac" in r]
