@@ -28,7 +28,6 @@ from collections.abc import Mapping, Sequence
 from tandem.grading.extract import extract_answer, last_boxed
 from tandem.grading.normalize import exact_key, normalize_answer
 from tandem.metrics import pass_at_k
-from tandem_eval.handoff import turn_spans
 
 VISIBLE, NOT_VISIBLE, UNDETERMINED = "visible", "not_visible", "undetermined"
 VISIBILITY = (VISIBLE, NOT_VISIBLE, UNDETERMINED)
@@ -71,6 +70,8 @@ def shows_answer(text: str, key: str) -> bool:
 
 
 def _turn_texts(ids: Sequence[int], mask: Sequence[int], tokenizer) -> list[tuple[int, str]]:
+    from tandem_eval.handoff import turn_spans  # here: the handoff module loads torch
+
     return [(mask[a], tokenizer.decode(list(ids[a:b]), skip_special_tokens=True)) for a, b in turn_spans(list(mask))]
 
 

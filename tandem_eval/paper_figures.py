@@ -2,8 +2,11 @@
 
 Rows are the phases (solo, handoff), columns the benchmarks then `macro`; each checkpoint
 is one line over k (log2 axis) with a band of one bootstrap standard error (resampling
-problems, `tandem_eval.bootstrap`; `--resamples`, default 2000, seed fixed). Written as
-PNG and SVG with matplotlib's Agg backend.
+problems, `tandem_eval.bootstrap`; `--resamples`, default 2000, seed fixed). Where the
+handoff outputs hold them, a second figure (STEM-transfer) shows which part is the
+junior's: macro handoff pass@k over all samples and over those without a leak, and
+prefix-transfer pass@1 over the fraction (`transfer_figure`). Written as PNG and SVG with
+matplotlib's Agg backend.
 
     python -m tandem_eval.paper_figures --checkpoint base=DIR/runs/base --checkpoint trl=DIR/runs/trl \\
         --out DIR/figures/passk
@@ -71,6 +74,61 @@ def passk_figure(results: list[CheckpointResult], out_stem: str | Path, resample
     fig.suptitle(f"pass@k, preset {preset}; bands: ±1 bootstrap SE ({resamples} resamples over problems)",
                  fontsize=10)
     fig.tight_layout()
+    return _save(fig, out_stem)
+
+
+def transfer_figure(results: list[CheckpointResult], out_stem: str | Path, resamples: int = DEFAULT_RESAMPLES,
+                    seed: int = DEFAULT_SEED) -> list[Path]:
+    """Which part of the handoff is the junior's: macro handoff pass@k with and without leaks (left), macro
+    prefix-transfer pass@1 over the fraction (right), each with ±1 SE; [] when no result holds them."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from tandem_eval.leak import pass_at_k_over_clean_with_se
+
+    handoffs = [(r.label, r.phases["handoff"]) for r in results if "handoff" in r.phases]
+    handoffs = [(label, h) for label, h in handoffs if h.clean_counts or h.prefix_counts]
+    if not handoffs:
+        return []
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.4))
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+
+    def points(stats, keys):
+        got = [(x, stats["macro"][key]) for x, key in keys if stats["macro"].get(key)]
+        return [x for x, _ in got], [100 * v["mean"] for _, v in got], [100 * v["se"] for _, v in got]
+
+    for i, (label, h) in enumerate(handoffs):
+        colour = colours[i % len(colours)]
+        ks = [(k, f"pass@{k}") for k in h.ks]
+        plain = pass_at_k_with_se(h.counts, h.ks, resamples, seed)
+        left.errorbar(*points(plain, ks), color=colour, marker="o", ms=3, capsize=2, label=f"{label}: all")
+        if h.clean_counts:
+            clean = pass_at_k_over_clean_with_se(h.clean_counts, h.ks, resamples, seed)
+            left.errorbar(*points(clean, ks), color=colour, ls="--", marker="s", ms=3, capsize=2,
+                          label=f"{label}: no leak")
+        fractions = sorted(h.prefix_counts, key=float)
+        if fractions:
+            per = {f: pass_at_k_over_clean_with_se(h.prefix_counts[f], [1], resamples, seed) for f in fractions}
+            xs, ys, es = [], [], []
+            for f in fractions:
+                x, y, e = points(per[f], [(float(f), "pass@1")])
+                xs, ys, es = xs + x, ys + y, es + e
+            right.errorbar(xs, ys, yerr=es, color=colour, marker="o", ms=3, capsize=2, label=label)
+    left.set_xscale("log", base=2)
+    left.set(xlabel="k", ylabel="handoff pass@k (%)", title="handoff: all samples vs no leak")
+    right.set(xlabel="prefix fraction f", ylabel="pass@1 (%)", title="prefix transfer to the junior")
+    for ax in (left, right):
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return _save(fig, out_stem)
+
+
+def _save(fig, out_stem: str | Path) -> list[Path]:
+    import matplotlib.pyplot as plt
+
     out_stem = Path(out_stem)
     out_stem.parent.mkdir(parents=True, exist_ok=True)
     written = []
@@ -96,6 +154,9 @@ def run(args) -> int:
 
     results = [load_checkpoint(label, path) for label, path in parse_checkpoints(args.checkpoint)]
     for path in passk_figure(results, args.out, args.resamples, args.seed):
+        print(f"wrote {path}")
+    transfer = Path(args.out).with_name(Path(args.out).name + "-transfer")
+    for path in transfer_figure(results, transfer, args.resamples, args.seed):
         print(f"wrote {path}")
     return 0
 

@@ -4,7 +4,9 @@ A checkpoint's results live in one directory (the layout `tandem_eval.reproduce`
     solo/       an `eval_solo` output directory (summary.json and <benchmark>.summary.json files)
     handoff/    an `eval_sentence_handoff` output directory
     legibility.json   `tandem_eval.legibility` output (optional)
-Per benchmark, the per-problem (n, c) counts are what the bootstrap resamples. Checkpoints
+Per benchmark, the per-problem (n, c) counts are what the bootstrap resamples; so are the
+handoff's counts over the samples without a leak and the prefix transfer's per fraction
+(`tandem_eval.leak`, `tandem_eval.prefix_transfer`), where the outputs hold them. Checkpoints
 evaluated with different presets, benchmark sets or sample counts are refused: their
 pass@k would not be comparable.
 """
@@ -26,6 +28,10 @@ class PhaseResult:
     ks: list[int]
     counts: dict[str, list[tuple[int, int]]]  # benchmark -> per-problem (n, c)
     config: dict
+    # tandem_eval.leak and tandem_eval.prefix_transfer (empty for outputs written before them)
+    rates: dict[str, dict] = field(default_factory=dict)  # benchmark -> leak, final-author and budget rates
+    clean_counts: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # handoff without a leak
+    prefix_counts: dict[str, dict[str, list[tuple[int, int]]]] = field(default_factory=dict)  # fraction -> benchmark
 
 
 @dataclass
@@ -51,14 +57,22 @@ def load_phase(directory: Path) -> PhaseResult:
     if not summary_path.is_file():
         raise TandemError(f"{summary_path}: no such file; run the evaluation first (or pass its output directory)")
     overall = _read_json(summary_path)
-    counts = {}
+    counts, rates, clean, prefix = {}, {}, {}, {}
+    pairs = lambda rows: [(int(p["n"]), int(p["c"])) for p in rows]  # noqa: E731
     for name in overall.get("benchmarks", {}):
         per = _read_json(directory / f"{_file_stem(name)}.summary.json")
-        counts[name] = [(int(p["n"]), int(p["c"])) for p in per["per_problem"]]
+        counts[name] = pairs(per["per_problem"])
+        if "answer_visible" in per:
+            rates[name] = {k: per[k] for k in ("answer_visible", "final_author", "hit_budget")}
+        if "leak_controlled" in per:
+            clean[name] = pairs(per["leak_controlled"]["per_problem"])
+        prefix_path = directory / f"{_file_stem(name)}.prefix.summary.json"
+        for fraction, result in (_read_json(prefix_path)["fractions"] if prefix_path.is_file() else {}).items():
+            prefix.setdefault(fraction, {})[name] = pairs(result["per_problem"])
     if not counts:
         raise TandemError(f"{summary_path}: no benchmarks in it; re-run the evaluation")
     return PhaseResult(overall.get("preset", overall.get("config", {}).get("preset", "ours")), list(overall["ks"]),
-                       counts, overall.get("config", {}))
+                       counts, overall.get("config", {}), rates, clean, prefix)
 
 
 def load_checkpoint(label: str, directory: str | Path) -> CheckpointResult:

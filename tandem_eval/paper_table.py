@@ -4,9 +4,12 @@ Rows: the published numbers first (`tandem_eval/paper_reference.json`, each with
 source), then one row per checkpoint. Cells are percentages, `mean ± SE` (SE: bootstrap
 over problems, `tandem_eval.bootstrap`). A second table gives every benchmark, and a
 third legibility (the junior's mean cross-entropy on the checkpoint's solo responses) and
-drift (JS divergence of its token usage from the junior's). Written as Markdown and JSON;
+drift (JS divergence of its token usage from the junior's). Where the outputs hold them, a
+fourth gives which part of the handoff score is the junior's: handoff pass@k over the
+samples without a leak (`handoff_no_leak`), prefix transfer per fraction (`prefix`), and
+the leak, final-author and budget rates per phase (`rates`). Written as Markdown and JSON;
 the JSON holds, per checkpoint label, `solo` and `handoff` pass@k per benchmark and
-`macro` (fractions, with `se`).
+`macro` (fractions, with `se`; the leak-controlled ones with `left_out` per k).
 
     python -m tandem_eval.paper_table --checkpoint base=DIR/runs/base --checkpoint trl=DIR/runs/trl --out DIR/table
 """
@@ -21,6 +24,7 @@ from pathlib import Path
 from tandem.errors import TandemError
 from tandem.jsonl import write_json
 from tandem_eval.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, pass_at_k_with_se
+from tandem_eval.leak import pass_at_k_over_clean_with_se
 from tandem_eval.paper_results import PHASES, CheckpointResult, check_comparable, load_checkpoint
 
 REFERENCE_FILE = Path(__file__).with_name("paper_reference.json")
@@ -46,12 +50,68 @@ def build_table(results: list[CheckpointResult], resamples: int = DEFAULT_RESAMP
         for phase, pr in r.phases.items():
             row[phase] = pass_at_k_with_se(pr.counts, pr.ks, resamples, seed)
             row[phase + "_ks"] = pr.ks
+            if pr.rates:
+                row.setdefault("rates", {})[phase] = pooled_rates(pr.rates)
+        handoff = r.phases.get("handoff")
+        if handoff is not None and handoff.clean_counts:
+            row["handoff_no_leak"] = pass_at_k_over_clean_with_se(handoff.clean_counts, handoff.ks, resamples, seed)
+        if handoff is not None and handoff.prefix_counts:
+            row["prefix"] = {f: pass_at_k_over_clean_with_se(c, handoff.ks, resamples, seed)
+                             for f, c in sorted(handoff.prefix_counts.items(), key=lambda x: float(x[0]))}
         if r.legibility is not None:
             row["legibility"] = {k: r.legibility.get(k) for k in ("mean_ce", "macro_ce", "n_scored", "n_dropped")}
         if r.drift is not None:
             row["drift"] = {"js_bits": r.drift.get("js_bits")}
         table["checkpoints"][r.label] = row
     return table
+
+
+def pooled_rates(rates: dict[str, dict]) -> dict:
+    """One phase's leak, final-author and budget rates over all its benchmarks' samples."""
+    vis = {k: sum(r["answer_visible"][k] for r in rates.values()) for k in ("visible", "not_visible", "undetermined")}
+    samples = sum(vis.values())
+    determined = vis["visible"] + vis["not_visible"]
+    junior = sum(r["final_author"].get("junior", 0) for r in rates.values())
+    hits = sum(r["hit_budget"]["count"] for r in rates.values())
+    return {"samples": samples, "visible_rate": vis["visible"] / determined if determined else None,
+            "undetermined_rate": vis["undetermined"] / samples if samples else None,
+            "junior_answer_rate": junior / samples if samples else None,
+            "hit_budget_rate": hits / samples if samples else None}
+
+
+def _junior_table(table: dict) -> list[str]:
+    """Handoff pass@1 with and without leaks and prefix transfer per fraction; the rates per checkpoint."""
+    rows = [(lbl, row) for lbl, row in table["checkpoints"].items() if "handoff_no_leak" in row or "prefix" in row]
+    if not rows:
+        return []
+    fractions = sorted({f for _, row in rows for f in row.get("prefix", {})}, key=float)
+    pct = lambda v: "—" if v is None else f"{100 * v:.1f}%"  # noqa: E731
+    lines = ["", "**Which part is the junior's** (`tandem_eval.leak`, `tandem_eval.prefix_transfer`): macro pass@1 "
+             "in %, mean ± SE; *no leak* = over the handoff samples whose answer the senior had not shown before the "
+             "junior's last turn; *prefix f* = the junior finishing the checkpoint's solo response cut at f of its "
+             "tokens, before the answer; (−N) problems left out (no such sample)", "",
+             "| checkpoint | handoff | handoff, no leak | " + " | ".join(f"prefix {f}" for f in fractions) + " |",
+             "|" + "---|" * (3 + len(fractions))]
+    for label, row in rows:
+        no_leak = row.get("handoff_no_leak", {})
+        cells = [_cell(row["handoff"]["macro"].get("pass@1")), _left_out_cell(no_leak)]
+        cells += [_left_out_cell(row.get("prefix", {}).get(f, {})) for f in fractions]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    lines += ["", "**Leaks and budget** (all benchmarks' samples pooled): answer visible before the junior's last "
+              "turn (of the determined samples; solo: anywhere in the response), gold undetermined, final answer "
+              "written by the junior, token budget spent", "",
+              "| checkpoint | phase | visible | undetermined | junior's answer | budget spent |", "|---|---|---|---|---|---|"]
+    for label, row in table["checkpoints"].items():
+        for phase, r in row.get("rates", {}).items():
+            lines.append(f"| {label} | {phase} | {pct(r['visible_rate'])} | {pct(r['undetermined_rate'])} | "
+                         f"{pct(r['junior_answer_rate'])} | {pct(r['hit_budget_rate'])} |")
+    return lines
+
+
+def _left_out_cell(stats: dict) -> str:
+    if not stats:
+        return "—"
+    return _cell(stats["macro"].get("pass@1")) + f" (−{stats['left_out']['pass@1']})"
 
 
 def _cell(stats: dict | None) -> str:
@@ -94,6 +154,7 @@ def to_markdown(table: dict) -> str:
             for bench in benches:
                 stats = table["checkpoints"][label][phase][bench]
                 lines.append(f"| {label} | {bench} | " + " | ".join(_cell(stats.get(f"pass@{k}")) for k in ks) + " |")
+    lines += _junior_table(table)
     rows = [(lbl, row) for lbl, row in table["checkpoints"].items() if "legibility" in row or "drift" in row]
     if rows:
         lines += ["", "**Legibility and drift**: the junior's mean cross-entropy (nats per token) on each "

@@ -7,12 +7,15 @@ Checkpoints: `base` (Qwen/Qwen3-4B-Instruct-2507) and `trl-released` (the releas
 checkpoint, difanjiao/TT-Word-Qwen3-4B-Instruct-2507-DeepScaleR), then every
 `--checkpoint LABEL=PATH` in order (a local directory or a hub id `org/name`; giving a
 default label points it elsewhere). The junior of every handoff, of legibility and of
-drift is `--junior`, else the `base` checkpoint. Every evaluation runs with the `paper`
+drift is `--junior`, else the `base` checkpoint. Each handoff also gives the leak fields and
+leak-controlled pass@k (`tandem_eval.leak`) and prefix transfer at `--prefix-fractions`
+(default 0.3 0.5 0.7, cut from the checkpoint's solo responses; `tandem_eval.prefix_transfer`),
+in the table, the report and `figures/transfer`. Every evaluation runs with the `paper`
 preset (`tandem_eval.presets`) on `--backend` (default vllm), each step in its own process
 (so each vLLM engine gives its memory back):
 
     DIR/runs/LABEL/solo/      eval_solo outputs          DIR/runs/LABEL/handoff/   eval_sentence_handoff outputs
-    DIR/runs/LABEL/legibility.json                        DIR/figures/passk.{png,svg}
+    DIR/runs/LABEL/legibility.json                        DIR/figures/passk.{png,svg}, transfer.{png,svg}
     DIR/table.json  DIR/table.md  DIR/report.md           DIR/reproduce.json (the run's settings and step times)
 
 Every checkpoint (and `--junior`) is resolved before any work: a local directory must hold
@@ -43,6 +46,7 @@ from pathlib import Path
 
 from tandem.errors import TandemError
 from tandem.jsonl import write_json
+from tandem_eval.prefix_transfer import DEFAULT_FRACTIONS, check_fractions
 from tandem_eval.presets import DEFAULT_PRESET
 
 BASE_MODEL = "Qwen/Qwen3-4B-Instruct-2507"
@@ -167,6 +171,8 @@ def check_out_dir(out: Path, settings: dict) -> None:
                 if clash:
                     raise TandemError(f"{out} holds results of checkpoint {clash[0]!r} at "
                                       f"{stored[key][clash[0]]}, not {value[clash[0]]}; choose another --out")
+            elif key == "prefix_fractions" and key not in stored:
+                continue  # a DIR made before prefix transfer: its outputs are still this run's
             elif stored.get(key) != value:
                 raise TandemError(f"{out} was made with {key}={stored.get(key)!r}, this run asks for {value!r}; "
                                   "run with the same flags to resume, or choose another --out")
@@ -195,6 +201,7 @@ def _legibility_done(path: Path, solo: Path, junior: str) -> bool:
 
 
 def reproduce(args) -> dict:
+    fractions = list(check_fractions(args.prefix_fractions)) if args.prefix_fractions else []
     checkpoints = resolve_checkpoints(args.checkpoint or [], args.skip_default)
     junior = check_model(args.junior, "--junior") if args.junior else dict(checkpoints)["base"]
     check_available(checkpoints, junior)
@@ -206,7 +213,8 @@ def reproduce(args) -> dict:
     if out.exists() and not out.is_dir():
         raise TandemError(f"--out {out} is a file; pass a directory")
     settings = {"preset": PRESET, "checkpoints": dict(checkpoints), "junior": junior, "backend": args.backend,
-                "max_problems": args.max_problems, "n": args.n, "max_new_tokens": args.max_new_tokens}
+                "max_problems": args.max_problems, "n": args.n, "max_new_tokens": args.max_new_tokens,
+                "prefix_fractions": fractions}
     check_out_dir(out, settings)
     out.mkdir(parents=True, exist_ok=True)
     manifest = out / "reproduce.json"
@@ -236,21 +244,25 @@ def reproduce(args) -> dict:
             _step(["tandem_eval.legibility", "--senior-samples", str(runs / label / "solo"), "--junior", junior,
                    "--junior-samples", str(base_solo), "--out", str(leg), "--preset", PRESET, "--device", device,
                    "--dtype", "float32" if device == "cpu" else "bfloat16"], f"{label}/legibility", timings)
-        for label, path in checkpoints:
+        prefix = ["--prefix-fractions", *map(str, fractions)] if fractions else []
+        for label, path in checkpoints:  # prefix transfer cuts the solo responses written above
+            solo = ["--prefix-solo-dir", str(runs / label / "solo")] if fractions else []
             _step(["tandem_eval.MATH.eval_sentence_handoff", "--senior", path, "--junior", junior, "--out-dir",
-                   str(runs / label / "handoff"), *common, "--device", device], f"{label}/handoff", timings)
+                   str(runs / label / "handoff"), *common, "--device", device, *prefix, *solo], f"{label}/handoff",
+                  timings)
     finally:
         write_json(manifest, {"settings": {**settings, "checkpoints": checkpoints_so_far}, "timings": timings})
     return write_report(out, [label for label, _ in checkpoints], settings, timings, args.resamples)
 
 
 def write_report(out: Path, labels: list[str], settings: dict, timings: dict, resamples: int) -> dict:
-    from tandem_eval.paper_figures import passk_figure
+    from tandem_eval.paper_figures import passk_figure, transfer_figure
     from tandem_eval.paper_results import load_checkpoint
     from tandem_eval.paper_table import build_table, load_reference, to_markdown
 
     results = [load_checkpoint(label, out / "runs" / label) for label in labels]
     figures = passk_figure(results, out / "figures" / "passk", resamples)
+    figures += transfer_figure(results, out / "figures" / "transfer", resamples)
     table = build_table(results, resamples, reference=load_reference())
     write_json(out / "table.json", table)
     md = to_markdown(table)
@@ -263,7 +275,7 @@ def write_report(out: Path, labels: list[str], settings: dict, timings: dict, re
     if small:
         lines += ["", f"**A reduced run** ({', '.join(f'{k}={v}' for k, v in small.items())}): not comparable with "
                   "the paper's numbers."]
-    lines += ["", md, "## Figures", ""] + [f"![pass@k]({p.relative_to(out)})" for p in figures if p.suffix == ".png"]
+    lines += ["", md, "## Figures", ""] + [f"![{p.stem}]({p.relative_to(out)})" for p in figures if p.suffix == ".png"]
     lines += ["", "## Step wall times (seconds, this machine; the last run of each step)", "",
               "| step | seconds |", "|---|---|"] + [f"| {k} | {v} |" for k, v in timings.items()]
     (out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -291,6 +303,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data-dir", default=None, help="benchmark JSONL directory (default: $TANDEM_DATA_DIR, else "
                    "../shared/data, else the Hugging Face copies)")
     p.add_argument("--device", default=None, help="cpu or cuda (default: cuda when one is visible, else cpu)")
+    p.add_argument("--prefix-fractions", nargs="*", default=[str(f) for f in DEFAULT_FRACTIONS], metavar="F",
+                   help="prefix transfer after each handoff: the junior finishes the checkpoint's solo responses cut "
+                        "at these fractions, before the answer; each in (0, 1); none given = off (default: "
+                        "%(default)s)")
     p.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples for the SE bands (default: "
                    "%(default)s)")
     return p

@@ -66,10 +66,18 @@ def test_killed_run_resumes_and_writes_report_and_table(zoo, shared_data, tmp_pa
             assert set(row[phase]["macro"]) == {"pass@1", "pass@2"}
         assert row["legibility"]["n_scored"] > 0
     assert table["checkpoints"]["base"]["drift"]["js_bits"] == 0.0  # the base against itself
+    for row in table["checkpoints"].values():  # which part of the handoff is the junior's, with no extra flag
+        assert set(row["prefix"]) == {"0.3", "0.5", "0.7"} and "macro" in row["handoff_no_leak"]
+        assert row["rates"]["solo"]["samples"] == row["rates"]["handoff"]["samples"] == 8
+        assert 0.0 <= row["rates"]["handoff"]["hit_budget_rate"] <= 1.0
+    handoff = json.loads((out / "runs" / "base" / "handoff" / "aime2024.summary.json").read_text())
+    assert handoff["answer_visible"]["unknown"] == 0 and "leak_controlled" in handoff
+    assert (out / "runs" / "base" / "handoff" / "aime2024.prefix.jsonl").is_file()
     report = (out / "report.md").read_text()
     assert "**Table 2** (preset `paper`)" in report and "| trl-released |" in report
     assert "A reduced run" in report and (out / "figures" / "passk.png").is_file()
     assert (out / "figures" / "passk.svg").is_file()
+    assert "**Which part is the junior's**" in report and (out / "figures" / "transfer.png").is_file()
 
     again = subprocess.run(_cmd(out, zoo), env=env, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0 and again.stderr.count("already done") >= 8  # every benchmark of both phases
@@ -90,6 +98,9 @@ def test_bad_input_is_one_line_and_touches_nothing(zoo, shared_data, tmp_path):
     assert "label 'a' given twice" in line
     line = _refused(["bash", str(SCRIPT), "--out", str(out), "--checkpoint", "a=./no/such/dir"], env)
     assert "neither a local directory nor a hub id" in line
+    line = _refused(["bash", str(SCRIPT), "--out", str(out), "--checkpoint", f"a={s0}", "--prefix-fractions", "0.5",
+                     "1.5"], env)
+    assert "--prefix-fractions: 1.5 is outside (0, 1)" in line
     assert not out.exists()
 
     other = out / "runs" / "base" / "solo"
