@@ -170,16 +170,14 @@ def print_table(summaries: dict[str, dict]) -> None:
                   f"undetermined {f['undetermined']}", file=sys.stdout)
 
 
-def run_prefix_transfer(run, models: dict, fractions: tuple[float, ...], backend, solo_dir: Path | None) -> dict:
-    """Every benchmark of `run` (an `EvalRun`); `backend` an `EvalBackend` (both models). {benchmark: summary}."""
+def run_prefix_transfer(run, models: dict, fractions: tuple[float, ...], get_backend, solo_dir: Path | None) -> dict:
+    """Every benchmark of `run` (an `EvalRun`); `get_backend()` gives the `EvalBackend` (both models), called
+    only for a benchmark not done yet. {benchmark: summary}."""
     from tandem.coins import request_key
     from tandem_eval import runner
     from tandem_eval.presets import response_budget
     from tandem_eval.prompts import chat_prompt_ids
 
-    if not backend.same_vocab:
-        raise TandemError("--prefix-fractions needs a senior and a junior with one vocabulary (the prefix is handed "
-                          "over as tokens); leave --prefix-fractions out with --allow-vocab-mismatch")
     out: dict[str, dict] = {}
     for name, problems in runner.load_run_benchmarks(run).items():
         stem = runner._file_stem(name)
@@ -193,7 +191,10 @@ def run_prefix_transfer(run, models: dict, fractions: tuple[float, ...], backend
             print(f"{name}: prefix transfer already done with this config, skipped", file=sys.stderr)
             out[name] = stored
             continue
-        ids = [p.id for p in problems]
+        ids, backend = [p.id for p in problems], get_backend()
+        if not backend.same_vocab:
+            raise TandemError("--prefix-fractions needs a senior and a junior with one vocabulary (the prefix is "
+                              "handed over as tokens); leave --prefix-fractions out with --allow-vocab-mismatch")
         if solo_dir is not None:
             solo = read_solo_rows(solo_dir, stem, ids, run.n)
         else:

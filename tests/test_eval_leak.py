@@ -207,6 +207,9 @@ def test_eval_handoff_reports_leaks_and_prefix_transfer(tiny_dir, tiny_dir_seed1
         assert r["answer_visible"] == NOT_VISIBLE
     # the senior's responses generated here are eval-solo's: reading them back gives the same continuations
     assert read_jsonl(read / "mini.prefix.jsonl") == read_jsonl(generated / "mini.prefix.jsonl")
+    capsys.readouterr()
+    assert eval_sentence_handoff.main([*handoff, "--out-dir", str(generated)]) == 0
+    assert "mini: prefix transfer already done with this config, skipped" in capsys.readouterr().err
 
 
 def test_the_demos_transfer_evaluation_reuses_the_demos_samples(tiny_dir, tiny_dir_seed1):

@@ -44,6 +44,7 @@ def test_reproduce_on_vllm(zoo, shared_data, tmp_path):
         assert summary["config"]["backend"] == "vllm" and summary["config"]["preset"] == "paper"
         assert set(table["checkpoints"]["base"][phase]) == {"aime2024", "aime2025", "aime2026", "amc_23_25", "macro"}
     assert "**Table 2** (preset `paper`)" in (out / "report.md").read_text()
+    assert set(table["checkpoints"]["base"]["prefix"]) == {"0.3", "0.5", "0.7"}
     again = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=3000)
-    # 4 benchmarks x (solo, handoff), and the legibility step
-    assert again.returncode == 0 and again.stderr.count("already done") == 9
+    # 4 benchmarks x (solo, handoff, prefix transfer), and the legibility step
+    assert again.returncode == 0 and again.stderr.count("already done") == 13

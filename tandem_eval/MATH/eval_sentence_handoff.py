@@ -76,14 +76,16 @@ def run(args) -> int:
     settings = runner.EvalRun.from_args(args)
     if fractions and args.allow_vocab_mismatch:
         raise TandemError("--prefix-fractions hands the prefix over as tokens, which needs one vocabulary; "
-                                 "leave it out with --allow-vocab-mismatch")
-    factory = runner.backend_factory(settings, args.senior, args.junior)
-    overall = runner.run_eval(settings, "handoff", models, factory)
+                          "leave it out with --allow-vocab-mismatch")
+    # one backend for both parts: prefix transfer reuses the handoff's junior (on vLLM, its engine and memory)
+    backend = runner.LazyBackend(runner.backend_factory(settings, args.senior, args.junior))
+    overall = runner.run_eval(settings, "handoff", models, backend.get)
     runner.print_table(overall)
     if args.leak_control:
         print_leak_table(settings.out_dir, overall)
     if fractions:
-        summaries = prefix_transfer.run_prefix_transfer(settings, models, fractions, factory(), args.prefix_solo_dir)
+        summaries = prefix_transfer.run_prefix_transfer(settings, models, fractions, backend.get,
+                                                       args.prefix_solo_dir)
         prefix_transfer.print_table(summaries)
     print(f"wrote {settings.out_dir / 'summary.json'}")
     return 0
