@@ -25,13 +25,13 @@ from tandem_app.train.stats import mean_and_se
 ARMS = {"grpo": "GRPO", "tandem": "TRL"}
 
 
-def evaluate_seed(seed_dir: Path, seed: int, fractions: tuple[float, ...]) -> dict:
+def evaluate_seed(seed_dir: Path, seed: int, fractions: tuple[float, ...], quick: bool = False) -> dict:
     """{arm: evaluate_transfer's result}, cached in SEED_DIR/leak-eval/ARM.json."""
     from tandem.task import generate_problems
     from tandem_app.train.demo import demo_config
     from tandem_app.train.evaluate import evaluate_transfer
 
-    cfg = demo_config(seed=seed)
+    cfg = demo_config(quick=quick, seed=seed)
     problems = generate_problems("test", cfg.eval.n_problems, cfg.seed, cfg.task)
     out = {}
     for arm in ARMS:
@@ -75,7 +75,7 @@ def write_table(out: Path, per_seed: dict[int, dict]) -> Path:
     seeds = sorted(per_seed)
     measures = list(scores(per_seed[seeds[0]]["grpo"]))
     lines = [f"# TRL vs GRPO without leaks, seeds {', '.join(map(str, seeds))}", "",
-             "pass@1 per arm (problems scored, of 200); a problem with no clean (or continued) sample is left out.", "",
+             "pass@1 per arm (problems scored); a problem with no clean (or continued) sample is left out.", "",
              "| measure | " + " | ".join(f"{ARMS[a]} seed {s}" for s in seeds for a in ARMS) + " |",
              "|" + "---|" * (1 + 2 * len(seeds))]
     for m in measures:
@@ -121,13 +121,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seeds", type=int, nargs="+", required=True)
     p.add_argument("--prefix-fractions", nargs="+", default=[str(f) for f in DEFAULT_FRACTIONS])
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads (default: %(default)s)")
+    p.add_argument("--quick", action="store_true", help="seeds made by `tandem-rlvr demo --quick` (its eval size)")
 
     def run(args) -> int:
         import torch
 
         torch.set_num_threads(args.threads)
         fractions = check_fractions(args.prefix_fractions)
-        per_seed = {s: evaluate_seed(args.out / f"seed-{s}", s, fractions) for s in args.seeds}
+        per_seed = {s: evaluate_seed(args.out / f"seed-{s}", s, fractions, args.quick) for s in args.seeds}
         print(write_table(args.out, per_seed).read_text(encoding="utf-8"))
         return 0
 
