@@ -209,11 +209,11 @@ def make_backend(kind: str, senior_path, junior_path=None, sampling: EvalSamplin
     if batch_size < 1:
         raise TandemError(f"--batch-size must be >= 1, got {batch_size}")
     if kind == "vllm":
-        from vllm_source.runner import pin_v1_runner
+        from vllm_source.runner import pin_runner
         from vllm_source.runtime import require_vllm
 
-        require_vllm(device=True)  # fail before any model is loaded
-        pin_v1_runner()  # solo and team engines on one model runner (vllm_source/runner.py)
+        vllm = require_vllm(device=True)  # fail before any model is loaded
+        pin_runner(vllm.__version__)  # solo and team engines on one model runner (vllm_source/runner.py)
     spec = _Spec(kind, str(senior_path), None if junior_path is None else str(junior_path), device, dtype,
                  gpu_memory_utilization, handoff_route, max_model_len)
     return EvalBackend(spec, sampling or EvalSampling(), batch_size if kind == "engine" else None,

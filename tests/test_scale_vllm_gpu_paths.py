@@ -85,12 +85,12 @@ def test_the_junior_trunk_is_built_under_its_own_compile_tag():
 
 
 def test_the_v2_model_runner_is_refused_in_one_line():
-    from vllm_source.pair_model import refuse_v2_model_runner
+    from vllm_source.pair_model import check_model_runner
 
     with pytest.raises(TandemError, match="VLLM_USE_V2_MODEL_RUNNER") as err:
-        refuse_v2_model_runner(NS(use_v2_model_runner=True))
+        check_model_runner(NS(use_v2_model_runner=True), "0.28.0")
     assert "\n" not in str(err.value)
-    refuse_v2_model_runner(NS(use_v2_model_runner=False))
+    check_model_runner(NS(use_v2_model_runner=False), "0.28.0")
 
 
 def make_processor(cfg: TandemConfig, max_num_seqs: int = 16):

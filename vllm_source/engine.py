@@ -32,20 +32,25 @@ from vllm_source.compat import engine_defaults
 from vllm_source.engine_config import tandem_engine_kwargs
 from vllm_source.placement import check_pair_before_start
 from vllm_source.requests import tandem_extra_args
-from vllm_source.runner import EXTENSION, engine_runners, one_runner, pin_v1_runner
+from vllm_source.runner import EXTENSION, engine_runners, one_runner, pin_runner
 from vllm_source.runtime import require_vllm
 
 
 def make_llm(cfg: TandemConfig, senior_model: str, **llm_kwargs):
-    """A `vllm.LLM` running the tandem process (junior = `cfg.junior_model` or the senior)."""
+    """A `vllm.LLM` running the tandem process (junior = `cfg.junior_model` or the senior).
+
+    Decodes on the model runner `pin_runner` picks for this vLLM (V1 on 0.28, V2 on 0.32).
+    """
     vllm = require_vllm(device=True)
+    runner = pin_runner(vllm.__version__)
     from vllm_source.plugin import register
 
     register()  # this process; worker processes register through the entry point
     llm_kwargs.setdefault("logprobs_mode", "raw_logprobs")
     check_pair_before_start(cfg.placement, senior_model, cfg.junior_model or senior_model,
                             llm_kwargs.get("max_model_len"), llm_kwargs.get("trust_remote_code", False))
-    return vllm.LLM(**tandem_engine_kwargs(cfg, senior_model, **{**engine_defaults(), **llm_kwargs}))
+    kwargs = tandem_engine_kwargs(cfg, senior_model, tandem_runner=runner, **{**engine_defaults(), **llm_kwargs})
+    return vllm.LLM(**kwargs)
 
 
 def request_seed(seed: int, key: int) -> int:
@@ -73,7 +78,7 @@ class VLLMEngine:
 
     def __init__(self, senior_model: str, tandem: TandemConfig | None = None, **llm_kwargs):
         self.vllm = require_vllm(device=True)
-        pin_v1_runner()  # a solo engine decodes on the runner the tandem engine needs (vllm_source/runner.py)
+        pin_runner(self.vllm.__version__)  # a solo engine decodes on the tandem engine's runner (vllm_source/runner.py)
         llm_kwargs.setdefault("worker_extension_cls", EXTENSION)  # so that model_runner() can ask the workers
         self.tandem = tandem
         if tandem is None:

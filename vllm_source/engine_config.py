@@ -18,7 +18,9 @@ from vllm_source.placement import architecture, split_engine_kwargs
 
 ARCHITECTURE = "TandemForCausalLM"
 MODEL_CLASS = "vllm_source.model:TandemForCausalLM"
-PROCESSOR_CLASS = "vllm_source.logits_processor:TandemLogitsProcessor"
+PROCESSOR_CLASS = "vllm_source.logits_processor:TandemLogitsProcessor"  # vLLM's V1 model runner
+PROCESSOR_CLASS_V2 = "vllm_source.logits_processor_v2:TandemLogitsProcessorV2"  # its V2 runner (vLLM 0.32)
+PROCESSORS = {"v1": PROCESSOR_CLASS, "v2": PROCESSOR_CLASS_V2}
 HF_KEY = "tandem"  # attribute of hf_config holding the tandem config dict
 
 # Engine settings the backend cannot honour: key -> (the harmless values, what it is).
@@ -29,8 +31,12 @@ _REFUSED = {
 }
 
 
-def tandem_engine_kwargs(cfg: TandemConfig, senior_model: str, **engine_kwargs) -> dict:
+def tandem_engine_kwargs(cfg: TandemConfig, senior_model: str, tandem_runner: str = "v1", **engine_kwargs) -> dict:
     """Keyword arguments for `vllm.LLM` / `AsyncEngineArgs` that turn an engine into a tandem engine.
+
+    `tandem_runner` is the model runner the engine will decode on ('v1' or 'v2', as
+    `vllm_source.runner.pin_runner` chose): it picks the logits processor's interface.
+    `placement: split` runs on V1 only (never run on V2; refused here in one line).
 
     The junior is `cfg.junior_model`, or the senior's own checkpoint when unset (the
     paper's self-paired junior). Eager mode is the default; what CUDA-graph capture of the
@@ -45,6 +51,11 @@ def tandem_engine_kwargs(cfg: TandemConfig, senior_model: str, **engine_kwargs) 
     for key in ("hf_overrides", "logits_processors"):
         if engine_kwargs.get(key):
             raise TandemError(f"{key} is set by the tandem backend; do not pass it yourself")
+    if tandem_runner not in PROCESSORS:
+        raise TandemError(f"tandem_runner must be one of {', '.join(PROCESSORS)}, got {tandem_runner!r}")
+    if cfg.placement == "split" and tandem_runner == "v2":
+        raise TandemError("placement: split runs on vLLM's V1 model runner only (vLLM 0.28; never run on V2): "
+                          "use placement: shared on this vLLM, or install vllm==0.28.0 for split")
     if cfg.placement == "split":  # senior on tensor-parallel rank 0, junior on rank 1 (vllm_source/split.py)
         engine_kwargs = split_engine_kwargs(engine_kwargs)
     tandem = cfg.to_dict()
@@ -52,7 +63,7 @@ def tandem_engine_kwargs(cfg: TandemConfig, senior_model: str, **engine_kwargs) 
     return {
         "model": senior_model,
         "hf_overrides": {"architectures": [architecture(cfg)], HF_KEY: tandem},
-        "logits_processors": [PROCESSOR_CLASS],
+        "logits_processors": [PROCESSORS[tandem_runner]],
         "enforce_eager": True,
         **engine_kwargs,
     }

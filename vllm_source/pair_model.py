@@ -26,6 +26,7 @@ from vllm.model_executor.models.utils import init_vllm_registered_model  # noqa:
 from tandem.errors import TandemError  # noqa: E402
 from vllm_source.engine_config import tandem_config_from_hf  # noqa: E402
 from vllm_source.pairing import check_context, check_pair  # noqa: E402
+from vllm_source.runner import tandem_runner  # noqa: E402
 from vllm_source.weights import JUNIOR_PREFIX  # noqa: E402
 
 JUNIOR_COMPILE_TAG = "junior"
@@ -66,13 +67,28 @@ def check_tokenizers(model_config, junior_path: str) -> None:
     check_same_vocab(senior_tok, AutoTokenizer.from_pretrained(junior_path, trust_remote_code=trc))
 
 
-def refuse_v2_model_runner(vllm_config) -> None:
-    """vLLM's V2 model runner runs no custom logits processors: the junior would never write."""
-    if getattr(vllm_config, "use_v2_model_runner", False):
+def check_model_runner(vllm_config, vllm_version: str | None = None) -> None:
+    """The engine must decode on the runner the tandem processor runs on with this vLLM (`runner.tandem_runner`).
+
+    vLLM 0.24/0.28: V1 (their V2 runner runs no custom logits processors: the junior would
+    never write). vLLM 0.32: V2 (its V1 runner is deprecated and untested here).
+    """
+    if vllm_version is None:
+        import vllm
+
+        vllm_version = vllm.__version__
+    got = "v2" if getattr(vllm_config, "use_v2_model_runner", False) else "v1"
+    if got == tandem_runner(vllm_version):
+        return
+    if got == "v2":
         raise TandemError(
-            "vLLM's V2 model runner is on (VLLM_USE_V2_MODEL_RUNNER=1 or a V2-only feature) and runs no custom "
-            "logits processors, so the junior would never write a token; unset VLLM_USE_V2_MODEL_RUNNER"
+            f"vLLM {vllm_version}'s V2 model runner is on (VLLM_USE_V2_MODEL_RUNNER=1 or a V2-only feature) and runs "
+            "no custom logits processors, so the junior would never write a token; unset VLLM_USE_V2_MODEL_RUNNER"
         )
+    raise TandemError(
+        f"vLLM {vllm_version}'s V1 model runner is on (VLLM_USE_V2_MODEL_RUNNER=0 or a feature V2 lacks); the tandem "
+        "engine runs on its V2 runner there: unset VLLM_USE_V2_MODEL_RUNNER"
+    )
 
 
 @contextlib.contextmanager
@@ -96,7 +112,7 @@ class TandemPair(nn.Module):
 
     def __init__(self, vllm_config: VllmConfig) -> None:
         super().__init__()
-        refuse_v2_model_runner(vllm_config)
+        check_model_runner(vllm_config)
         model_config = vllm_config.model_config
         self._hf_config = model_config.hf_config
         self.cfg = tandem_config_from_hf(self._hf_config)

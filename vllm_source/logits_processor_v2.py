@@ -1,0 +1,97 @@
+"""`TandemLogitsProcessorV2`: per-request authorship inside the sampler of vLLM's V2 model runner.
+
+The V2 counterpart of `logits_processor.py` (vLLM 0.32's interface,
+`vllm/v1/worker/gpu/sample/logits_processor/interface.py`). vLLM builds one per worker
+process with the runner's request state (`req_states`). Per request and per step:
+
+1. `add_request(slot, params)` (re)starts the slot's state from the request key in
+   `SamplingParams.extra_args` (a resumed request's tokens are replayed in step 2);
+2. `apply(logits, ctx)` reads the slots of this step's rows (`ctx.idx_mapping_np`), folds
+   each slot's committed output tokens into its state (`TandemSlotState.catch_up`, tokens
+   read from `req_states`), then puts the junior's logits (left in `handoff.SLOT` by the
+   wrapper model) in every row the junior writes. Temperature, min-p, top-k/p and sampling
+   then run on the author's logits.
+
+The author is decided here, not in the model, for the reason V1 has: the previous token,
+whose boundary status decides the next author, is written by the runner on the device
+after the previous step's sampling (`post_update`), so only the sampler sees it under
+async scheduling.
+"""
+
+from __future__ import annotations
+
+from vllm_source.runtime import require_vllm
+
+require_vllm()
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+from vllm import SamplingParams  # noqa: E402
+from vllm.v1.worker.gpu.sample.logits_processor.interface import LogitsContext, LogitsProcessor  # noqa: E402
+
+from vllm_source.compat import refused_request  # noqa: E402
+from vllm_source.engine_config import processor_boundary_lookup, tandem_config_from_hf  # noqa: E402
+from vllm_source.handoff import SLOT, merge_junior_rows  # noqa: E402
+from vllm_source.requests import TandemRequestError, parse_tandem_extra_args  # noqa: E402
+from vllm_source.slot_state import TandemSlotState  # noqa: E402
+
+
+class TandemLogitsProcessorV2(LogitsProcessor):
+    """Chooses, per row of the step, whether the senior or the junior writes the next token."""
+
+    @classmethod
+    def validate_params(cls, params: SamplingParams) -> None:
+        """Refuse requests the tandem engine cannot honour (the caller gets a VLLMValidationError)."""
+        try:
+            parse_tandem_extra_args(params.extra_args)
+            if params.n != 1:
+                raise TandemRequestError("tandem requests must use n=1 (one request, one key, per sample)")
+            if params.logit_bias:
+                raise TandemRequestError("logit_bias is not supported by the tandem engine")
+            if params.prompt_logprobs is not None:
+                raise TandemRequestError("prompt_logprobs are not supported by the tandem engine")
+        except TandemRequestError as e:
+            raise refused_request(e) from None
+
+    def __init__(self, vllm_config, req_states) -> None:
+        model_config = vllm_config.model_config
+        self.cfg = tandem_config_from_hf(model_config.hf_config)
+        is_boundary = processor_boundary_lookup(
+            self.cfg, model_config.tokenizer, model_config.get_vocab_size(), model_config.trust_remote_code
+        )
+        self.req = req_states  # read only: committed tokens and lengths per slot
+        self.state = TandemSlotState(self.cfg, is_boundary, req_states.max_num_reqs)
+        SLOT.attach(self.state)  # the model tells dummy runs apart by it
+
+    def add_request(self, req_idx: int, sampling_params: SamplingParams) -> bool:
+        return self.state.add(req_idx, sampling_params.extra_args)
+
+    def apply(self, logits: torch.Tensor, ctx: LogitsContext) -> torch.Tensor:
+        junior_logits = SLOT.take(logits.shape[0])
+        slots = np.asarray(ctx.idx_mapping_np, dtype=np.int64)
+        if logits.shape[0] != slots.shape[0]:
+            raise TandemRequestError(
+                f"{logits.shape[0]} logit rows for {slots.shape[0]} requests (speculative decoding?)"
+            )
+        self.state.catch_up(slots, self._output_lens(slots), self._output_tokens)
+        return merge_junior_rows(logits, junior_logits, self.state.senior_rows(slots))
+
+    def _output_lens(self, slots: np.ndarray) -> np.ndarray:
+        """Committed output tokens per slot: `total_len` (on the device) minus `prompt_len` (host)."""
+        idx = torch.from_numpy(slots).to(self.req.device)
+        total = self.req.total_len.gpu[idx].cpu().numpy().astype(np.int64)
+        return total - self.req.prompt_len.np[slots].astype(np.int64)
+
+    def _output_tokens(self, slots: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> list[list[int]]:
+        """Output tokens [start, end) of each slot, gathered from `all_token_ids` in one copy."""
+        prompt = self.req.prompt_len.np[slots].astype(np.int64)
+        counts = ends - starts
+        rows = np.repeat(slots, counts)
+        cols = np.concatenate([np.arange(p + s, p + e) for p, s, e in zip(prompt, starts, ends)])
+        flat = self.req.all_token_ids.gpu[torch.from_numpy(rows).to(self.req.device),
+                                          torch.from_numpy(cols).to(self.req.device)].cpu().tolist()
+        out, at = [], 0
+        for n in counts.tolist():
+            out.append(flat[at : at + n])
+            at += n
+        return out
