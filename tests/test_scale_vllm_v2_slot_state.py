@@ -1,0 +1,175 @@
+"""CPU tests of the V2 backend's pure parts (no vLLM needed): slot state, runner policy, engine kwargs.
+
+The centre piece drives `TandemSlotState` the way vLLM V2's model runner does — requests
+added on slots taken from a free list and recycled, rows reordered every step, requests
+preempted (their slot freed, no event) and resumed on another slot with their tokens so
+far, the step's token committed to the request state before the next step's sampling —
+and checks that the author of every token equals `tandem.process.replay_mask`. Runs in
+the main suite and in the V2 lane.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+import torch
+
+from tandem.boundaries import boundary_lookup
+from tandem.coins import request_key
+from tandem.config import TandemConfig
+from tandem.errors import TandemError
+from tandem.process import replay_mask
+from vllm_source.engine_config import PROCESSOR_CLASS, PROCESSOR_CLASS_V2, tandem_engine_kwargs
+from vllm_source.requests import EXTRA_KEY, TandemRequestError, tandem_extra_args
+from vllm_source.runner import RUNNER_ENV, pin_runner, tandem_runner
+from vllm_source.runtime import check_vllm_version
+from vllm_source.slot_state import TandemSlotState
+
+VOCAB = 40
+BOUNDARY = boundary_lookup(list(range(0, VOCAB, 3)), VOCAB)
+
+
+def word_cfg(**kw) -> TandemConfig:
+    return TandemConfig(**{"selection_strategy": "word", "prob_senior": 0.5, "max_gap_tokens": 4, "seed": 7, **kw})
+
+
+class FakeV2Runner:
+    """vLLM V2's request slots and committed tokens, reduced to what a logits processor observes."""
+
+    def __init__(self, state: TandemSlotState, rng: random.Random, max_reqs: int = 8):
+        self.state, self.rng = state, rng
+        self.free = list(range(max_reqs))
+        self.slot_of: dict[str, int] = {}
+        self.outputs: dict[str, list[int]] = {}  # committed output tokens per request
+        self.authors: dict[str, list[int]] = {}
+
+    def add(self, rid: str, solo: bool = False) -> None:
+        """A new request, or a resumed one (its tokens so far come back with it)."""
+        slot = self.free.pop(self.rng.randrange(len(self.free)))
+        self.slot_of[rid] = slot
+        self.outputs.setdefault(rid, [])
+        self.authors.setdefault(rid, [])
+        self.state.add(slot, tandem_extra_args(request_key(rid, 0), solo=solo))
+
+    def remove(self, rid: str) -> None:  # finished or preempted: the processor is not told
+        self.free.append(self.slot_of.pop(rid))
+
+    def read_tokens(self, slots, starts, ends) -> list[list[int]]:
+        rid_of = {s: r for r, s in self.slot_of.items()}
+        return [self.outputs[rid_of[s]][a:b] for s, a, b in zip(slots.tolist(), starts.tolist(), ends.tolist())]
+
+    def step(self) -> None:
+        """Rows in a new order -> catch_up (record each row's author) -> sample and commit one token each."""
+        rids = list(self.slot_of)
+        self.rng.shuffle(rids)
+        slots = np.array([self.slot_of[r] for r in rids], dtype=np.int64)
+        lens = np.array([len(self.outputs[r]) for r in rids], dtype=np.int64)
+        self.state.catch_up(slots, lens, self.read_tokens)
+        senior = self.state.senior_rows(slots)
+        for row, rid in enumerate(rids):
+            self.authors[rid].append(int(senior[row]))
+            self.outputs[rid].append(self.rng.randrange(VOCAB))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_slot_state_authors_equal_replay_under_recycled_slots_reordering_and_preemption(seed):
+    rng = random.Random(seed)
+    cfg = word_cfg()
+    sim = FakeV2Runner(TandemSlotState(cfg, BOUNDARY, max_num_reqs=8), rng)
+    live, parked, next_id, resumed = [], [], 0, 0
+    for _ in range(120):
+        if len(live) < 5 and rng.random() < 0.4:
+            sim.add(f"r{next_id}")
+            live.append(f"r{next_id}")
+            next_id += 1
+        if live and rng.random() < 0.1:  # finished: the slot goes back to the free list
+            sim.remove(live.pop(rng.randrange(len(live))))
+        if live and rng.random() < 0.15:  # preempted: leaves with its tokens
+            rid = live.pop(rng.randrange(len(live)))
+            sim.remove(rid)
+            parked.append(rid)
+        if parked and len(live) < 5 and rng.random() < 0.3:  # resumed, likely on another slot
+            rid = parked.pop(0)
+            sim.add(rid)
+            live.append(rid)
+            resumed += 1
+        if live:
+            sim.step()
+    checked = 0
+    for rid, authors in sim.authors.items():
+        tokens = sim.outputs[rid][: len(authors)]
+        if tokens:
+            expected = replay_mask(cfg, BOUNDARY, torch.tensor([tokens]), [request_key(rid, 0)])[0].tolist()
+            assert authors == expected, rid
+            checked += 1
+    assert checked >= 5 and resumed >= 2
+
+
+def test_solo_requests_are_always_senior_and_ask_for_no_processing():
+    state = TandemSlotState(word_cfg(prob_senior=0.0), BOUNDARY, 4)
+    assert state.add(0, tandem_extra_args(request_key("solo", 0), solo=True)) is False
+    assert state.add(1, tandem_extra_args(request_key("team", 0))) is True
+    assert state.senior_rows(np.array([0, 1])).tolist() == [True, False]  # prob_senior 0: the junior writes
+
+
+def test_a_slot_is_restarted_for_its_next_request():
+    state = TandemSlotState(word_cfg(prob_senior=0.0), BOUNDARY, 2)
+    state.add(0, tandem_extra_args(request_key("a", 0), solo=True))
+    state.add(0, tandem_extra_args(request_key("b", 0)))
+    assert state.senior_rows(np.array([0])).tolist() == [False] and state.folded[0] == 0
+
+
+def test_a_request_without_a_key_and_lost_tokens_are_refused():
+    state = TandemSlotState(word_cfg(), BOUNDARY, 2)
+    with pytest.raises(TandemRequestError, match=EXTRA_KEY):
+        state.add(0, None)
+    state.add(0, tandem_extra_args(7))
+    state.catch_up(np.array([0]), np.array([2]), lambda s, a, b: [[1, 2]])
+    with pytest.raises(TandemError, match="lost output tokens"):
+        state.catch_up(np.array([0]), np.array([1]), lambda s, a, b: [[]])
+
+
+def test_dummy_runs_are_told_apart_until_the_first_request():
+    state = TandemSlotState(word_cfg(), BOUNDARY, 2)
+    assert state.batch_size == 0 and state.all_solo() is False
+    state.add(1, tandem_extra_args(7))
+    assert state.batch_size > 0
+
+
+@pytest.mark.parametrize("version, runner, value", [("0.28.0", "v1", "0"), ("0.28.0+cpu", "v1", "0"),
+                                                    ("0.32.0", "v2", "1"), ("0.32.0+cpu", "v2", "1")])
+def test_both_arms_are_pinned_to_the_runner_tandem_runs_on_with_each_vllm(version, runner, value):
+    env: dict = {}
+    assert tandem_runner(version) == runner and pin_runner(version, env) == runner and env[RUNNER_ENV] == value
+    assert pin_runner(version, {RUNNER_ENV: value}) == runner  # a setting that agrees stands
+
+
+@pytest.mark.parametrize("version, value, names", [("0.28.0", "1", "V2 model runner"),
+                                                   ("0.32.0", "0", "V1 model runner"),
+                                                   ("0.32.0", "", "V1 model runner")])
+def test_a_runner_setting_against_this_vllm_is_refused_in_one_line(version, value, names):
+    with pytest.raises(TandemError) as err:
+        pin_runner(version, {RUNNER_ENV: value})
+    line = str(err.value)
+    assert "\n" not in line and f"{RUNNER_ENV}={value} asks for vLLM {version}'s {names}" in line
+    assert f"unset {RUNNER_ENV}" in line
+
+
+def test_the_processor_interface_follows_the_runner_and_split_is_refused_on_v2():
+    cfg = word_cfg()
+    assert tandem_engine_kwargs(cfg, "m")["logits_processors"] == [PROCESSOR_CLASS]
+    assert tandem_engine_kwargs(cfg, "m", tandem_runner="v2")["logits_processors"] == [PROCESSOR_CLASS_V2]
+    with pytest.raises(TandemError, match="placement: split runs on vLLM's V1 model runner only") as err:
+        tandem_engine_kwargs(word_cfg(placement="split"), "m", tandem_runner="v2")
+    assert "\n" not in str(err.value)
+    with pytest.raises(TandemError, match="tandem_runner must be one of v1, v2"):
+        tandem_engine_kwargs(cfg, "m", tandem_runner="v3")
+
+
+def test_vllm_032_is_admitted_for_the_engine_and_named_when_another_release_is_refused():
+    release = check_vllm_version("0.32.0+cpu")
+    assert release.minor == "0.32" and "V2" in release.status
+    with pytest.raises(TandemError, match=r"engine and eval only: 0\.32\.0"):
+        check_vllm_version("0.31.0")
