@@ -15,7 +15,8 @@ from tandem_eval.MATH import eval_sentence_handoff, eval_solo
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_KEYS = {"problem_id", "benchmark", "source", "sample", "gold", "extracted_answer", "correct",
-               "finish_reason", "num_tokens", "text", "response_ids", "prompt_ids"}
+               "finish_reason", "num_tokens", "text", "response_ids", "prompt_ids",
+               "answer_visible", "final_author", "hit_budget"}  # the last three: tandem_eval.leak
 SMALL = ["--n", "2", "--max-new-tokens", "16", "--temperature", "1.0", "--top-k", "0", "--top-p", "1.0"]
 
 
