@@ -20,6 +20,10 @@ packages. Then it runs on CUDA, each check as one entry of DIR/gpu_check.json:
   vllm_engine       the scale lane's vLLM tests against the reference engine (eager)
   vllm_compiled     the lane's compiled-engine tests (pytest -k "compiled")
   vllm_tp2          the lane's tensor-parallel tests and split-placement tests (-k "tensor_parallel or tp2 or split"); 2+ GPUs only
+  vllm_v2           the tandem engine on vLLM 0.32's V2 model runner, in the interpreter of --v2-python (a venv
+                    with `pip install -e .[vllm-v2]`; skipped without one): with CUDA graphs and async scheduling
+                    on, the runner reported by the workers is V2 and greedy tokens and masks equal the reference
+                    engine's; then the V2 lane's tests (tests/test_scale_vllm_v2_*.py)
   bench_vllm        scripts/bench_vllm.py --quick (solo vs tandem throughput, JSON kept)
   launchers_data    a tiny DeepScaleR slice from the hub (64 training, 16 validation problems)
   launch_tandem     the tandem launcher: 2 GRPO steps on --model, then a 3rd resumed from the checkpoint
@@ -53,7 +57,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-CHECKS = ("stack", "async_scheduling", "vllm_engine", "vllm_compiled", "vllm_tp2", "bench_vllm",
+CHECKS = ("stack", "async_scheduling", "vllm_engine", "vllm_compiled", "vllm_tp2", "vllm_v2", "bench_vllm",
           "launchers_data", "launch_tandem", "launch_tandem_split", "launch_vanilla", "launch_tandem_moving",
           "launch_tandem_score")
 VARIANTS = {  # launch_tandem_<variant>: the tandem run with these overrides, in a launchers-<variant> folder
@@ -112,6 +116,32 @@ print("GPU_CHECK_PROBE " + json.dumps({"async_scheduling": bool(cfg.scheduler_co
                                         "enforce_eager": bool(cfg.model_config.enforce_eager)}))
 """
 
+V2_PROBE = r"""
+import json, os, tempfile
+os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
+from tandem.coins import request_key
+from tandem.config import TandemConfig
+from tandem.engine import TandemEngine
+from tandem.models import load_model, load_tokenizer
+from tandem.sampling import SamplingConfig
+from tandem.zoo import build_tiny
+from vllm_source.engine import VLLMEngine
+senior, junior = build_tiny(tempfile.mkdtemp(), seed=0), build_tiny(tempfile.mkdtemp(), seed=1)
+cfg = TandemConfig(selection_strategy="bernoulli", prob_senior=0.5, junior_model=str(junior))
+eng = VLLMEngine(str(senior), cfg, dtype="float32", max_model_len=256, gpu_memory_utilization=0.3, seed=0,
+                 enforce_eager=False)  # CUDA graphs on, as a GPU run uses them
+prompts, keys = [[1, 2, 3, 4], [5, 6, 7]], [request_key("v2", 0), request_key("v2", 1)]
+greedy = SamplingConfig(temperature=0.0, max_new_tokens=16)
+got = eng.generate(prompts, greedy, keys)
+ref = TandemEngine(load_model(senior, "float32", "cuda"), load_model(junior, "float32", "cuda"),
+                   load_tokenizer(senior), cfg).generate(prompts, greedy, keys)
+vcfg = eng.llm.llm_engine.vllm_config
+print("GPU_CHECK_PROBE " + json.dumps({
+    **eng.model_runner(), "async_scheduling": bool(vcfg.scheduler_config.async_scheduling),
+    "cudagraph_mode": str(vcfg.compilation_config.cudagraph_mode),
+    "equal_to_reference": [(r.token_ids, r.authorship_mask) for r in got] == [(r.token_ids, r.authorship_mask) for r in ref]}))
+"""
+
 DATA = r"""
 import json, sys
 from datasets import load_dataset
@@ -168,6 +198,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--wheelhouse", type=Path, default=None, metavar="DIR",
                     help="install the stack and this package into --venv from DIR (scripts/gpu_wheelhouse.sh) with "
                          "no index, then run the checks in it")
+    ap.add_argument("--v2-python", default=os.environ.get("GPU_CHECK_V2_PYTHON"), metavar="PY",
+                    help="interpreter of a venv with vLLM 0.32 (pip install -e .[vllm-v2]) for the vllm_v2 check")
     ap.add_argument("--model", default="Qwen/Qwen3-0.6B", help="checkpoint for the launcher runs (hub name or path)")
     ap.add_argument("--only", nargs="+", default=None, metavar="NAME", help=f"run only these of: {', '.join(CHECKS)}")
     ap.add_argument("--skip", nargs="+", default=[], metavar="NAME", help="skip these checks")
@@ -409,6 +441,8 @@ def run_checks(args, gpus: list[dict], runner: Runner) -> tuple[list[Check], dic
             checks[name] = Check(name, reason="not selected (--only/--skip)")
         elif python is None:
             checks[name] = Check(name, reason="the GPU stack is not usable (see the stack check)")
+        elif name == "vllm_v2":  # its own interpreter: vLLM 0.32 cannot share a venv with verl 0.9.1
+            checks[name] = v2_check(args.v2_python, runner, env, logs, args.timeout)
         elif name in ("vllm_tp2", "launch_tandem_split") and len(gpus) < 2:
             checks[name] = Check(name, reason=f"needs 2 GPUs; this machine has {len(gpus)}")
         elif name.startswith("launch_") and checks.get("launchers_data", Check("")).status != "passed":
@@ -445,6 +479,30 @@ def run_checks(args, gpus: list[dict], runner: Runner) -> tuple[list[Check], dic
     if "stack" not in chosen and checks["stack"].status == "passed":
         checks["stack"].reason += " (always run: the other checks need it)"
     return list(checks.values()), facts or {}
+
+
+def v2_check(python: str | None, runner: Runner, env: dict, logs: Path, timeout: float) -> Check:
+    """vllm_v2: the V2 engine probe (runner, CUDA graphs, async scheduling, tokens), then the V2 lane's tests."""
+    check, t0, log = Check("vllm_v2"), time.monotonic(), logs / "vllm_v2.log"
+    if python is None:
+        return finish(check, t0, "skipped", "no V2 stack: pass --v2-python, the interpreter of a venv with "
+                      "`pip install -e .[vllm-v2]` (vLLM 0.32.0)")
+    got = probe(runner, python, V2_PROBE, env, log, timeout)
+    if got is None:
+        return finish(check, t0, "failed", "the tandem engine did not start on the V2 stack", log)
+    wrong = [what for what, ok in (("runner " + got.get("runner", "?"), got.get("runner") == "v2"),
+                                   ("async scheduling off", got.get("async_scheduling")),
+                                   ("CUDA graphs off", got.get("cudagraph_mode", "NONE").split(".")[-1] != "NONE"),
+                                   ("tokens differ from the reference engine", got.get("equal_to_reference")))
+             if not ok]
+    if wrong:
+        return finish(check, t0, "failed", "V2 engine: " + ", ".join(wrong), log, got)
+    tests_log = logs / "vllm_v2-tests.log"
+    files = sorted(str(p.relative_to(REPO)) for p in REPO.glob("tests/test_scale_vllm_v2_*.py"))
+    rc = runner.run([python, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", *files], env, tests_log, timeout)
+    reason = (f"vLLM {got.get('vllm')} V2 runner ({got.get('model_runner')}), CUDA graphs {got.get('cudagraph_mode')}, "
+              f"async scheduling on, tokens equal the reference; V2 lane tests " + ("passed" if rc == 0 else f"exit {rc}"))
+    return finish(check, t0, "passed" if rc == 0 else "failed", reason, tests_log, got)
 
 
 def summary_line(checks: list[Check], gpus: list[dict], versions: dict, report: Path) -> str:

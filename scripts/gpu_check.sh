@@ -3,6 +3,7 @@
 #
 #   bash scripts/gpu_check.sh --out DIR [--python PY] [--model Qwen/Qwen3-0.6B] [--only NAME ...] [--skip NAME ...]
 #   bash scripts/gpu_check.sh --out DIR --wheelhouse WHEELHOUSE   # no internet: install from scripts/gpu_wheelhouse.sh's folder
+#   bash scripts/gpu_check.sh --out DIR --v2-python .venv-v2/bin/python  # also the tandem engine on vLLM 0.32's V2 runner
 #
 # Without a usable stack it installs the tested one of vllm_source/stack.py into .venv-gpu
 # (from the index, or from --wheelhouse with no index). Relative paths are taken from the checkout.

@@ -31,6 +31,12 @@ FACTS = {"python": "3.12.3", "torch": f"{TESTED.torch}+{TESTED.torch_cuda}", "to
          "transformers": STACK.TRANSFORMERS_RESOLVED, "flashinfer": TESTED.flashinfer, "flash_attn": None}
 
 
+# What the V2 engine probe prints on a good V2 stack (scripts/gpu_check.py V2_PROBE)
+V2_PROBE_OUT = {"vllm": "0.32.0", "runner": "v2", "model_runner": "vllm.v1.worker.gpu.model_runner.GPUModelRunner",
+                "async_scheduling": True, "cudagraph_mode": "CUDAGraphMode.FULL_AND_PIECEWISE",
+                "equal_to_reference": True}
+
+
 def fake_smi(tmp_path: Path, gpus: int) -> Path:
     """An nvidia-smi that lists `gpus` H100s (0: exits 9 like nvidia-smi without devices)."""
     smi = tmp_path / "bin" / "nvidia-smi"
@@ -47,8 +53,10 @@ def fake_smi(tmp_path: Path, gpus: int) -> Path:
 class FakeRunner(gpu_check.Runner):
     """Exit codes by check (the log file name); probes print their JSON as the real ones do."""
 
-    def __init__(self, rcs: dict | None = None, facts: dict | None = FACTS, async_on: bool = True):
+    def __init__(self, rcs: dict | None = None, facts: dict | None = FACTS, async_on: bool = True,
+                 v2: dict | None = None):
         self.rcs, self.facts, self.async_on, self.calls = rcs or {}, facts, async_on, []
+        self.v2 = v2 or V2_PROBE_OUT
 
     def run(self, cmd, env, log, timeout):
         self.calls.append((log.name, cmd, env))
@@ -59,6 +67,8 @@ class FakeRunner(gpu_check.Runner):
             text = "GPU_CHECK_PROBE " + json.dumps(self.facts)
         elif name == "async_scheduling":
             text = "GPU_CHECK_PROBE " + json.dumps({"async_scheduling": self.async_on, "enforce_eager": True})
+        elif name == "vllm_v2":
+            text = "GPU_CHECK_PROBE " + json.dumps(self.v2)
         elif name.startswith("vllm_"):
             text = "3 passed in 9.1s"
         log.write_text(text + "\n")
@@ -154,7 +164,9 @@ def test_all_green_on_one_gpu_with_tp2_skipped_for_want_of_a_second(tmp_path, mo
     for two_gpu_check in ("vllm_tp2", "launch_tandem_split"):
         assert checks[two_gpu_check]["status"] == "skipped"
         assert "needs 2 GPUs; this machine has 1" in checks[two_gpu_check]["reason"]
-    assert all(c["status"] == "passed" for n, c in checks.items() if n not in ("vllm_tp2", "launch_tandem_split"))
+    assert checks["vllm_v2"]["status"] == "skipped" and "--v2-python" in checks["vllm_v2"]["reason"]
+    assert all(c["status"] == "passed" for n, c in checks.items()
+               if n not in ("vllm_tp2", "launch_tandem_split", "vllm_v2"))
     assert data["versions"] == {"driver": "580.95.05", "driver_cuda": "13.0", "cuda": "13.0",
                                 "torch": f"{TESTED.torch}+cu130", "vllm": TESTED.vllm, "verl": STACK.VERL,
                                 "transformers": STACK.TRANSFORMERS_RESOLVED, "flashinfer": TESTED.flashinfer,
@@ -165,7 +177,7 @@ def test_all_green_on_one_gpu_with_tp2_skipped_for_want_of_a_second(tmp_path, mo
                                       "transformers": STACK.TRANSFORMERS_RESOLVED}
     assert data["wheelhouse"] is None
     line = capsys.readouterr().out.strip()
-    assert line == data["summary"] and line.startswith("gpu check: 10 passed, 0 failed, 2 skipped | 1x NVIDIA H100")
+    assert line == data["summary"] and line.startswith("gpu check: 10 passed, 0 failed, 3 skipped | 1x NVIDIA H100")
     assert checks["launch_tandem"]["details"]["resumed_step"] == 3
     assert checks["launch_tandem"]["details"]["placement"] == "shared"
     assert "senior-token rollout/trainer gap per step 2.0e-03, 2.0e-03, 2.0e-03" in checks["launch_tandem"]["reason"]
@@ -219,6 +231,25 @@ def test_a_selection_that_matches_no_test_is_skipped_with_the_reason_not_passed(
     rc, _, checks = run_main(tmp_path, [], runner=FakeRunner({"vllm_compiled": 5}), monkeypatch=monkeypatch)
     assert rc == 0 and checks["vllm_compiled"]["status"] == "skipped"
     assert "no scale-lane test matches -k 'compiled'" in checks["vllm_compiled"]["reason"]
+
+
+def test_the_v2_check_runs_the_v2_engine_probe_then_the_v2_lane_in_its_own_interpreter(tmp_path, monkeypatch):
+    runner = FakeRunner()
+    rc, _, checks = run_main(tmp_path, ["--v2-python", "/v2/bin/python"], runner=runner, monkeypatch=monkeypatch)
+    assert rc == 0 and checks["vllm_v2"]["status"] == "passed"
+    assert "V2 runner" in checks["vllm_v2"]["reason"] and "async scheduling on" in checks["vllm_v2"]["reason"]
+    tests = next(cmd for name, cmd, _ in runner.calls if name == "vllm_v2-tests.log")
+    assert tests[0] == "/v2/bin/python" and "tests/test_scale_vllm_v2_engine.py" in tests
+
+
+@pytest.mark.parametrize("probe, words", [({"runner": "v1"}, "runner v1"), ({"async_scheduling": False}, "async"),
+                                          ({"cudagraph_mode": "CUDAGraphMode.NONE"}, "CUDA graphs off"),
+                                          ({"equal_to_reference": False}, "tokens differ")])
+def test_a_v2_engine_off_its_runner_graphs_async_or_tokens_fails_and_says_which(probe, words, tmp_path, monkeypatch):
+    runner = FakeRunner(v2={**V2_PROBE_OUT, **probe})
+    rc, _, checks = run_main(tmp_path, ["--v2-python", "/v2/bin/python"], runner=runner, monkeypatch=monkeypatch)
+    assert rc == 1 and checks["vllm_v2"]["status"] == "failed" and words in checks["vllm_v2"]["reason"]
+    assert "vllm_v2-tests.log" not in {name for name, _, _ in runner.calls}
 
 
 def test_async_scheduling_turned_off_is_a_failure(tmp_path, monkeypatch):
