@@ -1,4 +1,5 @@
-"""The vLLM backend of tandem generation (vLLM's V1 model runner; vLLM 0.28 tested, 0.24 accepted).
+"""The vLLM backend of tandem generation (V1 model runner on vLLM 0.28, tested, and 0.24, accepted;
+V2 model runner on vLLM 0.32, tested on CPU).
 
 Thin adapter over the shared core `tandem.process`: a logits processor keeps each
 request's authorship state (keyed by the request key it carries in
@@ -6,7 +7,7 @@ request's authorship state (keyed by the request key it carries in
 row of the batch is sampled from its author's logits. See `vllm_source/README.md`.
 
 Importing this package never imports vLLM; the modules that need it
-(`logits_processor`, `model`, `plugin`, and `engine.make_llm`) call `require_vllm()` and
+(`logits_processor`, `logits_processor_v2`, `model`, `plugin`, and `engine.make_llm`) call `require_vllm()` and
 raise `TandemError` with the install hint when it is absent.
 """
 

