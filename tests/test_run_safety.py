@@ -268,6 +268,39 @@ def test_ctrl_c_says_what_was_kept_and_the_command_that_continues(tiny_dir, tmp_
     assert [r["step"] for r in rows] == [0, 1, 2, 3, 4]
 
 
+def test_ctrl_c_in_sft_says_what_was_kept_and_the_command_that_continues(tiny_dir, tmp_path, capsys, monkeypatch):
+    from tandem_app.train import sft
+
+    real, calls = sft.sft_loss, {"n": 0}
+
+    def interrupted_in_step_3(*a):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return real(*a)
+
+    monkeypatch.setattr(sft, "sft_loss", interrupted_in_step_3)
+    out = tmp_path / "sft"
+    assert main(["sft", *SFT_SMALL, "--model", str(tiny_dir), "--out", str(out), "--no-progress"]) == 130
+    assert _err(capsys) == [f"interrupted: kept {out / 'checkpoint.pt'} (step 2 of 4) and {out / 'metrics.jsonl'} "
+                            f"through step 2; continue with: tandem-rlvr sft --out {out} --resume"]
+    monkeypatch.setattr(sft, "sft_loss", real)
+    assert main(["sft", "--out", str(out), "--resume", "--no-progress"]) == 0
+
+
+def test_ctrl_c_in_the_demo_names_the_command_that_continues(tmp_path, capsys, monkeypatch):
+    from tandem.errors import RunInterrupted
+    from tandem_app.train import demo
+
+    def interrupted(*a, **kw):
+        raise RunInterrupted("kept D/tandem/checkpoint.pt (step 2 of 3) and D/tandem/metrics.jsonl through step 2")
+
+    monkeypatch.setattr(demo, "run_demo", interrupted)
+    assert main(["demo", "--quick", "--seed", "2", "--out", str(tmp_path / "d")]) == 130
+    assert _err(capsys) == ["interrupted: kept D/tandem/checkpoint.pt (step 2 of 3) and D/tandem/metrics.jsonl through "
+                            f"step 2; continue with: tandem-rlvr demo --quick --out {tmp_path / 'd'} --seed 2"]
+
+
 def test_train_ends_with_a_summary_line_and_summary_json_holds_the_same(tiny_dir, tmp_path, capsys):
     out = tmp_path / "run"
     assert main(_train(tiny_dir, out, "steps=2")) == 0

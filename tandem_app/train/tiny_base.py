@@ -90,9 +90,10 @@ def build_tiny_base(out: str | Path, cfg: TinyBaseConfig | None = None, progress
                     threads=cfg.threads, task=SMOKE_TASK)
     summary = run_sft(sft, resume=(out / "sft").is_dir(), progress=progress)
     model = out / "model"
-    if model.exists():  # left by an interrupted build
-        shutil.rmtree(model)
-    Path(summary["model"]).rename(model)
+    if Path(summary["model"]).is_dir():  # else an interrupted build moved it already
+        if model.exists():  # left by an interrupted build
+            shutil.rmtree(model)
+        Path(summary["model"]).rename(model)
     write_task_jsonl(out / "task_train.jsonl", "train", cfg.task_rows, cfg.seed)
     write_task_jsonl(out / "task_test.jsonl", "test", cfg.task_rows, cfg.seed)
     write_json(out / "sft_summary.json", {**summary, "model": str(model)})
