@@ -86,12 +86,13 @@ def _try_create(path: Path) -> bool:
 
 
 def acquire(out: str | os.PathLike, flag: str = "--out") -> Path:
-    """Take `out`'s lock (creating the folder); refuse when a live process holds it."""
-    out = prepare_out_dir(out, flag).resolve()
+    """Take `out`'s lock (creating the folder); refuse when a live process holds it. Returns the key `release` takes."""
+    shown = prepare_out_dir(out, flag)  # messages keep the user's spelling
+    out = shown.resolve()
     if out in _held:
         _held[out] += 1
         return out
-    path = out / LOCK_NAME
+    path = shown / LOCK_NAME
     for _ in range(3):  # a stale lock removed by a racing process: try again
         if _try_create(path):
             _held[out] = 1
@@ -100,16 +101,16 @@ def acquire(out: str | os.PathLike, flag: str = "--out") -> Path:
         pid, host = holder.get("pid"), holder.get("host")
         here = socket.gethostname()
         if isinstance(pid, int) and host == here and _alive(pid):
-            raise TandemError(f"{flag} {out} is in use by PID {pid} on {host} (since {holder.get('since', '?')}; "
+            raise TandemError(f"{flag} {shown} is in use by PID {pid} on {host} (since {holder.get('since', '?')}; "
                               f"{path}); wait for it to finish or choose another {flag}")
         if host not in (None, here) and isinstance(pid, int):
-            raise TandemError(f"{flag} {out} is locked by PID {pid} on host {host} ({path}); this host cannot check "
+            raise TandemError(f"{flag} {shown} is locked by PID {pid} on host {host} ({path}); this host cannot check "
                               f"that process: delete the lock if it has ended, or choose another {flag}")
         what = f"PID {pid} on {host}" if isinstance(pid, int) else "an unreadable lock"
         note(f"{path}: {what} is no longer running; taking the folder over")
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
-    raise TandemError(f"{flag} {out}: could not take {path}; another process keeps taking it, try again")
+    raise TandemError(f"{flag} {shown}: could not take {path}; another process keeps taking it, try again")
 
 
 def release(out: Path) -> None:

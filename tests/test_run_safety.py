@@ -80,7 +80,7 @@ def test_a_second_train_on_a_folder_in_use_is_refused_naming_the_holder(tiny_dir
     _lock(out, live_pid)
     assert main(_train(tiny_dir, out, "--resume")) == 2
     err = _err(capsys)
-    assert len(err) == 1 and err[0].startswith(f"error: --out {out.resolve()} is in use by PID {live_pid} on "
+    assert len(err) == 1 and err[0].startswith(f"error: --out {out} is in use by PID {live_pid} on "
                                                f"{socket.gethostname()}")
     assert sorted(p.name for p in out.iterdir()) == ["run.lock"]  # nothing written beside the holder
 
@@ -99,8 +99,8 @@ def test_a_lock_from_another_host_is_never_taken_over(tiny_dir, tmp_path, capsys
     out = tmp_path / "run"
     _lock(out, 12345, host="elsewhere")
     assert main(_train(tiny_dir, out)) == 2
-    assert _err(capsys) == [f"error: --out {out.resolve()} is locked by PID 12345 on host elsewhere "
-                            f"({out.resolve() / 'run.lock'}); this host cannot check that process: delete the lock "
+    assert _err(capsys) == [f"error: --out {out} is locked by PID 12345 on host elsewhere "
+                            f"({out / 'run.lock'}); this host cannot check that process: delete the lock "
                             "if it has ended, or choose another --out"]
 
 
@@ -109,7 +109,7 @@ def test_a_stale_lock_is_taken_over_with_a_note(tiny_dir, tmp_path, capsys, dead
     _lock(out, dead_pid)
     assert main(_train(tiny_dir, out, "steps=1")) == 0
     err = _err(capsys)
-    assert f"note: {out.resolve() / 'run.lock'}: PID {dead_pid} on {socket.gethostname()} is no longer running; " \
+    assert f"note: {out / 'run.lock'}: PID {dead_pid} on {socket.gethostname()} is no longer running; " \
            "taking the folder over" in err
     assert not (out / "run.lock").exists()  # released at the end
 
@@ -122,7 +122,7 @@ def test_the_eval_refuses_an_out_dir_in_use(tiny_dir, tmp_path, capsys, live_pid
     rc = main(["eval-solo", "--model", str(tiny_dir), "--benchmarks", str(bench), "--out-dir", str(out), "--n", "1",
                "--max-new-tokens", "4"])
     err = _err(capsys)
-    assert rc == 2 and err[-1].startswith(f"error: --out-dir {out.resolve()} is in use by PID {live_pid}")
+    assert rc == 2 and err[-1].startswith(f"error: --out-dir {out} is in use by PID {live_pid}")
     assert not (out / "mini.partial.jsonl").exists()
 
 

@@ -280,3 +280,12 @@ def test_sft_resumes_exactly_and_a_finished_sft_says_so(tiny_dir, tmp_path, caps
     capsys.readouterr()
     sft.run_sft(cfg(tmp_path / "run"), resume=True, progress=False)
     assert any("is a finished run (4 of 4 steps" in n for n in _notes(capsys))
+
+
+def test_a_run_that_trains_again_drops_its_old_summary(tiny_dir, tmp_path):
+    out = tmp_path / "run"
+    GRPOTrainer(_cfg(tiny_dir, out, steps=2), reward_fn=_text_reward, progress=False).train()
+    assert json.loads((out / "summary.json").read_text())["steps"] == 2
+    with pytest.raises(_Crash):  # extended to 3 steps, killed in step 3
+        GRPOTrainer(_cfg(tiny_dir, out, steps=3), reward_fn=_crashing_reward(0), progress=False).train(resume=True)
+    assert not (out / "summary.json").exists()  # no summary of 2 steps beside a run of 3

@@ -89,6 +89,7 @@ def start_run(out: Path, config: dict, resume: bool) -> Start:
     if state is None:
         note(f"--resume: no checkpoint in {out} (the run stopped before its first save, or it was deleted); "
              "starting from step 0 and rewriting the run's files")
+        (out / SUMMARY_NAME).unlink(missing_ok=True)
         write_json(out / CONFIG_NAME, config)
         return Start()
     inside = state.get("extra", {}).get("config")
@@ -103,6 +104,7 @@ def start_run(out: Path, config: dict, resume: bool) -> Start:
         note(f"{out} is a finished run ({step} of {steps} steps, {out / SUMMARY_NAME}); nothing to do: "
              "raise steps= to train further")
         return Start(step, state, finished=summary)
+    (out / SUMMARY_NAME).unlink(missing_ok=True)  # the run trains again: its old summary no longer holds
     was = (inside or saved or {}).get("steps", steps)
     if steps != was:
         note(f"resuming at step {step} with steps={steps} (the run had steps={was})")
