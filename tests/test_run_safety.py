@@ -224,6 +224,21 @@ def test_sft_stops_at_a_non_finite_loss(tiny_dir, tmp_path, capsys, monkeypatch)
 # --- a full disk at a checkpoint --------------------------------------------------------------
 
 
+def test_disk_full_while_recording_the_checksum_leaves_no_tmp(tiny_dir, tmp_path, monkeypatch):
+    from tandem_app.train import checkpoint
+
+    trainer = GRPOTrainer(_cfg(tiny_dir, tmp_path / "run"), progress=False)
+
+    def full(path, obj):
+        Path(str(path) + ".tmp").write_text("{")  # what a write cut short by a full disk leaves
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(checkpoint, "write_json", full)
+    with pytest.raises(RunFailed, match="No space left on device .no checkpoint was saved yet."):
+        save_checkpoint(tmp_path / "run", trainer.senior, trainer.opt, 1)
+    assert not list((tmp_path / "run").glob("*.tmp")) and not (tmp_path / "run" / "checkpoint.pt").exists()
+
+
 def test_disk_full_at_a_checkpoint_is_one_line_exit_1_and_leaves_no_tmp(tiny_dir, tmp_path, capsys, monkeypatch):
     out = tmp_path / "run"
     real, calls = os.fsync, {"n": 0}

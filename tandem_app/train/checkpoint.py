@@ -79,6 +79,7 @@ def save_checkpoint(run_dir: str | Path, model, optimizer, step: int, extra: dic
     """Write `run_dir/checkpoint.pt` (see the module docstring); return its path."""
     run_dir = Path(run_dir)
     path, tmp = run_dir / CHECKPOINT_NAME, run_dir / (CHECKPOINT_NAME + ".tmp")
+    run_dir.mkdir(parents=True, exist_ok=True)
     state = {"step": step, "model": model.state_dict(), "optimizer": optimizer.state_dict(), "rng": rng_state(),
              "extra": extra or {}}
     if junior is not None:
@@ -97,8 +98,9 @@ def save_checkpoint(run_dir: str | Path, model, optimizer, step: int, extra: dic
             os.replace(path, run_dir / PREVIOUS_NAME)
         os.replace(tmp, path)
     except OSError as e:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+        for left in (tmp, run_dir / (INDEX_NAME + ".tmp")):  # write_json's own temporary file
+            with contextlib.suppress(OSError):
+                left.unlink()
         raise RunFailed(f"cannot write checkpoint {path} at step {step}: {e.strerror or e} ({_kept(run_dir)}); "
                         "free space and resume with --resume") from None
     return path
