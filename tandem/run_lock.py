@@ -7,8 +7,9 @@ folder's metrics, config and checkpoint. A lock left by a process that died (a S
 a power cut) names a PID that no longer runs on this host: it is taken over with a note.
 A lock from another host cannot be checked and is never taken over.
 
-The lock is created with `O_CREAT | O_EXCL`, so of two processes racing for a free
-folder exactly one wins. Within one process the lock is re-entrant (the demo holds its
+The lock is written under a temporary name and hard-linked into place, so of two
+processes racing for a free folder exactly one wins and nobody reads a lock without its
+holder. Within one process the lock is re-entrant (the demo holds its
 folder while its phases lock their own subfolders, and nested calls on one folder are
 harmless).
 """
@@ -74,15 +75,18 @@ def _read_holder(path: Path) -> dict:
 
 
 def _try_create(path: Path) -> bool:
-    try:
-        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-    except FileExistsError:
-        return False
+    """Create `path` holding this process's PID and host, only if it does not exist (atomic, content included)."""
     holder = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
               "command": " ".join(sys.argv)}
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(json.dumps(holder) + "\n")
-    return True
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(holder) + "\n", encoding="utf-8")
+    try:
+        os.link(tmp, path)  # a reader never sees the lock without its holder
+        return True
+    except FileExistsError:
+        return False
+    finally:
+        tmp.unlink()
 
 
 def acquire(out: str | os.PathLike, flag: str = "--out") -> Path:

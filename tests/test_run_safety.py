@@ -13,6 +13,7 @@ import runpy
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -83,6 +84,35 @@ def test_a_second_train_on_a_folder_in_use_is_refused_naming_the_holder(tiny_dir
     assert len(err) == 1 and err[0].startswith(f"error: --out {out} is in use by PID {live_pid} on "
                                                f"{socket.gethostname()}")
     assert sorted(p.name for p in out.iterdir()) == ["run.lock"]  # nothing written beside the holder
+
+
+RACER = """
+import sys, time
+from pathlib import Path
+from tandem import run_lock
+from tandem.errors import TandemError
+folder, go = Path(sys.argv[1]), Path(sys.argv[2])
+Path(sys.argv[3]).touch()  # ready
+while not go.exists():
+    time.sleep(0.001)
+try:
+    run_lock.acquire(folder)
+except TandemError:
+    sys.exit(3)
+time.sleep(2)  # hold it while the others try
+"""
+
+
+def test_of_processes_racing_for_a_free_folder_exactly_one_wins(tmp_path):
+    go, out = tmp_path / "go", tmp_path / "run"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    ready = [tmp_path / f"ready-{i}" for i in range(4)]
+    racers = [subprocess.Popen([sys.executable, "-c", RACER, str(out), str(go), str(r)], env=env) for r in ready]
+    while not all(r.exists() for r in ready):  # all four at the line, then one start signal
+        time.sleep(0.01)
+    go.touch()
+    codes = sorted(p.wait(timeout=60) for p in racers)
+    assert codes == [0, 3, 3, 3]
 
 
 @pytest.mark.parametrize("command", ["sft", "demo"])
