@@ -49,6 +49,12 @@ def test_the_example_runs_two_tandem_steps_and_logs_the_senior_fraction(tmp_path
     assert "senior_fraction" in proc.stdout  # the console line of every step
     summary = json.loads((out / "summary.json").read_text())
     assert summary["method"] == "tandem" and summary["steps"] == 2 and 0.0 <= summary["val_acc_start"] <= 1.0
+    # the closing summary: the last step's reward and senior fraction, the final validation
+    assert (summary["final_reward"], summary["senior_fraction"]) == (metrics[-1]["reward"],
+                                                                     metrics[-1]["senior_fraction"])
+    assert summary["val_acc"] == metrics[-1]["val_acc"] and summary["wall_seconds"] > 0
+    assert f"final reward {summary['final_reward']:.3f}" in proc.stdout.splitlines()[-1]
+    assert not (out / "run.lock").exists()  # the folder's lock, released at the end
 
 
 def test_the_grpo_baseline_and_a_local_dataset(tmp_path, tiny_dir):
