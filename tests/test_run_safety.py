@@ -264,7 +264,7 @@ def test_disk_full_while_recording_the_checksum_leaves_no_tmp(tiny_dir, tmp_path
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     monkeypatch.setattr(checkpoint, "write_json", full)
-    with pytest.raises(RunFailed, match="No space left on device .no checkpoint was saved yet."):
+    with pytest.raises(RunFailed, match="No space left on device .no checkpoint saved yet."):
         save_checkpoint(tmp_path / "run", trainer.senior, trainer.opt, 1)
     assert not list((tmp_path / "run").glob("*.tmp")) and not (tmp_path / "run" / "checkpoint.pt").exists()
 
@@ -282,7 +282,7 @@ def test_disk_full_at_a_checkpoint_is_one_line_exit_1_and_leaves_no_tmp(tiny_dir
     monkeypatch.setattr(os, "fsync", full_on_second_save)
     assert main(_train(tiny_dir, out, "steps=4")) == 1
     assert _err(capsys) == [f"error: cannot write checkpoint {out / 'checkpoint.pt'} at step 4: No space left on "
-                            f"device (the last good checkpoint is {out / 'checkpoint.pt'} (step 2)); free space and "
+                            f"device (last good checkpoint {out / 'checkpoint.pt'}, step 2); free space and "
                             "resume with --resume"]
     assert not list(out.rglob("*.tmp"))
     assert torch.load(out / "checkpoint.pt", weights_only=False)["step"] == 2

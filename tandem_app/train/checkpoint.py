@@ -86,7 +86,7 @@ def save_checkpoint(run_dir: str | Path, model, optimizer, step: int, extra: dic
         state["junior"] = junior.state_dict()
     bad = first_non_finite({k: state[k] for k in ("model", "optimizer", "junior") if k in state})
     if bad is not None:
-        raise RunFailed(f"step {step}: {bad} holds NaN or inf; no checkpoint written ({_kept(run_dir)})")
+        raise RunFailed(f"step {step}: {bad} holds NaN or inf; no checkpoint written ({stopped_words(run_dir)})")
     buffer = io.BytesIO()
     torch.save(state, buffer)
     data = buffer.getvalue()
@@ -101,7 +101,7 @@ def save_checkpoint(run_dir: str | Path, model, optimizer, step: int, extra: dic
         for left in (tmp, run_dir / (INDEX_NAME + ".tmp")):  # write_json's own temporary file
             with contextlib.suppress(OSError):
                 left.unlink()
-        raise RunFailed(f"cannot write checkpoint {path} at step {step}: {e.strerror or e} ({_kept(run_dir)}); "
+        raise RunFailed(f"cannot write checkpoint {path} at step {step}: {e.strerror or e} ({stopped_words(run_dir)}); "
                         "free space and resume with --resume") from None
     return path
 
@@ -123,9 +123,18 @@ def last_good(run_dir: str | Path) -> tuple[Path, int] | None:
     return None
 
 
-def _kept(run_dir: Path) -> str:
+def stopped_words(run_dir: str | Path) -> str:
+    """A stopped run's last good checkpoint, in words (for its one error line)."""
     good = last_good(run_dir)
-    return f"the last good checkpoint is {good[0]} (step {good[1]})" if good else "no checkpoint was saved yet"
+    return f"last good checkpoint {good[0]}, step {good[1]}" if good else "no checkpoint saved yet"
+
+
+def kept_words(run_dir: str | Path, logged: int | None, steps: int) -> str:
+    """What an interrupted run leaves behind, in words: its last good checkpoint and metrics rows."""
+    good = last_good(run_dir)
+    saved = f"kept {good[0]} (step {good[1]} of {steps})" if good else "no checkpoint yet"
+    rows = "no metrics rows" if logged is None else f"{Path(run_dir) / 'metrics.jsonl'} through step {logged}"
+    return f"{saved} and {rows}"
 
 
 def read_checkpoint(run_dir: str | Path, map_location="cpu") -> dict | None:

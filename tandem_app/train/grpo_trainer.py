@@ -53,7 +53,13 @@ from tandem.partner_scoring import partner_rewards
 from tandem.rollout import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, rollout_stats
 from tandem.sampling import SamplingConfig
 from tandem.task import TaskConfig, generate_problems, terse_share
-from tandem_app.train.checkpoint import last_good, restore_checkpoint, save_checkpoint, save_pretrained_atomic
+from tandem_app.train.checkpoint import (
+    kept_words,
+    restore_checkpoint,
+    save_checkpoint,
+    save_pretrained_atomic,
+    stopped_words,
+)
 from tandem_app.train.data import batch_indices, prompt_ids_batch
 from tandem_app.train.evaluate import greedy_solo_accuracy
 from tandem_app.train.finite import (
@@ -366,7 +372,7 @@ class GRPOTrainer:
             self._loop(out, start.step, logger, lambda: {"config": config, "elapsed_s": earlier + time.time() - t0},
                        moving_junior)
         except KeyboardInterrupt:
-            raise RunInterrupted(_kept(out, logger.last_step, cfg.steps)) from None
+            raise RunInterrupted(kept_words(out, logger.last_step, cfg.steps)) from None
         finally:
             logger.close()
         save_pretrained_atomic(self.senior, self.tokenizer, out / "model")
@@ -394,7 +400,7 @@ class GRPOTrainer:
                 m = self.step(step)
             except NonFiniteStep as e:
                 raise RunFailed(f"step {step + 1}: {e.what} is not finite; stopped before the update "
-                                f"({_last_checkpoint(out)}); lower lr and start a new --out") from None
+                                f"({stopped_words(out)}); lower lr and start a new --out") from None
             done = step + 1
             if (cfg.val_every and done % cfg.val_every == 0) or done == cfg.steps:
                 m["val_acc"] = self.validate()
@@ -403,19 +409,6 @@ class GRPOTrainer:
             if done % cfg.save_every == 0 or done == cfg.steps:
                 save_checkpoint(out, self.senior, self.opt, done, extra=extra(), junior=moving_junior)
         bar.close()
-
-
-def _last_checkpoint(out: Path) -> str:
-    good = last_good(out)
-    return f"last good checkpoint {good[0]}, step {good[1]}" if good else "no checkpoint saved yet"
-
-
-def _kept(out: Path, logged: int | None, steps: int) -> str:
-    """What an interrupted run leaves behind, in words."""
-    rows = "no metrics rows" if logged is None else f"{out / 'metrics.jsonl'} through step {logged}"
-    good = last_good(out)
-    saved = f"kept {good[0]} (step {good[1]} of {steps})" if good else "no checkpoint yet"
-    return f"{saved} and {rows}"
 
 
 def rollout_metrics(batch: dict, group_size: int) -> dict:

@@ -24,7 +24,13 @@ from tandem.jsonl import write_json
 from tandem.logprobs import pad_right
 from tandem.models import load_model, load_tokenizer
 from tandem.task import Demonstrations, TaskConfig, demonstration, generate_problems
-from tandem_app.train.checkpoint import last_good, restore_checkpoint, save_checkpoint, save_pretrained_atomic
+from tandem_app.train.checkpoint import (
+    kept_words,
+    restore_checkpoint,
+    save_checkpoint,
+    save_pretrained_atomic,
+    stopped_words,
+)
 from tandem_app.train.data import batch_indices, prompt_ids_batch, response_ids
 from tandem_app.train.evaluate import greedy_solo_accuracy
 from tandem_app.train.finite import (
@@ -143,9 +149,7 @@ def _run_sft(cfg: SFTConfig, out: Path, resume: bool, progress: bool) -> dict:
         val_acc = greedy_solo_accuracy(model, tokenizer, val, cfg.max_new_tokens)
         logger.log(cfg.steps, {"val_greedy_acc": val_acc})
     except KeyboardInterrupt:
-        good = last_good(out)
-        saved = f"kept {good[0]} (step {good[1]} of {cfg.steps})" if good else "no checkpoint yet"
-        raise RunInterrupted(f"{saved} and {out / 'metrics.jsonl'} through step {logger.last_step}") from None
+        raise RunInterrupted(kept_words(out, logger.last_step, cfg.steps)) from None
     finally:
         logger.close()
     save_pretrained_atomic(model, tokenizer, out / "model")
@@ -180,10 +184,8 @@ def _sft_loop(cfg: SFTConfig, out: Path, model, opt, tokenizer, examples, val, l
         try:
             check_step_finite(loss.item(), float(grad_norm))  # before the update: the weights stay finite
         except NonFiniteStep as e:
-            good = last_good(out)
-            where = f"last good checkpoint {good[0]}, step {good[1]}" if good else "no checkpoint saved yet"
-            raise RunFailed(f"step {step + 1}: {e.what} is not finite; stopped before the update ({where}); "
-                            "lower lr and start a new --out") from None
+            raise RunFailed(f"step {step + 1}: {e.what} is not finite; stopped before the update "
+                            f"({stopped_words(out)}); lower lr and start a new --out") from None
         opt.step()
         recent.append(loss.item())
         done = step + 1
