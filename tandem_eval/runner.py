@@ -17,7 +17,8 @@ Resuming: a benchmark whose two files exist and whose recorded config equals thi
 is not recomputed. Within a benchmark, finished problems are appended every
 `--save-every` problems to `<benchmark>.partial.jsonl` (its first line holds the config);
 a killed run continues from there, never re-generating a finished sample (sampling is
-keyed per request, so the continuation draws what one uninterrupted run would have). A
+keyed per request, so the continuation draws what one uninterrupted run would have). One
+process writes an `--out-dir` at a time (`tandem.run_lock`: a second is refused). A
 different config, another preset above all, is an error unless `--overwrite` is given,
 which starts that benchmark over.
 """
@@ -32,6 +33,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from tandem import run_lock
 from tandem.config_files import config_diff
 from tandem.errors import TandemError
 from tandem.rollout import stats_of_masks
@@ -333,16 +335,16 @@ def run_eval(run: EvalRun, phase: str, models: dict, backend_factory) -> dict:
             "dtype": run.dtype}
     if phase == "handoff":
         base["max_rounds"] = preset.max_rounds
-    run.out_dir.mkdir(parents=True, exist_ok=True)
     backend = LazyBackend(backend_factory)
-    per = {name: run_benchmark(backend, name, problems, base, run, phase == "handoff")
-           for name, problems in benchmarks.items()}
-    counts = {name: [(p["n"], p["c"]) for p in s["per_problem"]] for name, s in per.items()}
-    overall = {"phase": phase, "preset": preset.name, "config": base, "ks": ks_for(run.n),
-               **summarize(counts, ks_for(run.n))}
-    if phase == "handoff":
-        overall["mean_handoffs"] = {name: s["mean_handoffs"] for name, s in per.items()}
-    write_json(run.out_dir / "summary.json", overall)
+    with run_lock.hold(run.out_dir, "--out-dir"):  # one writer per folder: two evals never interleave rows
+        per = {name: run_benchmark(backend, name, problems, base, run, phase == "handoff")
+               for name, problems in benchmarks.items()}
+        counts = {name: [(p["n"], p["c"]) for p in s["per_problem"]] for name, s in per.items()}
+        overall = {"phase": phase, "preset": preset.name, "config": base, "ks": ks_for(run.n),
+                   **summarize(counts, ks_for(run.n))}
+        if phase == "handoff":
+            overall["mean_handoffs"] = {name: s["mean_handoffs"] for name, s in per.items()}
+        write_json(run.out_dir / "summary.json", overall)
     return overall
 
 
