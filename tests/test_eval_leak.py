@@ -243,7 +243,8 @@ def test_the_demo_table_pairs_trl_and_grpo_over_the_problems_both_score(tmp_path
     per_seed = {0: {"grpo": result([[2, 1], [1, 1], [0, 0]], [[2, 0], [2, 2], [2, 1]]),
                     "tandem": result([[1, 1], [0, 0], [2, 2]], [[2, 2], [2, 2], [2, 1]])}}
     leak_demo.write_table(tmp_path, per_seed)
-    paired = json.loads((tmp_path / "leak.json").read_text())["paired"]
+    paired = json.loads((tmp_path / "leak.json").read_text())["paired"]["tandem-grpo"]
     assert paired["handoff, no leak"]["per_seed"] == [[0.5, 0.0, 1]]  # only problem 0 is clean in both arms
     assert paired["prefix 0.5"]["per_seed"][0][0] == pytest.approx(1 / 3) and paired["prefix 0.5"]["per_seed"][0][2] == 3
-    assert "| handoff, no leak | 0.750 (2) | 1.000 (2) |" in (tmp_path / "leak.md").read_text()
+    md = (tmp_path / "leak.md").read_text()
+    assert "| handoff, no leak | GRPO | 0.750 (2) |" in md and "| handoff, no leak | TRL | 1.000 (2) |" in md

@@ -4,9 +4,11 @@ On finished demo seeds (OUT/seed-S, each a `tandem-rlvr demo --seed S --out OUT/
 `evaluate.evaluate_transfer` measures the GRPO and TRL seniors with the base as the junior
 on the demo's test problems and samples: the plain handoff, the handoff over the samples
 whose answer the senior had not shown before the junior's last turn, and prefix transfer
-at each fraction. OUT/leak.md and OUT/leak.json hold, per seed and arm, each score with
-the leak, undetermined, budget and junior-answer rates, and TRL - GRPO per seed, paired
-over the problems both arms score (± SE over problems), then the mean ± SE over seeds.
+at each fraction; so are the partner variants `grpo_score` and `score` where
+`tandem-rlvr demo --partner` trained them on every seed. OUT/leak.md and OUT/leak.json
+hold, per seed and arm, each score with the leak, undetermined, budget and junior-answer
+rates, and TRL - GRPO (and the variants' pairs) per seed, paired over the problems both
+arms score (± SE over problems), then the mean ± SE over seeds.
 
     python -m tandem_app.train.leak_demo --out runs/leak --seeds 0 1 2
 """
@@ -23,10 +25,13 @@ from tandem.jsonl import write_json
 from tandem_app.train.stats import mean_and_se
 
 ARMS = {"grpo": "GRPO", "tandem": "TRL"}
+# partner variants (`partner_demo`), measured where their model exists on every seed
+OPTIONAL_ARMS = {"grpo_score": "GRPO + partner score", "score": "TRL + partner score"}
+PAIRS = (("tandem", "grpo"), ("grpo_score", "grpo"), ("tandem", "grpo_score"), ("score", "tandem"))
 
 
 def evaluate_seed(seed_dir: Path, seed: int, fractions: tuple[float, ...], quick: bool = False) -> dict:
-    """{arm: evaluate_transfer's result}, cached in SEED_DIR/leak-eval/ARM.json."""
+    """{arm: evaluate_transfer's result}, cached in SEED_DIR/leak-eval/ARM.json; partner variants where trained."""
     from tandem.task import generate_problems
     from tandem_app.train.demo import demo_config
     from tandem_app.train.evaluate import evaluate_transfer
@@ -34,13 +39,15 @@ def evaluate_seed(seed_dir: Path, seed: int, fractions: tuple[float, ...], quick
     cfg = demo_config(quick=quick, seed=seed)
     problems = generate_problems("test", cfg.eval.n_problems, cfg.seed, cfg.task)
     out = {}
-    for arm in ARMS:
+    optional = [a for a in OPTIONAL_ARMS if (seed_dir / f"partner-{a}" / "summary.json").is_file()]
+    for arm in [*ARMS, *optional]:
         path = seed_dir / "leak-eval" / f"{arm}.json"
+        model = seed_dir / (arm if arm in ARMS else f"partner-{arm}") / "model"
         if not path.is_file():
-            if not (seed_dir / arm / "model").is_dir():
+            if not model.is_dir():
                 raise TandemError(f"{seed_dir / arm / 'model'} not found; run tandem-rlvr demo --seed {seed} --out "
                                   f"{seed_dir} first")
-            result = evaluate_transfer(seed_dir / arm / "model", seed_dir / "sft" / "model", problems, cfg.eval,
+            result = evaluate_transfer(model, seed_dir / "sft" / "model", problems, cfg.eval,
                                        fractions, tag=f"test/{cfg.seed}")
             write_json(path, {"fractions": list(fractions), **result})
         out[arm] = json.loads(path.read_text(encoding="utf-8"))
@@ -73,37 +80,37 @@ def accuracy(counts: list[tuple[int, int]]) -> tuple[float, int]:
 
 def write_table(out: Path, per_seed: dict[int, dict]) -> Path:
     seeds = sorted(per_seed)
+    names = {**ARMS, **OPTIONAL_ARMS}
+    arms = [a for a in names if all(a in per_seed[s] for s in seeds)]
     measures = list(scores(per_seed[seeds[0]]["grpo"]))
     lines = [f"# TRL vs GRPO without leaks, seeds {', '.join(map(str, seeds))}", "",
              "pass@1 per arm (problems scored); a problem with no clean (or continued) sample is left out.", "",
-             "| measure | " + " | ".join(f"{ARMS[a]} seed {s}" for s in seeds for a in ARMS) + " |",
-             "|" + "---|" * (1 + 2 * len(seeds))]
+             "| measure | arm | " + " | ".join(f"seed {s}" for s in seeds) + " |", "|" + "---|" * (2 + len(seeds))]
     for m in measures:
-        cells = []
-        for s in seeds:
-            for a in ARMS:
-                acc, kept = accuracy(scores(per_seed[s][a])[m])
-                cells.append(f"{acc:.3f} ({kept})")
-        lines.append(f"| {m} | " + " | ".join(cells) + " |")
-    lines += ["", "## TRL - GRPO, paired over the problems both arms score (± SE over problems)", "",
-              "| measure | " + " | ".join(f"seed {s}" for s in seeds) + " | over seeds, mean ± SE |",
-              "|" + "---|" * (2 + len(seeds))]
+        for a in arms:
+            cells = ["{:.3f} ({})".format(*accuracy(scores(per_seed[s][a])[m])) for s in seeds]
+            lines.append(f"| {m} | {names[a]} | " + " | ".join(cells) + " |")
     table: dict = {}
-    for m in measures:
-        row = [paired(scores(per_seed[s]["tandem"])[m], scores(per_seed[s]["grpo"])[m]) for s in seeds]
-        mean, se = mean_and_se([d for d, _, _ in row])
-        table[m] = {"per_seed": row, "mean": mean, "se_over_seeds": se}
-        lines.append(f"| {m} | " + " | ".join(f"{d:+.3f} ± {e:.3f} ({k})" for d, e, k in row)
-                     + f" | {mean:+.3f} ± {se:.3f} |")
+    for first, second in [p for p in PAIRS if p[0] in arms and p[1] in arms]:
+        key = f"{first}-{second}"
+        lines += ["", f"## {names[first]} - {names[second]}, paired over the problems both score (± SE over "
+                  "problems)", "", "| measure | " + " | ".join(f"seed {s}" for s in seeds) + " | over seeds, mean ± SE |",
+                  "|" + "---|" * (2 + len(seeds))]
+        for m in measures:
+            row = [paired(scores(per_seed[s][first])[m], scores(per_seed[s][second])[m]) for s in seeds]
+            mean, se = mean_and_se([d for d, _, _ in row])
+            table.setdefault(key, {})[m] = {"per_seed": row, "mean": mean, "se_over_seeds": se}
+            lines.append(f"| {m} | " + " | ".join(f"{d:+.3f} ± {e:.3f} ({k})" for d, e, k in row)
+                         + f" | {mean:+.3f} ± {se:.3f} |")
     lines += ["", "## Rates per arm (handoff; solo in brackets)", "",
               "| seed | arm | answer visible | gold undetermined | budget hit | junior wrote the answer | prefix cut "
               "(mean fraction of the solo response) |", "|---|---|---|---|---|---|---|"]
     for s in seeds:
-        for a in ARMS:
+        for a in arms:
             r = per_seed[s][a]
             h, so = r["handoff_rates"], r["solo_rates"]
             cut = ", ".join(f"{f}: {p['mean_cut_fraction']:.2f}" for f, p in r["prefix"].items())
-            lines.append(f"| {s} | {ARMS[a]} | {h['visible_rate']:.3f} ({so['visible_rate']:.3f}) | "
+            lines.append(f"| {s} | {names[a]} | {h['visible_rate']:.3f} ({so['visible_rate']:.3f}) | "
                          f"{h['undetermined_rate']:.3f} | {h['hit_budget_rate']:.3f} ({so['hit_budget_rate']:.3f}) | "
                          f"{h['junior_final_rate']:.3f} | {cut} |")
     write_json(out / "leak.json", {"seeds": {str(s): per_seed[s] for s in seeds}, "paired": table})
