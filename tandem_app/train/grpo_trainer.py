@@ -43,6 +43,8 @@ from tandem.engine import TandemEngine
 from tandem import run_lock
 from tandem.errors import RunFailed, RunInterrupted, TandemError
 from tandem.grading import reward
+from tandem.grading.grader import reward_health
+from tandem.grading.grader import stats as grader_stats
 from tandem.grpo import PolicyLossConfig, actor_loss, get_adv_estimator_fn, require_authorship_mask, token_weights
 from tandem.jsonl import read_jsonl, write_json
 from tandem.junior_update import after_optimizer_step, check_self_paired
@@ -225,7 +227,9 @@ class GRPOTrainer:
         lengths = torch.tensor([len(r) for r in responses])
         T = int(lengths.max())
         response_mask = (torch.arange(T)[None] < lengths[:, None]).float()
+        health_before = grader_stats(this_thread=True)
         scores = torch.tensor([self.reward_fn(r.text, p.answer) for r, p in zip(rollouts, problems)])
+        health = reward_health(health_before)
         rewards, partner_metrics = scores, {}
         if partner.enabled:
             t0 = time.time()
@@ -239,6 +243,7 @@ class GRPOTrainer:
         token_rewards[torch.arange(len(rollouts)), lengths - 1] = rewards
         batch = {
             "verifier_scores": scores,
+            "reward_health": health,
             "partner_metrics": partner_metrics,
             "prompts": prompts,
             "responses": pad_right(responses, self.tokenizer.pad_token_id, length=T),
@@ -427,6 +432,7 @@ def rollout_metrics(batch: dict, group_size: int) -> dict:
         "resp_len": mask.sum(-1).mean().item(),
         "stop_frac": sum(batch["finish_stop"]) / len(batch["finish_stop"]),
         "zero_var_groups": (rewards.view(-1, group_size).std(-1) == 0).float().mean().item(),
+        **batch.get("reward_health", {}),  # grader calls cut short (time bound, length cap, errors)
         **({"reward_with_partner_mean": rewards.mean().item(), **batch["partner_metrics"]}
            if batch.get("partner_metrics") else {}),
     }
