@@ -237,7 +237,8 @@ def test_the_demo_table_pairs_trl_and_grpo_over_the_problems_both_score(tmp_path
 
     def result(clean, prefix):
         rates = {"visible_rate": 0.5, "undetermined_rate": 0.0, "hit_budget_rate": 0.0, "junior_final_rate": 1.0}
-        return {"n": 2, "handoff_counts": [2, 1, 0], "handoff_clean": clean, "solo_rates": rates,
+        return {"n": 2, "handoff_counts": [2, 1, 0], "determined": [True, True, False], "handoff_clean": clean,
+                "solo_rates": rates,
                 "handoff_rates": rates, "prefix": {"0.5": {"counts": prefix, "mean_cut_fraction": 0.4}}}
 
     per_seed = {0: {"grpo": result([[2, 1], [1, 1], [0, 0]], [[2, 0], [2, 2], [2, 1]]),
@@ -246,5 +247,6 @@ def test_the_demo_table_pairs_trl_and_grpo_over_the_problems_both_score(tmp_path
     paired = json.loads((tmp_path / "leak.json").read_text())["paired"]["tandem-grpo"]
     assert paired["handoff, no leak"]["per_seed"] == [[0.5, 0.0, 1]]  # only problem 0 is clean in both arms
     assert paired["prefix 0.5"]["per_seed"][0][0] == pytest.approx(1 / 3) and paired["prefix 0.5"]["per_seed"][0][2] == 3
+    assert paired["handoff, gold determined"]["per_seed"] == [[0.0, 0.0, 2]]  # problem 2's gold is undetermined
     md = (tmp_path / "leak.md").read_text()
     assert "| handoff, no leak | GRPO | 0.750 (2) |" in md and "| handoff, no leak | TRL | 1.000 (2) |" in md

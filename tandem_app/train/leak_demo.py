@@ -23,6 +23,7 @@ from pathlib import Path
 from tandem.errors import TandemError
 from tandem.jsonl import write_json
 from tandem_app.train.stats import mean_and_se
+from tandem_eval.leak import gold_key
 
 ARMS = {"grpo": "GRPO", "tandem": "TRL"}
 # partner variants (`partner_demo`), measured where their model exists on every seed
@@ -51,13 +52,18 @@ def evaluate_seed(seed_dir: Path, seed: int, fractions: tuple[float, ...], quick
                                        fractions, tag=f"test/{cfg.seed}")
             write_json(path, {"fractions": list(fractions), **result})
         out[arm] = json.loads(path.read_text(encoding="utf-8"))
+        # which problems' golds the leak test can see (the rest are undetermined, never clean)
+        out[arm]["determined"] = [gold_key(p.answer) is not None for p in problems]
     return out
 
 
 def scores(result: dict) -> dict[str, list[tuple[int, int]]]:
-    """Per measure, per problem (n, c): handoff, leak-controlled handoff, prefix at each fraction."""
+    """Per measure, per problem (n, c): handoff (all problems, and those whose gold is determined: the pool the
+    leak control draws from), leak-controlled handoff, prefix at each fraction."""
     n = result["n"]
     out = {"handoff": [(n, c) for c in result["handoff_counts"]],
+           "handoff, gold determined": [(n if d else 0, c if d else 0)
+                                        for c, d in zip(result["handoff_counts"], result["determined"])],
            "handoff, no leak": [tuple(x) for x in result["handoff_clean"]]}
     out.update({f"prefix {f}": [tuple(x) for x in p["counts"]] for f, p in result["prefix"].items()})
     return out
@@ -70,6 +76,10 @@ def paired(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> tuple[float, f
         return float("nan"), float("nan"), 0
     mean, se = mean_and_se(diffs)
     return mean, se, len(diffs)
+
+
+def _score(acc: float, kept: int) -> str:
+    return f"{acc:.3f} ({kept})" if kept else "— (0)"
 
 
 def accuracy(counts: list[tuple[int, int]]) -> tuple[float, int]:
@@ -88,7 +98,7 @@ def write_table(out: Path, per_seed: dict[int, dict]) -> Path:
              "| measure | arm | " + " | ".join(f"seed {s}" for s in seeds) + " |", "|" + "---|" * (2 + len(seeds))]
     for m in measures:
         for a in arms:
-            cells = ["{:.3f} ({})".format(*accuracy(scores(per_seed[s][a])[m])) for s in seeds]
+            cells = [_score(*accuracy(scores(per_seed[s][a])[m])) for s in seeds]
             lines.append(f"| {m} | {names[a]} | " + " | ".join(cells) + " |")
     table: dict = {}
     for first, second in [p for p in PAIRS if p[0] in arms and p[1] in arms]:
@@ -98,10 +108,14 @@ def write_table(out: Path, per_seed: dict[int, dict]) -> Path:
                   "|" + "---|" * (2 + len(seeds))]
         for m in measures:
             row = [paired(scores(per_seed[s][first])[m], scores(per_seed[s][second])[m]) for s in seeds]
-            mean, se = mean_and_se([d for d, _, _ in row])
-            table.setdefault(key, {})[m] = {"per_seed": row, "mean": mean, "se_over_seeds": se}
-            lines.append(f"| {m} | " + " | ".join(f"{d:+.3f} ± {e:.3f} ({k})" for d, e, k in row)
-                         + f" | {mean:+.3f} ± {se:.3f} |")
+            scored = [d for d, _, k in row if k]  # a seed with no problem both arms score has no difference
+            mean, se = mean_and_se(scored) if scored else (None, None)
+            table.setdefault(key, {})[m] = {"per_seed": row, "mean": mean, "se_over_seeds": se,
+                                            "seeds_scored": len(scored)}
+            over = "—" if mean is None else f"{mean:+.3f} ± {se:.3f}" + (
+                "" if len(scored) == len(seeds) else f" ({len(scored)} seeds)")
+            lines.append(f"| {m} | " + " | ".join(f"{d:+.3f} ± {e:.3f} ({k})" if k else "— (0)" for d, e, k in row)
+                         + f" | {over} |")
     lines += ["", "## Rates per arm (handoff; solo in brackets)", "",
               "| seed | arm | answer visible | gold undetermined | budget hit | junior wrote the answer | prefix cut "
               "(mean fraction of the solo response) |", "|---|---|---|---|---|---|---|"]
