@@ -4,9 +4,12 @@ For each benchmark it writes, under `--out-dir`:
 - `<benchmark>.samples.jsonl`: one row per sample (`tandem_eval.rows.SampleRow`: problem id,
   benchmark, source, sample index, gold, text, extracted answer, correct, finish reason,
   token ids; the handoff adds the authorship mask, the number of handoffs and the senior's
-  token share);
+  token share; every row: whether the answer was visible before the junior's last turn,
+  who wrote the final answer, whether the budget was spent, `tandem_eval.leak`);
 - `<benchmark>.summary.json`: the run's config, pass@k for k = 1, 2, 4, ... <= n (the
-  unbiased estimator), the same per source, and per-problem (n, c).
+  unbiased estimator), the same per source, per-problem (n, c), the rates of the three
+  leak fields and, for the handoff, `leak_controlled`: pass@k over the samples without a
+  leak (each problem's own n; problems with fewer than k left out and counted).
 and finally `summary.json` with every benchmark's pass@k and their macro / micro means.
 
 `--preset` (`tandem_eval.presets`: `ours`, the default, or `paper`, the release's
@@ -38,7 +41,7 @@ from tandem.config_files import config_diff
 from tandem.errors import TandemError
 from tandem.rollout import stats_of_masks
 from tandem.jsonl import write_json, write_jsonl
-from tandem_eval import grader
+from tandem_eval import grader, leak
 from tandem_eval.backends import BACKENDS, make_backend
 from tandem_eval.datasets import ERRATA_MODES, FieldMap, Problem, load_benchmarks
 from tandem_eval.handoff import cap_rounds
@@ -191,7 +194,7 @@ def _append_rows(path: Path, config: dict, rows: list[SampleRow]) -> None:
 
 
 def _grade_rows(problems: list[Problem], samples, prompts: list[list[int]], cuts: list[bool], n: int,
-                benchmark: str, handoff: bool) -> list[SampleRow]:
+                benchmark: str, handoff: bool, tokenizer) -> list[SampleRow]:
     rows = []
     bar = tqdm(total=len(samples), desc=f"grade {benchmark}", unit="sample")
     for i, (sample, prompt, cut) in enumerate(zip(samples, prompts, cuts, strict=True)):
@@ -205,7 +208,7 @@ def _grade_rows(problems: list[Problem], samples, prompts: list[list[int]], cuts
         if handoff:
             row.cut_by_max_rounds, row.authorship_mask = cut, sample.authorship_mask
             row.num_handoffs, row.senior_fraction = sample.num_handoffs, sample.senior_fraction
-        rows.append(row)
+        rows.append(row.mark_leaks(tokenizer))
         bar.update(1)
     bar.close()
     return rows
@@ -228,12 +231,16 @@ def _summary(config: dict, problems: list[Problem], rows: list[SampleRow], n: in
         "by_source": {s: benchmark_pass_at_k(c, ks) for s, c in by_source.items()},
         "mean_response_tokens": sum(r.num_tokens for r in rows) / max(1, len(rows)),
         "finish_reasons": {k: sum(r.finish_reason == k for r in rows) for k in ("stop", "length")},
+        **leak.rates(rows),
         "grader": stats,
         "per_problem": per_problem,
     }
     if handoff:
         out.update(stats_of_masks([r.authorship_mask for r in rows]).metrics())
         out["chains_cut_by_max_rounds"] = sum(r.cut_by_max_rounds for r in rows)
+        clean = leak.controlled_counts(rows)  # the samples whose answer the senior had not shown
+        out["leak_controlled"] = {**leak.pass_at_k_over_clean([(p["n"], p["c"]) for p in clean], ks),
+                                  "per_problem": clean}
     return out
 
 
@@ -304,7 +311,7 @@ def run_benchmark(backend: LazyBackend, benchmark: str, problems: list[Problem],
     for start in range(0, len(todo), run.save_every):
         chunk = todo[start : start + run.save_every]
         samples, prompts, cuts = _generate(backend.get(), chunk, run.n, benchmark, handoff, preset, run)
-        rows = _grade_rows(chunk, samples, prompts, cuts, run.n, benchmark, handoff)
+        rows = _grade_rows(chunk, samples, prompts, cuts, run.n, benchmark, handoff, backend.get().tokenizer)
         _append_rows(partial_path, config, rows)
         for p in chunk:
             finished[p.id] = [r for r in rows if r.problem_id == p.id]
