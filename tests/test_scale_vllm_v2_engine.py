@@ -231,19 +231,30 @@ def test_a_plain_python_process_runs_a_multi_process_v2_engine(v2_senior, v2_jun
     assert [tuple(row) for row in result["rows"]] == tokens_and_masks(want)
 
 
-def test_v2_refuses_a_request_without_a_key_and_split_placement(v2_senior, v2_junior, prompts):
+def test_v2_refuses_a_request_without_a_key(v2_senior, v2_junior, prompts):
     engine = VLLMEngine(str(v2_senior), cfg_for("word", v2_junior), **LLM_KWARGS)
     try:
         params = vllm.SamplingParams(max_tokens=2, extra_args={})
-        with pytest.raises(validation_error_type(), match="tandem_request_key"):
+        with pytest.raises(validation_error_type(), match="tandem_request_key") as err:
             engine.llm.generate([{"prompt_token_ids": prompts[0]}], params, use_tqdm=False)
+        assert isinstance(err.value, TandemError)
     finally:
         del engine
         gc.collect()
-    split = TandemConfig(junior_model=str(v2_junior), placement="split")
-    with pytest.raises(TandemError, match="placement: split runs on vLLM's V1 model runner only") as err:
-        VLLMEngine(str(v2_senior), split, **LLM_KWARGS, tensor_parallel_size=2)
-    assert "\n" not in str(err.value)
+
+
+def test_v2_split_placement_equals_the_reference_engine(v2_senior, v2_junior, tokenizer, prompts, monkeypatch):
+    """placement: split on V2: the senior on worker 0, the junior on worker 1 (two CPU processes)."""
+    monkeypatch.delenv("VLLM_ENABLE_V1_MULTIPROCESSING")  # its workers are processes anyway
+    cfg = TandemConfig(selection_strategy="word", junior_model=str(v2_junior), placement="split",
+                       **STRATEGIES["word"])
+    seen = []
+    got = generate(v2_senior, cfg, prompts[::SAMPLES], check=lambda e: seen.append(e.model_runner()))
+    assert seen[0]["runner"] == "v2"
+    shared = TandemConfig(selection_strategy="word", junior_model=str(v2_junior), **STRATEGIES["word"])
+    assert tokens_and_masks(got) == tokens_and_masks(reference(v2_senior, v2_junior, shared, tokenizer,
+                                                               prompts[::SAMPLES]))
+
 
 
 @pytest.mark.parametrize("value", ["0", "false"])

@@ -157,13 +157,13 @@ def test_a_runner_setting_against_this_vllm_is_refused_in_one_line(version, valu
     assert f"unset {RUNNER_ENV}" in line
 
 
-def test_the_processor_interface_follows_the_runner_and_split_is_refused_on_v2():
-    cfg = word_cfg()
-    assert tandem_engine_kwargs(cfg, "m")["logits_processors"] == [PROCESSOR_CLASS]
-    assert tandem_engine_kwargs(cfg, "m", tandem_runner="v2")["logits_processors"] == [PROCESSOR_CLASS_V2]
-    with pytest.raises(TandemError, match="placement: split runs on vLLM's V1 model runner only") as err:
-        tandem_engine_kwargs(word_cfg(placement="split"), "m", tandem_runner="v2")
-    assert "\n" not in str(err.value)
+def test_the_processor_interface_follows_the_runner_in_both_placements():
+    for placement in ("shared", "split"):
+        cfg = word_cfg(placement=placement)
+        assert tandem_engine_kwargs(cfg, "m")["logits_processors"] == [PROCESSOR_CLASS]
+        v2 = tandem_engine_kwargs(cfg, "m", tandem_runner="v2")
+        assert v2["logits_processors"] == [PROCESSOR_CLASS_V2]
+        assert v2["hf_overrides"] == tandem_engine_kwargs(cfg, "m")["hf_overrides"]
     with pytest.raises(TandemError, match="tandem_runner must be one of v1, v2"):
         tandem_engine_kwargs(cfg, "m", tandem_runner="v3")
 

