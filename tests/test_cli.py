@@ -136,12 +136,12 @@ def _in_a_fresh_python(code: str) -> str:
     return done.stdout.strip()
 
 
-def test_the_command_line_starts_without_torch_for_help_version_and_a_mistyped_command():
+def test_the_command_line_starts_without_torch_for_help_version_and_a_mistyped_command_or_flag():
     heavy = "[m for m in ('torch', 'transformers', 'tandem_eval') if m in sys.modules]"
     assert _in_a_fresh_python(f"import sys, tandem_app.commands.cli; print({heavy})") == "[]"
     answers = _in_a_fresh_python(
         "import contextlib, io, sys\nfrom tandem_app.commands.cli import main\n"
-        "for argv in (['--help'], ['--version'], ['trian'], []):\n"
+        "for argv in (['--help'], ['--version'], ['trian'], [], ['train', '--bogus'], ['sft', '--bogus']):\n"
         "    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
         "        try:\n            main(argv)\n        except SystemExit:\n            pass\n"
         f"print({heavy})")
@@ -200,3 +200,9 @@ def test_a_missing_model_directory_is_called_missing_in_one_line(command, tmp_pa
         assert err == [f"error: model directory {model} is missing (no such file or directory); pass an existing "
                        "directory or a Hugging Face hub name"]
         assert not (tmp_path / "out").exists()
+
+
+def test_train_help_still_lists_every_config_field_once_printed(capsys):
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    assert "partner_reward.weight=0.0" in capsys.readouterr().out

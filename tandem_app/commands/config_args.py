@@ -19,6 +19,19 @@ def add_config_arguments(p: argparse.ArgumentParser, config_name: str) -> None:
     p.add_argument("--config", help=f"YAML or JSON file with {config_name} fields")
 
 
+def lazy_epilog(p: argparse.ArgumentParser, epilog) -> None:
+    """Build `p`'s epilog only when its help is printed: listing a config's fields imports its
+    trainer (and torch), which an argument error or another command's help never needs."""
+    format_help = p.format_help
+
+    def with_epilog() -> str:
+        if p.epilog is None:
+            p.epilog = epilog()
+        return format_help()
+
+    p.format_help = with_epilog
+
+
 def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
     p.add_argument("--no-progress", action="store_true", help="no progress bar or per-step console lines")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import shlex
 
-from tandem_app.commands.config_args import add_config_arguments, add_run_arguments, config_from_args
+from tandem_app.commands.config_args import add_config_arguments, add_run_arguments, config_from_args, lazy_epilog
 
 HELP = "supervised fine-tuning on worked solutions: writes the pre-RL base to OUT/model"
 
@@ -15,10 +15,10 @@ def register(subparsers) -> None:
         "sft",
         help=HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=_epilog(),
         description=HELP + ". Every SFTConfig field can be set in "
         "--config or as key=value (e.g. steps=600 task.max_steps=3).",
     )
+    lazy_epilog(p, _epilog)
     add_config_arguments(p, "SFTConfig")
     p.add_argument("--model", help="initial HF model directory (e.g. from `tandem-rlvr build-tiny`)")
     p.add_argument("--out", help="run directory (checkpoints, metrics.jsonl, the base in OUT/model); "

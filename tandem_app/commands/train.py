@@ -6,7 +6,7 @@ import argparse
 import shlex
 from pathlib import Path
 
-from tandem_app.commands.config_args import add_config_arguments, add_run_arguments, config_from_args
+from tandem_app.commands.config_args import add_config_arguments, add_run_arguments, config_from_args, lazy_epilog
 
 HELP = "GRPO training of a senior: tandem rollouts with the frozen base as junior (tandem) or solo (grpo)"
 
@@ -16,11 +16,11 @@ def register(subparsers) -> None:
         "train",
         help=HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=_epilog(),
         description=HELP + ". Every TrainConfig field can be set in "
         "--config or as key=value (e.g. steps=80 loss.junior_token_loss_weight=0.1 "
         "loss.clip_ratio_high=0.28).",
     )
+    lazy_epilog(p, _epilog)
     add_config_arguments(p, "TrainConfig")
     p.add_argument(
         "--method", choices=("tandem", "trl", "grpo"),
