@@ -56,6 +56,19 @@ def prepare_out_dir(out: str | os.PathLike, flag: str = "--out") -> Path:
     return out
 
 
+def _zombie(pid: int) -> bool:
+    """Whether `pid` has ended but not been reaped (Linux's /proc; elsewhere: not known, so no).
+
+    A killed run's child can stay a zombie for good where nothing reaps orphans (PID 1 of
+    many containers): signal 0 still reaches it, yet it holds nothing.
+    """
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2 :][:1] in ("Z", "X")  # the state follows the command's closing paren
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -63,7 +76,7 @@ def _alive(pid: int) -> bool:
         return False
     except PermissionError:  # another user's process: it exists
         return True
-    return True
+    return not _zombie(pid)
 
 
 def _read_holder(path: Path) -> dict:

@@ -62,6 +62,28 @@ def dead_pid() -> int:
     return proc.pid
 
 
+def _process_state(pid: int) -> str:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
+@pytest.fixture
+def zombie_pid():
+    """A child that has exited but is not reaped: what a SIGKILLed run's child stays in a container."""
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    deadline = time.monotonic() + 30
+    while _process_state(proc.pid) != "Z" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    yield proc.pid
+    proc.wait()
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux's /proc")
+def test_a_lock_held_by_a_zombie_is_stale(zombie_pid):
+    assert _process_state(zombie_pid) == "Z"
+    os.kill(zombie_pid, 0)  # signal 0 still reaches it
+    assert not run_lock._alive(zombie_pid)
+
+
 def _cfg(tiny_dir, out, **kw) -> TrainConfig:
     base = dict(method="tandem", model=str(tiny_dir), out=str(out), steps=3, prompts_per_step=2, group_size=4,
                 sampling=SamplingConfig(max_new_tokens=16), lr=1e-3, save_every=1, val_every=0, n_val_problems=2,
