@@ -44,3 +44,15 @@ def test_verl_loads_it_from_the_pkg_path_in_the_launchers():
     cfg = OmegaConf.create({"reward": {"custom_reward_function": fn_cfg}})
     fn = get_custom_reward_fn(cfg)
     assert fn(data_source="aime_24_26", solution_str="\\boxed{70}", ground_truth="70", extra_info={})["score"] == 1.0
+
+
+def test_the_steps_health_sums_each_samples_reward_extra_info():
+    from tandem_verl.reward import health_metrics
+
+    class Stored:  # how TransferQueue may hand a field back: the dict under `.data`
+        def __init__(self, data):
+            self.data = data
+
+    rows = [compute_score("deepscaler", text, "27") for text in ("\\boxed{27}", "\\boxed{" + "9" * 5000 + "}")]
+    samples = [{"reward_extra_info": rows[0]}, Stored({"reward_extra_info": rows[1]}), {"other": 1}]
+    assert health_metrics(samples) == {"grader_timeouts": 0.0, "grader_too_long": 1.0, "grader_errors": 0.0}

@@ -207,6 +207,14 @@ def test_retention_keeps_one_checkpoint_per_launch_and_leaves_no_debris(smoke):
     assert smoke["tandem"]["checkpoint_dirs"] == ["global_step_2", "global_step_3", "latest_checkpointed_iteration.txt"]
 
 
+@pytest.mark.parametrize("run", [*TANDEM_RUNS, "grpo_score"])
+def test_the_tandem_and_partner_trainers_log_the_rewards_health_every_step(smoke, run):
+    health = smoke[run]["grader_health_per_step"]
+    assert set(health) == {"grader_timeouts", "grader_too_long", "grader_errors"}
+    for name, values in health.items():
+        assert len(values) == smoke[run]["total_steps"] and None not in values and min(values) >= 0, name
+
+
 def test_vanilla_run_is_all_senior_and_logs_no_tandem_metric(smoke):
     r = smoke["vanilla"]
     assert r["senior_token_fraction"] == 1.0 and r["tandem_metrics_logged"] == []

@@ -47,6 +47,7 @@ SENIOR_GAP = "actor/tandem/senior_rollout_probs_diff_max"
 JUNIOR = "junior/"  # the metrics of a junior that follows the senior (tandem_verl.moving_junior)
 VERIFIER = "critic/verifier_score/mean"  # the verifier's reward alone, where the partner score is added to it
 PARTNER = "partner_score"  # tandem.partner_score.METRIC; each term is partner_score/<term>
+HEALTH = ("grader_timeouts", "grader_too_long", "grader_errors")  # tandem.grading.grader.HEALTH_METRICS
 
 
 def read_metrics(path: Path) -> dict[int, dict]:
@@ -173,6 +174,7 @@ def summarize_run(run_dir: Path, tandem: bool) -> dict:
         "launch_seconds": [int(p.read_text()) for p in sorted(run_dir.glob("launch-*.seconds"))],
         "reward_mean_per_step": per_step(steps, "critic/score/mean"),  # with the partner score where it is on
         "verifier_reward_mean_per_step": [m.get(VERIFIER, m.get("critic/score/mean")) for _, m in sorted(steps.items())],
+        "grader_health_per_step": {name: per_step(steps, name) for name in HEALTH},  # tandem and partner trainers
         **partner(run_dir, steps),
         "grad_norm_per_step": per_step(steps, "actor/grad_norm"),
         "rollout_probs_diff_max_per_step": per_step(steps, "training/rollout_probs_diff_max"),

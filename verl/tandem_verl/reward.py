@@ -8,14 +8,16 @@ extra_info)` once per response (solution_str = the decoded response). The score 
 team's (senior + junior) final answer graded by `tandem.grading.grade`: 1.0 right, 0.0 wrong.
 Beside it, the reward's health: 1.0 where this call hit the grader's time bound
 (`grader_timeouts`), its length cap (`grader_too_long`) or an internal error
-(`grader_errors`). verl keeps these per response in its reward extra info: its validation
-reports their means per data source (`val-aux/<source>/grader_timeouts/mean@N`) and its
-rollout dumps carry them row by row.
+(`grader_errors`). verl keeps these per response in its reward extra info: the tandem and
+partner trainers log their sums each step (`health_metrics`), verl's validation reports
+their means per data source (`val-aux/<source>/grader_timeouts/mean@N`), and its rollout
+dumps carry them row by row.
 """
 
 from __future__ import annotations
 
 from tandem.errors import TandemError
+from tandem.grading.grader import HEALTH_METRICS
 
 
 def compute_score(data_source: str, solution_str: str, ground_truth, extra_info: dict | None = None, **_) -> dict:
@@ -34,3 +36,18 @@ def compute_score(data_source: str, solution_str: str, ground_truth, extra_info:
     health = {name: value for name, value in reward_health(before).items() if name != "grader_calls"}
     return {"score": score, "acc": score, **health}
 
+
+
+def health_metrics(extra_fields: list) -> dict[str, float]:
+    """The step's grader calls cut short: each of `HEALTH_METRICS` summed over the samples.
+
+    `extra_fields`: each sample's `extra_fields` as verl's TransferQueue holds it (a dict, or
+    an object with `.data`), whose `reward_extra_info` holds what `compute_score` returned.
+    """
+    totals = dict.fromkeys(HEALTH_METRICS, 0.0)
+    for fields in extra_fields:
+        fields = getattr(fields, "data", fields)
+        info = fields.get("reward_extra_info") or {} if isinstance(fields, dict) else {}
+        for name in HEALTH_METRICS:
+            totals[name] += float(info.get(name) or 0.0)
+    return totals

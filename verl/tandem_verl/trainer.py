@@ -34,6 +34,7 @@ from tandem.junior_update import steps_per_sync_error
 from tandem_verl.moving_junior import JUNIOR_DIR, MovingJunior
 from tandem_verl.padding_rows import clear_padding_authorship
 from tandem_verl.partner import PartnerScorer, scorer_context
+from tandem_verl.reward import health_metrics
 from tandem_verl.wiring import (
     PARTNER_TRAINER_MODE,
     SCORER_KEY,
@@ -125,10 +126,21 @@ class PartnerScoring:
         return self._partner
 
     def _compute_advantage(self, batch, metrics: dict):
+        metrics.update(self._reward_health(batch))
         if self.partner is not None:  # after verl's old and reference log-probs, before its advantages
             with marked_timer("partner_score", self.timing_raw, color="yellow"):
                 self.partner.apply(self, batch, metrics)
         return super()._compute_advantage(batch, metrics)
+
+
+    @staticmethod
+    def _reward_health(batch) -> dict[str, float]:
+        """The grader calls of this step's real samples cut short (`tandem_verl.reward.health_metrics`)."""
+        real = [key for key, tag in zip(batch.keys, batch.tags) if not tag.get("is_padding")]
+        if not real:
+            return {}
+        data = tq.kv_batch_get(keys=real, partition_id=batch.partition_id, select_fields=["extra_fields"])
+        return health_metrics(list(data["extra_fields"]))
 
 
 @register_trainer(PARTNER_TRAINER_MODE)
