@@ -90,3 +90,12 @@ def processor_boundary_lookup(cfg: TandemConfig, tokenizer_path: str, vocab_size
 
         tokenizer = AutoTokenizer.from_pretrained(tokenizer_path, trust_remote_code=trust_remote_code)
     return config_boundary_lookup(cfg, tokenizer, vocab_size, device=torch.device("cpu"))
+
+
+def processor_setup(model_config) -> tuple[TandemConfig, torch.Tensor | None]:
+    """The tandem config and boundary lookup a logits processor (either runner's) is built with."""
+    cfg = tandem_config_from_hf(model_config.hf_config)
+    is_boundary = processor_boundary_lookup(
+        cfg, model_config.tokenizer, model_config.get_vocab_size(), model_config.trust_remote_code
+    )
+    return cfg, is_boundary

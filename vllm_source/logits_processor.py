@@ -26,9 +26,9 @@ from vllm.v1.sample.logits_processor import BatchUpdate, LogitsProcessor  # noqa
 
 from vllm_source.batch_state import TandemBatchState  # noqa: E402
 from vllm_source.compat import refused_request  # noqa: E402
-from vllm_source.engine_config import processor_boundary_lookup, tandem_config_from_hf  # noqa: E402
+from vllm_source.engine_config import processor_setup  # noqa: E402
 from vllm_source.handoff import SLOT, merge_junior_rows  # noqa: E402
-from vllm_source.requests import TandemRequestError, parse_tandem_extra_args  # noqa: E402
+from vllm_source.requests import TandemRequestError, check_tandem_params  # noqa: E402
 
 
 class TandemLogitsProcessor(LogitsProcessor):
@@ -38,22 +38,12 @@ class TandemLogitsProcessor(LogitsProcessor):
     def validate_params(cls, params: SamplingParams) -> None:
         """Refuse requests the tandem engine cannot honour (the caller gets a VLLMValidationError)."""
         try:
-            parse_tandem_extra_args(params.extra_args)
-            if params.n != 1:
-                raise TandemRequestError("tandem requests must use n=1 (one request, one key, per sample)")
-            if params.logit_bias:
-                raise TandemRequestError("logit_bias is not supported by the tandem engine")
-            if params.prompt_logprobs is not None:
-                raise TandemRequestError("prompt_logprobs are not supported by the tandem engine")
+            check_tandem_params(params)
         except TandemRequestError as e:
             raise refused_request(e) from None
 
     def __init__(self, vllm_config, device: torch.device, is_pin_memory: bool) -> None:
-        model_config = vllm_config.model_config
-        self.cfg = tandem_config_from_hf(model_config.hf_config)
-        is_boundary = processor_boundary_lookup(
-            self.cfg, model_config.tokenizer, model_config.get_vocab_size(), model_config.trust_remote_code
-        )
+        self.cfg, is_boundary = processor_setup(vllm_config.model_config)
         self.state = TandemBatchState(self.cfg, is_boundary, vllm_config.scheduler_config.max_num_seqs)
         self.device = device
         SLOT.attach(self.state)  # the model reads the batch makeup (dummy run? all solo?) from here

@@ -30,9 +30,9 @@ from vllm import SamplingParams  # noqa: E402
 from vllm.v1.worker.gpu.sample.logits_processor.interface import LogitsContext, LogitsProcessor  # noqa: E402
 
 from vllm_source.compat import refused_request  # noqa: E402
-from vllm_source.engine_config import processor_boundary_lookup, tandem_config_from_hf  # noqa: E402
+from vllm_source.engine_config import processor_setup  # noqa: E402
 from vllm_source.handoff import SLOT, merge_junior_rows  # noqa: E402
-from vllm_source.requests import TandemRequestError, parse_tandem_extra_args  # noqa: E402
+from vllm_source.requests import TandemRequestError, check_tandem_params  # noqa: E402
 from vllm_source.slot_state import TandemSlotState  # noqa: E402
 
 
@@ -43,22 +43,12 @@ class TandemLogitsProcessorV2(LogitsProcessor):
     def validate_params(cls, params: SamplingParams) -> None:
         """Refuse requests the tandem engine cannot honour (the caller gets a VLLMValidationError)."""
         try:
-            parse_tandem_extra_args(params.extra_args)
-            if params.n != 1:
-                raise TandemRequestError("tandem requests must use n=1 (one request, one key, per sample)")
-            if params.logit_bias:
-                raise TandemRequestError("logit_bias is not supported by the tandem engine")
-            if params.prompt_logprobs is not None:
-                raise TandemRequestError("prompt_logprobs are not supported by the tandem engine")
+            check_tandem_params(params)
         except TandemRequestError as e:
             raise refused_request(e) from None
 
     def __init__(self, vllm_config, req_states) -> None:
-        model_config = vllm_config.model_config
-        self.cfg = tandem_config_from_hf(model_config.hf_config)
-        is_boundary = processor_boundary_lookup(
-            self.cfg, model_config.tokenizer, model_config.get_vocab_size(), model_config.trust_remote_code
-        )
+        self.cfg, is_boundary = processor_setup(vllm_config.model_config)
         self.req = req_states  # read only: committed tokens and lengths per slot
         self.state = TandemSlotState(self.cfg, is_boundary, req_states.max_num_reqs)
         SLOT.attach(self.state)  # the model tells dummy runs apart by it

@@ -40,3 +40,14 @@ def parse_tandem_extra_args(extra_args: dict | None) -> tuple[int, bool]:
             f"tandem_extra_args(request_key(prompt_id, sample)) or {{{EXTRA_SOLO!r}: True}} for solo"
         )
     return key, False
+
+
+def check_tandem_params(params) -> None:
+    """What both runners' logits processors refuse in `validate_params` (`SamplingParams` in)."""
+    parse_tandem_extra_args(params.extra_args)
+    if params.n != 1:
+        raise TandemRequestError("tandem requests must use n=1 (one request, one key, per sample)")
+    if params.logit_bias:
+        raise TandemRequestError("logit_bias is not supported by the tandem engine")
+    if params.prompt_logprobs is not None:
+        raise TandemRequestError("prompt_logprobs are not supported by the tandem engine")

@@ -135,8 +135,7 @@ def _round(value: Fraction, decimals: int) -> Fraction:
 
 def numbers_equal(a: tuple[Fraction, int | None], b: tuple[Fraction, int | None]) -> bool:
     """The rule of the module docstring."""
-    (va, da), (vb, db) = a, b
-    if va == vb:
+    if a[0] == b[0]:
         return True
     for (decimal, decimals), (exact, _) in ((a, b), (b, a)):
         if decimals is not None and decimals >= DECIMALS_FOR_REPEATING and not _terminates(exact):
