@@ -52,7 +52,7 @@ from tandem.grading.grader import stats as grader_stats
 from tandem.junior_update import after_optimizer_step
 from tandem.partner_score import METRIC as PARTNER_METRIC
 from tandem.partner_score import PartnerRewardConfig, step_metrics
-from tandem.partner_scoring import partner_rewards
+from tandem.partner_score import partner_rewards
 from tandem.models import check_same_vocab, load_model, load_tokenizer
 from tandem.rollout import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, RolloutStats, stats_of_masks
 from tandem.sampling import SamplingConfig

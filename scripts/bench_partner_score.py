@@ -71,7 +71,7 @@ def hf_trl(model: Path, out: Path, args) -> dict:
     from hf_trl.tandem_rollout import tandem_rollout_func
     from tandem.models import load_model, load_tokenizer
     from tandem.partner_score import PartnerRewardConfig
-    from tandem.task import generate_problems
+    from tandem_app.task import generate_problems
 
     rollout = tandem_rollout_func(partner_reward=PartnerRewardConfig(weight=WEIGHT, target=args.target))
     rows = [{"prompt": [{"role": "user", "content": p.prompt}], "answer": p.answer, "solution": p.solution}
@@ -101,7 +101,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         model = args.model
         if model is None:
-            from tandem.zoo import build_tiny
+            from tandem_app.zoo import build_tiny
 
             model = build_tiny(Path(tmp) / "senior", seed=0)
         runs = [embedded(model, Path(tmp) / "embedded", args), hf_trl(model, Path(tmp) / "hf_trl", args)]

@@ -31,7 +31,7 @@ from tandem.engine import TandemEngine
 from tandem.jsonl import write_json
 from tandem.models import load_model, load_tokenizer
 from tandem.sampling import SamplingConfig
-from tandem.zoo import build_tiny
+from tandem_app.zoo import build_tiny
 
 CONCRETE = tuple(m for m in ENGINE_MODES if m != "auto")
 STRATEGIES = {"word": TandemConfig(selection_strategy="word", prob_senior=0.5, max_gap_tokens=32),

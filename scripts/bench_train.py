@@ -61,7 +61,7 @@ def main(argv=None) -> int:
     from tandem.jsonl import write_json
     from tandem.sampling import SamplingConfig
     from tandem_app.train.grpo_trainer import GRPOTrainer, TrainConfig
-    from tandem.zoo import build_tiny
+    from tandem_app.zoo import build_tiny
 
     with tempfile.TemporaryDirectory() as tmp:
         model = args.model or str(build_tiny(Path(tmp) / "tiny", seed=0))
@@ -102,7 +102,7 @@ def main(argv=None) -> int:
         result["trl"]["time_rollout_median_s"] / result["grpo"]["time_rollout_median_s"]
     )
     result["setup"] = {
-        "model": args.model or "tiny random (tandem.zoo.build_tiny, seed 0)",
+        "model": args.model or "tiny random (tandem_app.zoo.build_tiny, seed 0)",
         "prompts_per_step": args.prompts_per_step,
         "group_size": args.group_size,
         "ppo_mini_batches": args.ppo_mini_batches,

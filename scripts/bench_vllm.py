@@ -43,7 +43,7 @@ from pathlib import Path
 PLACEMENTS = ("shared", "split")
 JUNIOR_SIZES = ("same", "half")
 IDLE_S = 1.5  # pause before each timed run: vLLM's worker processes busy-poll for 1 s after their last step
-# Zoo model shapes (tandem.zoo.TinyModelConfig fields); "tiny" is the zoo's default.
+# Zoo model shapes (tandem_app.zoo.TinyModelConfig fields); "tiny" is the zoo's default.
 SIZES = {
     "tiny": {},
     "small": dict(hidden_size=512, intermediate_size=1536, num_hidden_layers=8, num_attention_heads=8,
@@ -231,7 +231,7 @@ def main():
     os.environ.setdefault("OMP_NUM_THREADS", "1")  # unset, vLLM CPU ran 30-40x slower here (PERFORMANCE.md)
     from tandem.jsonl import write_json
     from tandem.models import load_tokenizer
-    from tandem.zoo import build_tiny
+    from tandem_app.zoo import build_tiny
 
     placements = [p.strip() for p in args.placement.split(",") if p.strip()]
     if not placements or any(p not in PLACEMENTS for p in placements):
@@ -239,7 +239,7 @@ def main():
     if args.junior_size != "same" and placements != ["split"]:
         raise SystemExit(f"--junior-size {args.junior_size} needs --placement split: placement shared refuses a "
                          "junior with other head counts")
-    from tandem.zoo import TinyModelConfig
+    from tandem_app.zoo import TinyModelConfig
 
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:

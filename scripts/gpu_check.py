@@ -106,7 +106,7 @@ ASYNC_PROBE = r"""
 import json, os, tempfile
 os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"  # as the lane's engine tests run
 from tandem.config import TandemConfig
-from tandem.zoo import build_tiny
+from tandem_app.zoo import build_tiny
 from tandem_eval.backends import rollout_backend
 path = build_tiny(tempfile.mkdtemp(), seed=0)
 eng = rollout_backend("vllm", str(path), str(path), TandemConfig(), dtype="float32", max_model_len=512,
@@ -124,7 +124,7 @@ from tandem.config import TandemConfig
 from tandem.engine import TandemEngine
 from tandem.models import load_model, load_tokenizer
 from tandem.sampling import SamplingConfig
-from tandem.zoo import build_tiny
+from tandem_app.zoo import build_tiny
 from vllm_source.engine import VLLMEngine
 senior, junior = build_tiny(tempfile.mkdtemp(), seed=0), build_tiny(tempfile.mkdtemp(), seed=1)
 cfg = TandemConfig(selection_strategy="bernoulli", prob_senior=0.5, junior_model=str(junior))

@@ -89,7 +89,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 def default_model(out: Path, base_steps: int, seed: int, threads: int) -> Path:
     """The zoo's tiny model under OUT/base: SFT'd on the one-operation task, or random with 0 steps."""
     if base_steps <= 0:
-        from tandem.zoo import build_tiny
+        from tandem_app.zoo import build_tiny
 
         init = out / "base" / "random"
         return init if (init / "config.json").is_file() else build_tiny(init, seed=seed)
@@ -99,7 +99,7 @@ def default_model(out: Path, base_steps: int, seed: int, threads: int) -> Path:
 
 
 def synthetic_rows(split: str, n: int, seed: int) -> list[dict]:
-    from tandem.task import generate_problems
+    from tandem_app.task import generate_problems
     from tandem_app.train.tiny_base import SMOKE_TASK
 
     return [{"prompt": [{"role": "user", "content": p.prompt}], "answer": p.answer}

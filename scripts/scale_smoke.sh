@@ -27,7 +27,7 @@
 # (tandem_app.train.tiny_base, built under DIR/base unless --base names one), so rewards vary
 # and GRPO has non-zero advantages; the parquet files come from scripts/prepare_deepscaler.py
 # on that task's local JSONL files. The split run's junior is --split-junior (a model
-# directory), else a tiny base of the zoo's small shape (tandem.zoo.SMALL_SHAPE: other depth,
+# directory), else a tiny base of the zoo's small shape (tandem_app.zoo.SMALL_SHAPE: other depth,
 # width, query and KV heads; the same tokenizer) built under DIR/junior-small.
 #
 # Output: DIR/<run>/launch-{1,2}.log, metrics-{1,2}.jsonl (verl's file logger), trace.jsonl

@@ -55,15 +55,7 @@ class TandemConfig:
     senior_architecture: str | None = None
 
     ALIASES: ClassVar[dict[str, str]] = legacy.PROCESS_KEYS
-    RETIRED: ClassVar[dict[str, str]] = {
-        "junior_token_loss_weight": "is a loss setting, not the tandem process's: set loss.junior_token_loss_weight "
-        "(tandem-rlvr train) or tandem.junior_token_loss_weight (verl's tandem: block)",
-        "tandem_jr_tkn_weight": "(legacy) is a loss setting: set loss.junior_token_loss_weight",
-        "loss_denominator": "is a loss setting: set loss.loss_denominator (verl: tandem.loss_denominator)",
-        "primary_model": "(legacy) names the senior, which is the engine's own model here; remove it",
-        "enabled": "(legacy) is the switch of verl's tandem: block (tandem.enable), not a process key",
-        "extra": "is gone: backend keys are declared TandemConfig fields (e.g. senior_architecture)",
-    }
+    RETIRED: ClassVar[dict[str, str]] = legacy.PROCESS_RETIRED
 
     def __post_init__(self) -> None:
         if self.selection_strategy not in STRATEGIES:

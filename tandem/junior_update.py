@@ -12,7 +12,12 @@ trainer). Steps are the senior's optimizer steps, counted from 1 over the whole 
 Only a self-paired junior (the senior's own base, same architecture and shapes) can follow
 the senior; `check_self_paired` refuses any other pairing in one line. A trainer calls
 `after_optimizer_step(update, junior, senior, step)` right after each `optimizer.step()` and
-keeps the junior's state in its checkpoints (model_spec/SPEC.md §12).
+keeps the junior's state in its checkpoints (model_spec/SPEC.md §12) under one name,
+`CHECKPOINT_NAME`: the key `junior` of the embedded trainer's `checkpoint.pt`, the file
+`junior.pt` in an HF TRL checkpoint, the folder `junior/` in a verl step folder (one file per
+tensor-parallel rank); older names are read through `tandem.legacy.junior_checkpoint`.
+Each backend's driver of the rule is its `JuniorUpdater` (`vllm_source.junior_update`,
+`tandem_verl.junior_update`, `hf_trl.junior_update`).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from dataclasses import dataclass
 
 from tandem.errors import TandemError
 
+CHECKPOINT_NAME = "junior"  # the junior update's state in every trainer's checkpoint
 FORMS = "frozen, sync:K (an integer K >= 1) or ema:BETA (a number in [0, 1))"
 
 

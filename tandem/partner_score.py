@@ -19,6 +19,11 @@ and the reward the trainer uses is `verifier + weight * partner_score`
 `_make_reduction_fn`); where ours differs (a response with no senior-written token, the
 target) model_spec/SPEC.md §13 says so.
 
+`partner_rewards` scores a batch of rollouts with the scorer model in memory (embedded trainer,
+HF TRL): the run's junior (TRL) or, for a GRPO run, its pre-RL base (a solo writer scored by the
+base, the RLT setting). Where the scorer co-wrote, its log-probs of the response come from the
+reference engine (`junior_logprobs=True`); otherwise one batched forward reads prompt + response.
+
 Shapes: B = responses, T = padded target length, S = padded response length.
 """
 
@@ -29,6 +34,8 @@ from dataclasses import dataclass
 import torch
 
 from tandem.errors import TandemError
+from tandem.logprobs import join_prompt_response, pad_right, response_logprobs
+from tandem.models import context_length
 
 # RLT's coefficients (teacher_rlt.yaml), named by the term they scale.
 PRESETS: dict[str, dict[str, float]] = {
@@ -175,3 +182,36 @@ def combined_reward(verifier: torch.Tensor, score: torch.Tensor, weight: float) 
 def step_metrics(terms: dict[str, torch.Tensor], score: torch.Tensor) -> dict[str, float]:
     """The logged means over the batch: `partner_score` and `partner_score/<term>` for each term."""
     return {METRIC: float(score.mean()), **{f"{METRIC}/{k}": float(v.mean()) for k, v in terms.items()}}
+
+@torch.no_grad()
+def scored_logprobs(model, contexts: list[list[int]], scored: list[list[int]], pad_id: int,
+                    temperature: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """([B, T] log-probs of each scored sequence after its context, [B, T] mask of its tokens)."""
+    device = next(model.parameters()).device
+    input_ids, attention, index = join_prompt_response(contexts, scored, pad_id)
+    logp = response_logprobs(model, input_ids.to(device), attention.to(device), index.to(device),
+                             temperature=temperature)[0].cpu().double()
+    mask = pad_right([[1] * len(s) for s in scored], 0, length=logp.shape[1]).double()
+    return logp, mask
+
+
+def partner_rewards(cfg: PartnerRewardConfig, scorer, tokenizer, prompts: list[list[int]], rollouts, golds: list[str],
+                    temperature: float, scorer_wrote_with_engine: bool) -> tuple[torch.Tensor, dict]:
+    """([B] partner scores, {term: [B]}) for one batch of rollouts and their gold answers or solutions."""
+    sequences = [target_sequences(tokenizer, p, r.token_ids, g, cfg.target) for p, r, g in zip(prompts, rollouts, golds)]
+    for row, (context, scored) in enumerate(sequences):
+        check_fits(row, context, scored, context_length(scorer), cfg.target)
+    pad = tokenizer.pad_token_id
+    target_lp, target_mask = scored_logprobs(scorer, [c for c, _ in sequences], [s for _, s in sequences], pad,
+                                             temperature)
+    responses = [r.token_ids for r in rollouts]
+    T = max(1, max(len(r) for r in responses))
+    senior_lp = pad_right([r.senior_logprobs for r in rollouts], 0.0, torch.float64, length=T)
+    if scorer_wrote_with_engine:
+        junior_lp = pad_right([r.junior_logprobs for r in rollouts], 0.0, torch.float64, length=T)
+        wrote = pad_right([r.authorship_mask for r in rollouts], 0, length=T).double()
+    else:
+        junior_lp = scored_logprobs(scorer, prompts, responses, pad, temperature)[0]
+        wrote = pad_right([[1] * len(r) for r in responses], 0, length=T).double()
+    terms = partner_terms(target_lp, target_mask, senior_lp, junior_lp, wrote)
+    return partner_score(terms, cfg.coefficients()), terms

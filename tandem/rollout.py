@@ -22,6 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 import torch
 
 from tandem.errors import TandemError
+from tandem.metric_log import batch_metrics
 from tandem.sampling import SamplingConfig
 
 SENIOR_TOKEN_FRACTION = "senior_token_fraction"  # senior-written tokens / response tokens
@@ -97,11 +98,12 @@ class RolloutStats:
         return cls(*[float(x) for x in t.tolist()])
 
     def metrics(self, prefix: str = "") -> dict[str, float]:
-        return {
-            prefix + SENIOR_TOKEN_FRACTION: self.senior_tokens / max(1.0, self.response_tokens),
-            prefix + MEAN_HANDOFFS: self.handoffs / max(1.0, self.responses),
-            prefix + JUNIOR_ONLY_RESPONSE_FRACTION: self.junior_only_responses / max(1.0, self.responses),
-        }
+        """The batch's statistics under their shared names, through `tandem.metric_log.batch_metrics`."""
+        return batch_metrics({
+            SENIOR_TOKEN_FRACTION: self.senior_tokens / max(1.0, self.response_tokens),
+            MEAN_HANDOFFS: self.handoffs / max(1.0, self.responses),
+            JUNIOR_ONLY_RESPONSE_FRACTION: self.junior_only_responses / max(1.0, self.responses),
+        }, prefix)
 
 
 def rollout_stats(authorship: torch.Tensor, valid: torch.Tensor) -> RolloutStats:

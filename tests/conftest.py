@@ -113,7 +113,7 @@ def shared_data() -> Path:
 @pytest.fixture(scope="session")
 def tiny_dir(tmp_path_factory) -> Path:
     """A tiny Qwen3-config model + tokenizer built locally (seed 0), shared by the whole session."""
-    from tandem.zoo import build_tiny
+    from tandem_app.zoo import build_tiny
 
     out = tmp_path_factory.mktemp("tiny") / "tiny-s0"
     build_tiny(out, seed=0)
@@ -123,7 +123,7 @@ def tiny_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_dir_seed1(tmp_path_factory) -> Path:
     """A second tiny model with the same tokenizer but other weights (a different 'junior')."""
-    from tandem.zoo import build_tiny
+    from tandem_app.zoo import build_tiny
 
     out = tmp_path_factory.mktemp("tiny") / "tiny-s1"
     build_tiny(out, seed=1)
@@ -132,8 +132,8 @@ def tiny_dir_seed1(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_dir_small(tmp_path_factory) -> Path:
-    """A weaker junior of another shape (tandem.zoo.SMALL_SHAPE), with the zoo's one tokenizer."""
-    from tandem.zoo import SMALL_SHAPE, build_tiny
+    """A weaker junior of another shape (tandem_app.zoo.SMALL_SHAPE), with the zoo's one tokenizer."""
+    from tandem_app.zoo import SMALL_SHAPE, build_tiny
 
     out = tmp_path_factory.mktemp("tiny") / "tiny-small-s2"
     build_tiny(out, seed=2, cfg=SMALL_SHAPE)
@@ -217,7 +217,7 @@ def scale_junior(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def scale_small_junior(tmp_path_factory) -> Path:
-    """A weaker junior of another size (tandem.zoo.SMALL_SHAPE), SFT'd on the same task and tokenizer."""
+    """A weaker junior of another size (tandem_app.zoo.SMALL_SHAPE), SFT'd on the same task and tokenizer."""
     from tandem_app.train.tiny_base import SMALL_JUNIOR
 
     return _scale_base(tmp_path_factory, "junior-small-s2", seed=SMALL_JUNIOR.seed, steps=SMALL_JUNIOR.steps,

@@ -40,7 +40,7 @@ def check_accuracy_against_the_graded_samples(out, results):
     """Each accuracy is the share of correct samples; the base's solo samples re-graded from their tokens agree."""
     from tandem.grading import reward
     from tandem.models import load_tokenizer
-    from tandem.task import generate_problems
+    from tandem_app.task import generate_problems
     from tandem_app.train.demo import demo_config
 
     cfg = demo_config(quick=True)

@@ -181,7 +181,7 @@ def test_lazy_mode_catches_the_junior_up_at_the_end_only_for_its_logprobs(senior
 
 
 def test_junior_with_another_vocabulary_is_refused(senior, tok, tmp_path):
-    from tandem.zoo import TinyModelConfig, build_tiny
+    from tandem_app.zoo import TinyModelConfig, build_tiny
 
     other = build_tiny(tmp_path / "other", seed=0, cfg=TinyModelConfig(vocab_size=600))
     with pytest.raises(TandemError, match="vocab|logits"):

@@ -195,7 +195,7 @@ def test_paper_legibility_scores_the_text_tokens_and_drops_what_the_release_drop
 
 
 def test_paper_legibility_drops_responses_reaching_4096_minus_8(tmp_path):
-    from tandem.zoo import TinyModelConfig, build_tiny
+    from tandem_app.zoo import TinyModelConfig, build_tiny
     from tandem_eval.legibility import legibility
 
     model = build_tiny(tmp_path / "t4k", seed=0, cfg=TinyModelConfig(max_position_embeddings=4096))

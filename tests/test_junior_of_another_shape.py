@@ -17,7 +17,7 @@ from tandem.engine import TandemEngine
 from tandem.models import check_same_vocab, load_model, load_tokenizer
 from tandem.sampling import SamplingConfig
 from tandem.strategies import REGISTRY
-from tandem.zoo import SMALL_SHAPE, TinyModelConfig
+from tandem_app.zoo import SMALL_SHAPE, TinyModelConfig
 
 GREEDY = SamplingConfig(temperature=0.0, max_new_tokens=32)
 

@@ -15,7 +15,7 @@ from tandem.errors import TandemError
 from tandem.partner_score import METRIC, TERMS, PartnerRewardConfig, partner_score, partner_terms, target_sequences
 from tandem.logprobs import pad_right
 from tandem_app.train.grpo_trainer import GRPOTrainer
-from tandem.partner_scoring import partner_rewards
+from tandem.partner_score import partner_rewards
 
 from test_train_resume import _cfg, _rows, _text_reward  # noqa: E402
 

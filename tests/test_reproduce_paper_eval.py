@@ -21,7 +21,7 @@ SMALL = ["--backend", "engine", "--max-problems", "1", "--n", "2", "--max-new-to
 @pytest.fixture(scope="module")
 def zoo(tmp_path_factory):
     """Two tiny models whose context holds the paper's longest prompts (AIME in the tiny tokenizer: ~1,500 tokens)."""
-    from tandem.zoo import TinyModelConfig, build_tiny
+    from tandem_app.zoo import TinyModelConfig, build_tiny
 
     root = tmp_path_factory.mktemp("zoo4k")
     cfg = TinyModelConfig(max_position_embeddings=4096)

@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def zoo(tmp_path_factory):
-    from tandem.zoo import TinyModelConfig, build_tiny
+    from tandem_app.zoo import TinyModelConfig, build_tiny
 
     root = tmp_path_factory.mktemp("zoo4k")
     cfg = TinyModelConfig(max_position_embeddings=4096)  # the paper's longest prompts fit

@@ -3,7 +3,7 @@
 The tandem launcher runs twice: `tandem` (placement shared, a rollout of two tensor-parallel
 ranks each holding half of the senior and half of the self-paired junior: the first thing to
 try on two GPUs; the junior follows the senior, `tandem.junior_update=ema:0.5`) and `tandem_split` (placement split: one rollout replica of two ranks, the
-senior on rank 0 and a smaller junior of another shape, `tandem.zoo.SMALL_SHAPE`, on rank 1).
+senior on rank 0 and a smaller junior of another shape, `tandem_app.zoo.SMALL_SHAPE`, on rank 1).
 Both have two worker processes here. Last, `grpo_score`: the GRPO launcher with the partner
 score, scored by its base (RLT's setting), one launch of 2 steps.
 
@@ -110,7 +110,7 @@ def test_the_logged_partner_terms_equal_the_core_function_on_the_same_tokens_off
     it, the same log-probs and terms to 1e-4."""
     from tandem.models import load_model, load_tokenizer
     from tandem.partner_score import partner_score, partner_terms, target_sequences
-    from tandem.partner_scoring import scored_logprobs
+    from tandem.partner_score import scored_logprobs
     from tandem.logprobs import pad_right
 
     scorer_dir = request.getfixturevalue(scorer)  # the scorer's model directory

@@ -33,7 +33,7 @@ from tandem.errors import TandemError  # noqa: E402
 from tandem.models import load_model, load_tokenizer  # noqa: E402
 from tandem.coins import request_key  # noqa: E402
 from tandem.sampling import SamplingConfig  # noqa: E402
-from tandem.task import generate_problems  # noqa: E402
+from tandem_app.task import generate_problems  # noqa: E402
 from tandem_app.train.data import prompt_ids_batch  # noqa: E402
 from tandem_app.train.tiny_base import SMOKE_TASK  # noqa: E402
 from tandem.strategies import REGISTRY  # noqa: E402
@@ -214,7 +214,7 @@ def test_vllm_refuses_n_greater_than_one(word_llm):
 
 
 def test_vllm_refuses_a_junior_with_another_vocabulary(scale_senior, tmp_path):
-    from tandem.zoo import TinyModelConfig, build_tiny
+    from tandem_app.zoo import TinyModelConfig, build_tiny
 
     other = build_tiny(tmp_path / "other-vocab", seed=2, cfg=TinyModelConfig(vocab_size=384))
     cfg = TandemConfig(junior_model=str(other))

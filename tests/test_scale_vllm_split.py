@@ -32,7 +32,7 @@ from tandem.engine import TandemEngine  # noqa: E402
 from tandem.errors import TandemError  # noqa: E402
 from tandem.models import load_model, load_tokenizer  # noqa: E402
 from tandem.sampling import SamplingConfig  # noqa: E402
-from tandem.task import generate_problems  # noqa: E402
+from tandem_app.task import generate_problems  # noqa: E402
 from tandem_app.train.data import prompt_ids_batch  # noqa: E402
 from tandem_app.train.tiny_base import SMOKE_TASK  # noqa: E402
 from tandem.strategies import REGISTRY  # noqa: E402
@@ -214,7 +214,7 @@ def test_bad_split_settings_fail_before_any_engine_starts(kwargs, match, scale_s
 
 
 def test_split_refuses_a_junior_with_another_vocabulary(scale_senior, tmp_path):
-    from tandem.zoo import TinyModelConfig, build_tiny
+    from tandem_app.zoo import TinyModelConfig, build_tiny
 
     other = build_tiny(tmp_path / "other-vocab", seed=2, cfg=TinyModelConfig(vocab_size=384))
     with pytest.raises(TandemError, match="vocab"):
@@ -236,7 +236,7 @@ def test_split_on_a_single_gpu_and_unknown_placements_are_refused():
 def test_split_with_a_smaller_junior_equals_the_reference_engine(
     strategy, engines, scale_senior, scale_small_junior, tokenizer, prompts
 ):
-    """Other depth, width, query heads and KV heads (tandem.zoo.SMALL_SHAPE), one vocabulary: same tokens and masks."""
+    """Other depth, width, query heads and KV heads (tandem_app.zoo.SMALL_SHAPE), one vocabulary: same tokens and masks."""
     got = assert_split_equals_the_reference(engines, scale_senior, scale_small_junior, strategy, tokenizer, prompts)
     if cfg_for(strategy, scale_small_junior).uses_coins:
         assert_samples_draw_their_own_coins(got)

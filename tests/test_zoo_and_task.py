@@ -6,8 +6,8 @@ import pytest
 
 from tandem.errors import TandemError
 from tandem.grading.grader import last_boxed
-from tandem.task import TaskConfig, generate_problems
-from tandem.zoo import build_tiny
+from tandem_app.task import TaskConfig, generate_problems
+from tandem_app.zoo import build_tiny
 
 
 def test_zoo_models_of_different_seeds_share_one_vocabulary(tiny_dir, tiny_dir_seed1):

@@ -19,7 +19,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from tandem.zoo import build_tiny
+    from tandem_app.zoo import build_tiny
 
     out = build_tiny(args.out, seed=args.seed)
     print(f"wrote tiny model and tokenizer to {out}")

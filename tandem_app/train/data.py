@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 
 from tandem.errors import TandemError
-from tandem.task import Problem
+from tandem_app.task import Problem
 
 IM_END = "<|im_end|>"
 

@@ -2,7 +2,7 @@
 
 Phases (each writes its own directory under OUT and is skipped when already finished,
 continued from its checkpoint when interrupted):
-1. `tiny/`  — a tiny Qwen3-config model and tokenizer (`tandem.zoo.build_tiny`).
+1. `tiny/`  — a tiny Qwen3-config model and tokenizer (`tandem_app.zoo.build_tiny`).
 2. `sft/`   — SFT on a demonstrator's worked solutions: the pre-RL base (`sft/model`).
 3. `tandem/`, `grpo/` — GRPO from the base with tandem rollouts (junior = the frozen base)
    and with solo rollouts; same seed, problems, budget and hyper-parameters.
@@ -45,7 +45,7 @@ from tandem import run_lock
 from tandem.jsonl import write_json
 from tandem.models import load_model, load_tokenizer
 from tandem.sampling import SamplingConfig
-from tandem.task import Demonstrations, TaskConfig, generate_problems
+from tandem_app.task import Demonstrations, TaskConfig, generate_problems
 from tandem.config_files import config_to_dict
 from tandem_app.train.data import prompt_ids_batch
 from tandem_app.train.evaluate import EvalConfig, drift_js, evaluate_senior, junior_legibility
@@ -137,7 +137,7 @@ def _run_demo(cfg: DemoConfig, out: Path, progress: bool) -> Path:
         write_json(out / "timings.json", timings)
 
     if not (out / "tiny" / "tandem_zoo.json").is_file():  # tandem_zoo.json is written last
-        from tandem.zoo import build_tiny
+        from tandem_app.zoo import build_tiny
 
         shutil.rmtree(out / "tiny", ignore_errors=True)  # an interrupted build
         phase("build_tiny", lambda: build_tiny(out / "tiny", seed=cfg.seed))

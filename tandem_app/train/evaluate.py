@@ -27,7 +27,7 @@ from tandem.engine import TandemEngine
 from tandem.grading import reward
 from tandem.rollout import stats_of_masks
 from tandem.sampling import SamplingConfig
-from tandem.task import Problem, terse_share
+from tandem_app.task import Problem, terse_share
 from tandem_app.train.data import prompt_ids_batch
 from tandem_eval.backends import make_backend
 from tandem_eval.sampling import EvalSampling

@@ -51,10 +51,10 @@ from tandem.junior_update import after_optimizer_step, check_self_paired
 from tandem.logprobs import join_prompt_response, pad_right, response_logprobs
 from tandem.models import check_same_vocab, load_model, load_tokenizer
 from tandem.partner_score import PartnerRewardConfig, combined_reward, step_metrics
-from tandem.partner_scoring import partner_rewards
+from tandem.partner_score import partner_rewards
 from tandem.rollout import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, rollout_stats
 from tandem.sampling import SamplingConfig
-from tandem.task import TaskConfig, generate_problems, terse_share
+from tandem_app.task import TaskConfig, generate_problems, terse_share
 from tandem_app.train.checkpoint import (
     kept_words,
     restore_checkpoint,
@@ -73,7 +73,7 @@ from tandem_app.train.finite import (
 )
 from tandem_app.train.metrics import MetricsLogger, wandb_settings
 from tandem_app.train.resume import start_run
-from tandem_app.train.sft import lr_at
+from tandem_app.train.schedule import lr_at
 
 log = logging.getLogger(__name__)
 
@@ -129,16 +129,7 @@ class TrainConfig:
     task: TaskConfig = field(default_factory=TaskConfig)
     partner_reward: PartnerRewardConfig = field(default_factory=PartnerRewardConfig)  # weight 0 = off
 
-    # The junior token weight was a `tandem.*` key before it moved to the loss config, and
-    # the rollout sampling was flat before it became one `sampling:` section; the coins' and
-    # the sampling's seed is the run's (model_spec/SPEC.md §4: one seed rule).
-    MOVED: ClassVar[dict[str, str]] = {
-        "tandem.junior_token_loss_weight": "loss.junior_token_loss_weight",
-        "tandem.tandem_jr_tkn_weight": "loss.junior_token_loss_weight",
-        "tandem.seed": "seed",
-        "temperature": "sampling.temperature",
-        "max_new_tokens": "sampling.max_new_tokens",
-    }
+    MOVED: ClassVar[dict[str, str]] = legacy.TRAIN_MOVED
 
     def __post_init__(self):
         for section in ("tandem", "sampling"):
@@ -424,7 +415,7 @@ def rollout_metrics(batch: dict, group_size: int) -> dict:
     rewards = batch["token_level_rewards"].sum(-1)  # what the advantages see (verifier + partner score)
     terse = terse_share(batch.get("texts", []))
     return {
-        **({} if math.isnan(terse) else {"terse_frac": terse}),  # the demo task's notation (tandem.task)
+        **({} if math.isnan(terse) else {"terse_frac": terse}),  # the demo task's notation (tandem_app.task)
         "reward_mean": scores.mean().item(),
         "accuracy": (scores > 0.5).float().mean().item(),
         SENIOR_TOKEN_FRACTION: stats[SENIOR_TOKEN_FRACTION],

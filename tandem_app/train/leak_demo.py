@@ -33,7 +33,7 @@ PAIRS = (("tandem", "grpo"), ("grpo_score", "grpo"), ("tandem", "grpo_score"), (
 
 def evaluate_seed(seed_dir: Path, seed: int, fractions: tuple[float, ...], quick: bool = False) -> dict:
     """{arm: evaluate_transfer's result}, cached in SEED_DIR/leak-eval/ARM.json; partner variants where trained."""
-    from tandem.task import generate_problems
+    from tandem_app.task import generate_problems
     from tandem_app.train.demo import demo_config
     from tandem_app.train.evaluate import evaluate_transfer
 

@@ -30,7 +30,7 @@ from tandem.config_files import config_to_dict
 from tandem.jsonl import write_json
 from tandem.models import load_model, load_tokenizer
 from tandem.partner_score import PartnerRewardConfig
-from tandem.task import generate_problems
+from tandem_app.task import generate_problems
 from tandem_app.train.data import prompt_ids_batch
 from tandem_app.train.demo import DemoConfig, demo_config, run_demo, sft_config, train_config
 from tandem_app.train.evaluate import drift_js, evaluate_senior, junior_legibility

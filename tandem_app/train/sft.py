@@ -8,7 +8,6 @@ result, saved under `OUT/model`, is the base the paper pairs with itself: the ju
 
 from __future__ import annotations
 
-import math
 import random
 import time
 from dataclasses import dataclass, field
@@ -23,7 +22,7 @@ from tandem.errors import RunFailed, RunInterrupted, TandemError
 from tandem.jsonl import write_json
 from tandem.logprobs import pad_right
 from tandem.models import load_model, load_tokenizer
-from tandem.task import Demonstrations, TaskConfig, demonstration, generate_problems
+from tandem_app.task import Demonstrations, TaskConfig, demonstration, generate_problems
 from tandem_app.train.checkpoint import (
     kept_words,
     restore_checkpoint,
@@ -33,6 +32,7 @@ from tandem_app.train.checkpoint import (
 )
 from tandem_app.train.data import batch_indices, prompt_ids_batch, response_ids
 from tandem_app.train.evaluate import greedy_solo_accuracy
+from tandem_app.train.schedule import lr_at
 from tandem_app.train.finite import (
     NonFiniteStep,
     check_finite_numbers,
@@ -82,14 +82,6 @@ class SFTConfig:
                 raise TandemError(f"sft: {name} must be >= 1, got {getattr(self, name)}")
         check_positive(self, "sft", ("lr", "grad_clip"))
         check_non_negative(self, "sft", ("min_lr_ratio", "warmup_steps", "weight_decay", "val_every", "threads"))
-
-
-def lr_at(step: int, lr: float, warmup: int, total: int, min_ratio: float) -> float:
-    """Linear warm-up, then cosine decay to lr * min_ratio."""
-    if step < warmup:
-        return lr * (step + 1) / warmup
-    progress = min(1.0, (step - warmup) / max(1, total - warmup))
-    return lr * (min_ratio + (1 - min_ratio) * 0.5 * (1 + math.cos(math.pi * progress)))
 
 
 def sft_batch(examples: list[tuple[list[int], list[int]]], pad_id: int):

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from tandem.errors import TandemError, run_reporting_errors
 from tandem.jsonl import write_json
-from tandem.task import TaskConfig, generate_problems
+from tandem_app.task import TaskConfig, generate_problems
 
 # One operation on small numbers: learnable in ~150 SFT steps by the zoo's tiny model.
 SMOKE_TASK = TaskConfig(min_steps=1, max_steps=1, max_start=9, max_operand=9, max_factor=3)
@@ -43,7 +43,7 @@ class TinyBaseConfig:
     steps: int = 150  # SFT steps (batch 32, lr 3e-3)
     task_rows: int = 256  # problems written to each task JSONL
     threads: int = 0  # torch CPU threads; 0 = torch's default
-    shape: str = "default"  # the zoo's shape: default, or small (tandem.zoo.SMALL_SHAPE: a junior of another size)
+    shape: str = "default"  # the zoo's shape: default, or small (tandem_app.zoo.SMALL_SHAPE: a junior of another size)
 
 
 def write_task_jsonl(path: Path, split: str, n: int, seed: int = 0, task: TaskConfig = SMOKE_TASK) -> Path:
@@ -60,7 +60,7 @@ def write_task_jsonl(path: Path, split: str, n: int, seed: int = 0, task: TaskCo
 
 
 def _small_shape():
-    from tandem.zoo import SMALL_SHAPE
+    from tandem_app.zoo import SMALL_SHAPE
 
     return SMALL_SHAPE
 
@@ -73,7 +73,7 @@ SMALL_JUNIOR = TinyBaseConfig(seed=2, steps=80, shape="small")
 def build_tiny_base(out: str | Path, cfg: TinyBaseConfig | None = None, progress: bool = False) -> Path:
     """Build (or reuse) the tiny base under `out`; returns `out/model`."""
     from tandem_app.train.sft import SFTConfig, run_sft
-    from tandem.zoo import build_tiny
+    from tandem_app.zoo import build_tiny
 
     cfg, out = cfg or TinyBaseConfig(), Path(out)
     recipe = json.loads(json.dumps({**asdict(cfg), "task": asdict(SMOKE_TASK)}))  # as read back from disk

@@ -2,7 +2,7 @@
 
 Nothing is downloaded. The tokenizer is a byte-level BPE (word starts marked `Ġ`, digits
 split one per token as in Qwen) trained with `tokenizers` on text from the synthetic
-task (`tandem.task`) under a fixed corpus seed, so every zoo model shares one vocabulary
+task (`tandem_app.task`) under a fixed corpus seed, so every zoo model shares one vocabulary
 whatever its weight seed. It carries a ChatML chat template. The model is a randomly
 initialised `Qwen3ForCausalLM`; `tandem-rlvr sft` turns it into a pre-RL base.
 """
@@ -53,7 +53,7 @@ SMALL_SHAPE = TinyModelConfig(hidden_size=64, intermediate_size=192, num_hidden_
 
 
 def _corpus(n_problems: int = 3000) -> list[str]:
-    from tandem.task import generate_problems
+    from tandem_app.task import generate_problems
 
     texts = []
     for split in ("train", "validation"):

@@ -1,0 +1,58 @@
+"""Metric rows: the one function that names a batch's metrics, and the two forms a `metrics.jsonl` row takes.
+
+Every backend logs a batch through `batch_metrics(values, prefix)`: the names are the shared
+ones (`tandem.rollout`'s `senior_token_fraction`, ...) and only the prefix says where they
+land: none in the embedded trainer's `metrics.jsonl`, `tandem/` in TRL's and verl's logs
+(verl adds `actor/` in front of its workers' metrics). A row on disk is either `flat`,
+`{"step": s, name: value, ...}` (the embedded trainer's default), or `verl`,
+`{"step": s, "data": {name: value, ...}}` (verl's `file` logger); `read_metrics` reads both,
+and reads the names older runs wrote under their present spelling (`tandem.legacy`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from tandem import legacy
+from tandem.errors import TandemError
+
+ROW_FORMS = ("flat", "verl")  # flat: {"step", name: value}; verl: {"step", "data": {name: value}}
+TANDEM_PREFIX = "tandem/"  # the namespace of the tandem metrics in a shared log (TRL, verl)
+
+
+def batch_metrics(values: Mapping[str, float], prefix: str = "") -> dict[str, float]:
+    """`values` under `prefix`, as plain floats (tensors and numpy scalars are read out)."""
+    return {prefix + name: (float(v) if hasattr(v, "item") else v) for name, v in values.items()}
+
+
+def metrics_row(step: int, metrics: Mapping[str, float], form: str = "flat") -> dict:
+    """The JSON object of one step's metrics in `form` (see `ROW_FORMS`)."""
+    if form not in ROW_FORMS:
+        raise TandemError(f"unknown metrics row form {form!r}; choose one of {', '.join(ROW_FORMS)}")
+    return {"step": step, **metrics} if form == "flat" else {"step": step, "data": dict(metrics)}
+
+
+def row_metrics(row: Mapping) -> tuple[int, dict]:
+    """(step, {name: value}) of a row in either form, every legacy name under its present spelling."""
+    data = row["data"] if isinstance(row.get("data"), Mapping) else {k: v for k, v in row.items() if k != "step"}
+    return int(row["step"]), {legacy.metric_name(k): v for k, v in data.items()}
+
+
+def read_metrics(path: str | os.PathLike) -> list[tuple[int, dict]]:
+    """Every row of a metrics JSONL (embedded trainer, HF TRL example or verl's file logger), in file order."""
+    path = Path(path)
+    if not path.is_file():
+        raise TandemError(f"{path}: no such metrics log; pass a run's metrics.jsonl (verl: trainer.logger=[...,file])")
+    rows = []
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(row_metrics(json.loads(line)))
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError):
+            raise TandemError(f"{path}:{lineno}: not a metrics row ({{\"step\": ..., ...}} or "
+                              f"{{\"step\": ..., \"data\": {{...}}}})") from None
+    return rows
