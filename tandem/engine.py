@@ -31,7 +31,8 @@ from tandem.config import ENGINE_MODES, TandemConfig
 from tandem.decoder import CachedDecoder
 from tandem.decoder_weights import same_architecture
 from tandem.errors import TandemError
-from tandem.generation import GenerationContext, LazyGeneration, LockstepGeneration
+from tandem.generation import GenerationContext, LockstepGeneration
+from tandem.lazy_generation import LazyGeneration
 from tandem.models import check_same_model_vocab, check_same_vocab, context_length
 from tandem.rollout import Rollout, check_request_keys
 from tandem.sampling import SamplingConfig

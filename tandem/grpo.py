@@ -5,19 +5,10 @@ paper's configuration, and `tests/test_grpo_verl_equivalence.py` checks that on 
 tensors. Estimators and losses are registered by name as in verl
 (`@register_adv_est`, `@register_policy_loss`).
 
-Tandem enters in two settings (`TandemLossConfig`). The per-token loss **weights**: a
-senior-written token weighs 1, a junior-written token `junior_token_loss_weight` (default
-0), padding 0 (`token_weights`); they replace verl's `response_mask` in the numerator of
-every term (policy loss, entropy, KL), so with weight 0 junior tokens get exactly zero
-gradient. The **denominator** of the token-mean (`loss_denominator`):
-- `senior_tokens`: the same weights, so junior tokens neither contribute nor dilute and a
-  response written entirely by the junior contributes nothing;
-- `all_response_tokens`: every response token, junior ones included, as the paper's runs
-  did (the release's verl sets `loss_mask = response_mask` and computes the denominator
-  from it before its gate zeroes junior tokens in the numerator). The gradient is then
-  about the senior fraction (~0.5) times the `senior_tokens` one.
-A tandem batch without an authorship mask is an error (`require_authorship_mask`), never
-a silent fall-back to plain GRPO.
+Tandem enters through the per-token loss weights of the senior gate (`tandem.senior_gate`)
+and the two loss settings of `tandem.loss_config.TandemLossConfig`; the weights replace
+verl's `response_mask` in the numerator of every term (policy loss, entropy, KL), and
+`loss_denominator` picks the token-mean's denominator.
 
 Shapes: B = responses in the batch, T = padded response length.
 """
@@ -25,20 +16,13 @@ Shapes: B = responses in the batch, T = padded response length.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
-from typing import ClassVar
-
 import torch
 
-from tandem import legacy
 from tandem.errors import TandemError
+from tandem.loss_config import AGG_MODES, KL_TYPES, PolicyLossConfig
 
 ADV_ESTIMATORS: dict[str, Callable] = {}
 POLICY_LOSSES: dict[str, Callable] = {}
-AGG_MODES = ("token-mean", "token-sum", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm")
-KL_TYPES = ("k1", "kl", "abs", "k2", "mse", "k3", "low_var_kl")
-# The token-mean's denominator: the gated weights (ours) or every response token (the release's).
-LOSS_DENOMINATORS = ("senior_tokens", "all_response_tokens")
 
 
 def register_adv_est(name: str):
@@ -73,65 +57,6 @@ def get_policy_loss_fn(name: str) -> Callable:
     if name not in POLICY_LOSSES:
         raise TandemError(f"unknown policy loss {name!r}; choose one of {', '.join(POLICY_LOSSES)}")
     return POLICY_LOSSES[name]
-
-
-# --- the authorship gate ------------------------------------------------------------
-
-
-def _get(batch, key):
-    try:
-        return batch[key] if key in batch else None
-    except TypeError:
-        return None
-
-
-def require_authorship_mask(batch, tandem: bool) -> torch.Tensor | None:
-    """The batch's `authorship_mask` (IntTensor[B, T], 1 = senior); fail closed for tandem.
-
-    `batch` is a dict-like holding `responses` and/or `response_mask` of shape [B, T].
-    A tandem batch must carry an `authorship_mask` of the same shape, else `TandemError`
-    (the released code silently trained plain GRPO here). A solo batch may omit it (None).
-    """
-    mask = None if batch is None else _get(batch, "authorship_mask")
-    if mask is None:
-        if tandem:
-            raise TandemError(
-                "tandem batch has no 'authorship_mask'; the rollout backend must return one per response "
-                "(1 = senior token) — refusing to train plain GRPO on tandem rollouts"
-            )
-        return None
-    mask = torch.as_tensor(mask)
-    ref = _get(batch, "responses")
-    ref = _get(batch, "response_mask") if ref is None else ref
-    if ref is not None and tuple(mask.shape) != tuple(torch.as_tensor(ref).shape):
-        raise TandemError(
-            f"authorship_mask has shape {tuple(mask.shape)} but the responses have "
-            f"{tuple(torch.as_tensor(ref).shape)}; "
-            "the mask needs one entry per response token (pad it like the responses)"
-        )
-    return mask
-
-
-def token_weights(
-    authorship_mask: torch.Tensor | None, response_mask: torch.Tensor, junior_token_loss_weight: float = 0.0
-) -> torch.FloatTensor:
-    """Per-token loss weights, FloatTensor[B, T]: 1 senior, `junior_token_loss_weight` junior, 0 padding.
-
-    `authorship_mask` (0/1, [B, T]) is None for solo rollouts (every token is the senior's).
-    """
-    response_mask = torch.as_tensor(response_mask).float()
-    if junior_token_loss_weight < 0:
-        raise TandemError(f"junior_token_loss_weight must be >= 0, got {junior_token_loss_weight}")
-    if authorship_mask is None:
-        return response_mask
-    authorship_mask = torch.as_tensor(authorship_mask, device=response_mask.device)
-    if authorship_mask.shape != response_mask.shape:
-        raise TandemError(
-            f"authorship_mask shape {tuple(authorship_mask.shape)} != response_mask shape {tuple(response_mask.shape)}"
-        )
-    senior = authorship_mask.bool()
-    junior_weight = torch.full_like(response_mask, float(junior_token_loss_weight))
-    return response_mask * torch.where(senior, torch.ones_like(response_mask), junior_weight)
 
 
 # --- advantages -----------------------------------------------------------------------
@@ -222,63 +147,6 @@ def agg_loss(
 
 
 # --- policy loss ------------------------------------------------------------------------
-
-
-@dataclass
-class TandemLossConfig:
-    """The loss settings tandem adds: how junior-written tokens count (embedded trainer and verl).
-
-    `junior_token_loss_weight` (legacy `tandem_jr_tkn_weight`): the numerator weight of a
-    junior token (0 = the paper's: no gradient). `loss_denominator`: `senior_tokens` (the
-    token-mean divides by the weights: our default) or `all_response_tokens` (divides by
-    every response token, as the release's runs did).
-    """
-
-    junior_token_loss_weight: float = 0.0
-    loss_denominator: str = "senior_tokens"
-
-    ALIASES: ClassVar[dict[str, str]] = legacy.LOSS_KEYS
-
-    def __post_init__(self):
-        w = self.junior_token_loss_weight
-        if isinstance(w, bool) or not isinstance(w, (int, float)) or w < 0:
-            raise TandemError(f"junior_token_loss_weight must be a number >= 0, got {w!r}")
-        self.junior_token_loss_weight = float(w)
-        if self.loss_denominator not in LOSS_DENOMINATORS:
-            raise TandemError(
-                f"loss_denominator must be one of {', '.join(LOSS_DENOMINATORS)}, got {self.loss_denominator!r}"
-            )
-
-    def tandem_settings(self) -> dict:
-        """The two settings by name (logged at train start)."""
-        return {"junior_token_loss_weight": self.junior_token_loss_weight, "loss_denominator": self.loss_denominator}
-
-
-@dataclass
-class PolicyLossConfig(TandemLossConfig):
-    """The actor loss of the paper's configuration (verl ActorConfig field names) plus tandem's two."""
-
-    policy_loss: str = "vanilla"
-    clip_ratio: float = 0.2
-    clip_ratio_low: float | None = None  # None = clip_ratio
-    clip_ratio_high: float | None = None  # None = clip_ratio
-    clip_ratio_c: float | None = 3.0  # dual-clip lower bound for A < 0 (verl's default); None = off
-    loss_agg_mode: str = "token-mean"
-    entropy_coeff: float = 0.0
-    use_kl_loss: bool = False
-    kl_loss_coef: float = 0.001
-    kl_loss_type: str = "low_var_kl"
-
-    def __post_init__(self):
-        super().__post_init__()
-        if self.loss_agg_mode not in AGG_MODES:
-            raise TandemError(f"unknown loss_agg_mode {self.loss_agg_mode!r}; choose one of {', '.join(AGG_MODES)}")
-        if self.clip_ratio_c is not None and self.clip_ratio_c <= 1.0:
-            raise TandemError(
-                f"clip_ratio_c (dual-clip bound) must be > 1, got {self.clip_ratio_c}; or null to disable"
-            )
-        if self.kl_loss_type not in KL_TYPES:
-            raise TandemError(f"unknown kl_loss_type {self.kl_loss_type!r}; choose one of {', '.join(KL_TYPES)}")
 
 
 @register_policy_loss("vanilla")

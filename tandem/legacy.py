@@ -20,7 +20,7 @@ PROCESS_KEYS = {
     "first_model": "first_author",
     "boundary_token_ids_path": "boundary_token_ids",  # the release's VLLM_TANDEM_CONFIG names the file so
 }
-# Legacy key of the loss settings -> ours (`tandem.grpo.TandemLossConfig.ALIASES`).
+# Legacy key of the loss settings -> ours (`tandem.loss_config.TandemLossConfig.ALIASES`).
 LOSS_KEYS = {"tandem_jr_tkn_weight": "junior_token_loss_weight"}
 # Loss keys that the release's configs and our earlier ones put beside the process's keys.
 LOSS_KEYS_BESIDE_PROCESS = ("junior_token_loss_weight", *LOSS_KEYS, "loss_denominator")

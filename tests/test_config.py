@@ -6,7 +6,7 @@ import pytest
 
 from tandem.config import TandemConfig
 from tandem.errors import TandemError
-from tandem.grpo import PolicyLossConfig, TandemLossConfig
+from tandem.loss_config import PolicyLossConfig, TandemLossConfig
 
 
 def test_defaults_are_the_papers_canonical_config():

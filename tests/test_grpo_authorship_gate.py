@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tandem import grpo
+from tandem import grpo, loss_config, senior_gate
 from tandem.errors import TandemError
 from tandem.models import load_model
 from tandem.logprobs import join_prompt_response, response_logprobs
@@ -14,33 +14,33 @@ from tandem.logprobs import join_prompt_response, response_logprobs
 def test_token_weights_are_one_for_senior_junior_weight_for_junior_zero_for_padding():
     authorship = torch.tensor([[1, 0, 1, 0], [0, 0, 1, 1]])
     response_mask = torch.tensor([[1, 1, 1, 0], [1, 1, 1, 1]])
-    w = grpo.token_weights(authorship, response_mask, 0.25)
+    w = senior_gate.token_weights(authorship, response_mask, 0.25)
     assert w.dtype == torch.float32
     assert w.tolist() == [[1.0, 0.25, 1.0, 0.0], [0.25, 0.25, 1.0, 1.0]]
-    assert grpo.token_weights(None, response_mask).tolist() == response_mask.float().tolist()
+    assert senior_gate.token_weights(None, response_mask).tolist() == response_mask.float().tolist()
 
 
 def test_tandem_batch_without_authorship_mask_is_an_error():
     batch = {"responses": torch.zeros(2, 3, dtype=torch.long), "response_mask": torch.ones(2, 3)}
     with pytest.raises(TandemError, match="authorship_mask"):
-        grpo.require_authorship_mask(batch, tandem=True)
+        senior_gate.require_authorship_mask(batch, tandem=True)
     with pytest.raises(TandemError, match="authorship_mask"):
-        grpo.require_authorship_mask(None, tandem=True)
-    assert grpo.require_authorship_mask(batch, tandem=False) is None
+        senior_gate.require_authorship_mask(None, tandem=True)
+    assert senior_gate.require_authorship_mask(batch, tandem=False) is None
 
 
 def test_authorship_mask_of_the_wrong_shape_is_an_error():
     batch = {"responses": torch.zeros(2, 3, dtype=torch.long), "authorship_mask": torch.ones(2, 4)}
     with pytest.raises(TandemError, match="shape"):
-        grpo.require_authorship_mask(batch, tandem=True)
+        senior_gate.require_authorship_mask(batch, tandem=True)
     batch["authorship_mask"] = torch.ones(2, 3)
-    assert grpo.require_authorship_mask(batch, tandem=True).shape == (2, 3)
+    assert senior_gate.require_authorship_mask(batch, tandem=True).shape == (2, 3)
 
 
 def test_response_written_entirely_by_the_junior_contributes_nothing():
     log_prob = torch.zeros(2, 3, requires_grad=True)
     adv = torch.tensor([[1.0] * 3, [-1.0] * 3])
-    weights = grpo.token_weights(torch.tensor([[0, 0, 0], [0, 0, 0]]), torch.ones(2, 3))
+    weights = senior_gate.token_weights(torch.tensor([[0, 0, 0], [0, 0, 0]]), torch.ones(2, 3))
     loss, _ = grpo.compute_policy_loss_vanilla(log_prob.detach(), log_prob, adv, weights)
     loss.backward()
     assert loss.item() == 0.0 and torch.isfinite(loss)
@@ -66,8 +66,8 @@ def _param_grads(model, inputs, response_mask, authorship, adv, junior_weight):
     model.zero_grad(set_to_none=True)
     logp, _ = response_logprobs(model, *inputs)
     logp.retain_grad()
-    weights = grpo.token_weights(authorship, response_mask, junior_weight)
-    loss, _ = grpo.actor_loss(grpo.PolicyLossConfig(), logp, logp.detach(), adv, weights)
+    weights = senior_gate.token_weights(authorship, response_mask, junior_weight)
+    loss, _ = grpo.actor_loss(loss_config.PolicyLossConfig(), logp, logp.detach(), adv, weights)
     loss.backward()
     return logp.grad.clone(), [p.grad.clone() for p in model.parameters() if p.grad is not None]
 
@@ -90,7 +90,7 @@ def test_junior_tokens_get_weighted_gradient_at_positive_weight(tiny_dir):
     model, inputs, response_mask, authorship, adv = _tiny_batch(tiny_dir)
     logp_grad, _ = _param_grads(model, inputs, response_mask, authorship, adv, 0.5)
     # At ratio 1 the token-mean surrogate's gradient is -A_t * w_t / sum(w): junior tokens count half.
-    weights = grpo.token_weights(authorship, response_mask, 0.5)
+    weights = senior_gate.token_weights(authorship, response_mask, 0.5)
     torch.testing.assert_close(logp_grad, -adv * weights / weights.sum(), rtol=1e-5, atol=1e-8)
     junior = (authorship == 0) & (response_mask > 0)
     assert logp_grad[junior].abs().min() > 0
@@ -110,8 +110,8 @@ HAND_ADV = torch.tensor([[0.5, -1.0, 2.0, 1.5, 9.0], [3.0, 3.0, 9.0, 9.0, 9.0], 
 def test_loss_denominator_on_a_hand_built_batch(denominator, divide_by):
     """On-policy, loss = -sum(A * w) / D and d loss / d logp = -A * w / D, with D by the setting."""
     log_prob = torch.zeros(3, 5, requires_grad=True)
-    weights = grpo.token_weights(HAND_AUTHORSHIP, HAND_MASK, 0.0)
-    cfg = grpo.PolicyLossConfig(loss_denominator=denominator)
+    weights = senior_gate.token_weights(HAND_AUTHORSHIP, HAND_MASK, 0.0)
+    cfg = loss_config.PolicyLossConfig(loss_denominator=denominator)
     loss, _ = grpo.actor_loss(cfg, log_prob, log_prob.detach(), HAND_ADV, weights, response_mask=HAND_MASK)
     loss.backward()
     senior_adv = 0.5 + 1.5 - 0.5 - 0.25 + 1.0  # A over the senior tokens
@@ -121,8 +121,8 @@ def test_loss_denominator_on_a_hand_built_batch(denominator, divide_by):
 
 
 def test_release_denominator_needs_the_response_mask():
-    weights = grpo.token_weights(HAND_AUTHORSHIP, HAND_MASK, 0.0)
-    cfg = grpo.PolicyLossConfig(loss_denominator="all_response_tokens")
+    weights = senior_gate.token_weights(HAND_AUTHORSHIP, HAND_MASK, 0.0)
+    cfg = loss_config.PolicyLossConfig(loss_denominator="all_response_tokens")
     with pytest.raises(TandemError, match="needs the response_mask"):
         grpo.actor_loss(cfg, torch.zeros(3, 5), torch.zeros(3, 5), HAND_ADV, weights)
 
@@ -143,7 +143,7 @@ def test_trainer_honours_the_loss_denominator(tiny_dir, tmp_path):
         trainer = GRPOTrainer(cfg, progress=False)
         batch = trainer.rollout(0)
         batch["token_level_rewards"][0, 0] += 1.0  # a non-zero advantage in every case
-        weights = grpo.token_weights(batch["authorship_mask"], batch["response_mask"])
+        weights = senior_gate.token_weights(batch["authorship_mask"], batch["response_mask"])
         fracs[denominator] = (weights.sum() / batch["response_mask"].sum()).item()
         norms[denominator] = trainer.update(batch, 0)["grad_norm"]
     assert fracs["senior_tokens"] < 1

@@ -16,7 +16,7 @@ import torch
 from verl.trainer.ppo import core_algos  # noqa: E402
 from verl.workers.config import ActorConfig  # noqa: E402
 
-from tandem import grpo
+from tandem import grpo, loss_config, senior_gate
 
 B, T, N = 12, 9, 4  # responses, padded length, group size
 
@@ -65,8 +65,8 @@ def test_grpo_advantage_without_std_equals_verl_dr_grpo():
 def test_vanilla_policy_loss_with_authorship_gate_equals_verl(junior_weight, clip_low, clip_high):
     rewards, response_mask, authorship, old, new, index = _batch(2)
     adv, _ = grpo.compute_grpo_outcome_advantage(rewards, response_mask, index)
-    weights = grpo.token_weights(authorship, response_mask, junior_weight)
-    ours_cfg = grpo.PolicyLossConfig(clip_ratio=0.2, clip_ratio_low=clip_low, clip_ratio_high=clip_high)
+    weights = senior_gate.token_weights(authorship, response_mask, junior_weight)
+    ours_cfg = loss_config.PolicyLossConfig(clip_ratio=0.2, clip_ratio_low=clip_low, clip_ratio_high=clip_high)
     verl_cfg = _verl_actor_config(clip_ratio=0.2, clip_ratio_low=clip_low, clip_ratio_high=clip_high)
 
     new_ours = new.clone().requires_grad_(True)
@@ -89,10 +89,10 @@ def test_vanilla_policy_loss_with_authorship_gate_equals_verl(junior_weight, cli
         assert new_ours.grad[junior].abs().max() == 0
 
 
-@pytest.mark.parametrize("mode", grpo.AGG_MODES)
+@pytest.mark.parametrize("mode", loss_config.AGG_MODES)
 def test_agg_loss_with_float_weights_equals_verl(mode):
     _, response_mask, authorship, _, new, _ = _batch(3)
-    weights = grpo.token_weights(authorship, response_mask, 0.25)
+    weights = senior_gate.token_weights(authorship, response_mask, 0.25)
     weights[0] = 0.0  # a fully masked response is excluded from the seq-mean modes
     loss_mat = new.clone()
     loss_mat[weights == 0] = 1e6  # padding and junior values must never leak in
@@ -107,7 +107,7 @@ def test_agg_loss_with_float_weights_equals_verl(mode):
 def test_release_denominator_equals_verl_with_the_engines_token_count():
     """`all_response_tokens`: verl's token-mean with batch_num_tokens counted from the ungated loss_mask."""
     _, response_mask, authorship, _, new, _ = _batch(5)
-    weights = grpo.token_weights(authorship, response_mask, 0.0)
+    weights = senior_gate.token_weights(authorship, response_mask, 0.0)
     ours = grpo.agg_loss(new, weights, "token-mean", denominator=response_mask)
     verl = core_algos.agg_loss(new, weights, "token-mean", batch_num_tokens=response_mask.sum())
     torch.testing.assert_close(ours, verl, rtol=1e-6, atol=1e-7)

@@ -23,7 +23,9 @@ from trl import GRPOConfig, GRPOTrainer  # noqa: E402
 
 from tandem.config import TandemConfig  # noqa: E402
 from tandem.errors import TandemError  # noqa: E402
-from tandem.grpo import PolicyLossConfig, actor_loss, compute_grpo_outcome_advantage, token_weights  # noqa: E402
+from tandem.grpo import actor_loss, compute_grpo_outcome_advantage  # noqa: E402
+from tandem.senior_gate import token_weights  # noqa: E402
+from tandem.loss_config import PolicyLossConfig  # noqa: E402
 from hf_trl import tandem_rollout as hf_trl  # noqa: E402
 from hf_trl.tandem_rollout import tandem_rollout_func  # noqa: E402
 from tandem.models import load_model, load_tokenizer  # noqa: E402

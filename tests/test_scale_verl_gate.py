@@ -109,7 +109,9 @@ def test_release_denominator_divides_by_all_response_tokens():
 @pytest.mark.parametrize("denominator", ["senior_tokens", "all_response_tokens"])
 def test_verl_gate_matches_the_embedded_loss(denominator):
     """verl's ppo_loss behind the gate == tandem.grpo.actor_loss on the padded batch, for both settings."""
-    from tandem.grpo import PolicyLossConfig, actor_loss, token_weights
+    from tandem.grpo import actor_loss
+    from tandem.senior_gate import token_weights
+    from tandem.loss_config import PolicyLossConfig
 
     data, seq_logp, adv = actor_batch()
     apply_senior_gate(data, 0.0, denominator)

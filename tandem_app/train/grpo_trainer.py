@@ -45,7 +45,9 @@ from tandem.errors import RunFailed, RunInterrupted, TandemError
 from tandem.grading import reward
 from tandem.grading.grader import reward_health
 from tandem.grading.grader import stats as grader_stats
-from tandem.grpo import PolicyLossConfig, actor_loss, get_adv_estimator_fn, require_authorship_mask, token_weights
+from tandem.grpo import actor_loss, get_adv_estimator_fn
+from tandem.senior_gate import require_authorship_mask, token_weights
+from tandem.loss_config import PolicyLossConfig
 from tandem.jsonl import read_jsonl, write_json
 from tandem.junior_update import after_optimizer_step, check_self_paired
 from tandem.logprobs import join_prompt_response, pad_right, response_logprobs

@@ -7,7 +7,7 @@ sibling modules and call into here.
 Where the authorship mask enters verl's loss (the *senior gate*): verl 0.9.1 computes
 the token-mean denominator from `loss_mask` (in the engine, before the loss function)
 and passes `response_mask` to the policy loss, the entropy and the KL term. Before the
-actor update we replace `response_mask` by the token weights of `tandem.grpo.token_weights`
+actor update we replace `response_mask` by the token weights of `tandem.senior_gate.token_weights`
 (1 senior, `junior_token_loss_weight` junior, 0 padding), so every term's numerator counts
 senior tokens only. `loss_denominator` decides `loss_mask`: `senior_tokens` replaces it
 too (the denominator counts senior tokens); `all_response_tokens` leaves it alone (the
@@ -28,7 +28,8 @@ from tandem import legacy
 from tandem.config import TandemConfig
 from tandem.errors import TandemError
 from tandem.junior_update import check_self_paired, ema_precision_error, steps_per_sync_error
-from tandem.grpo import TandemLossConfig, require_authorship_mask, token_weights
+from tandem.senior_gate import require_authorship_mask, token_weights
+from tandem.loss_config import TandemLossConfig
 from tandem.rollout import RolloutStats, rollout_stats
 from tandem.partner_score import PartnerRewardConfig
 from tandem.strict import build, unknown_key, valid_keys
