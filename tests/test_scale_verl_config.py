@@ -160,9 +160,10 @@ def test_the_optimizer_steps_of_a_trainer_step_count_the_mini_batches_verls_padd
     assert optimizer_steps_per_step(cfg) == 4
 
 
-def test_the_moving_junior_asks_the_workers_for_the_last_optimizer_step_of_each_trainer_step(tmp_path):
+@pytest.mark.parametrize("folder", ["junior", "tandem_junior"])  # the present name, an earlier version's
+def test_the_junior_updater_asks_the_workers_for_the_last_optimizer_step_of_each_trainer_step(tmp_path, folder):
     from tandem.junior_update import parse_junior_update
-    from tandem_verl.moving_junior import JUNIOR_DIR, MovingJunior
+    from tandem_verl.junior_update import JuniorUpdater
 
     asked = []
 
@@ -171,12 +172,13 @@ def test_the_moving_junior_asks_the_workers_for_the_last_optimizer_step_of_each_
         return [[{"checksum": 1.0, "changed": 1.0, "max_abs_diff_before": 0.0, "max_abs_diff_after": 0.0,
                   "through": 4.0}]]
 
-    mover = MovingJunior(parse_junior_update("sync:2"), [], optimizer_steps=2)
+    mover = JuniorUpdater(parse_junior_update("sync:2"), [], optimizer_steps=2)
     mover._call = call
-    mover.follow(3)
-    (tmp_path / JUNIOR_DIR).mkdir()
+    mover.update(3)
+    (tmp_path / folder).mkdir()
     mover.resume(tmp_path, 3)  # the checkpoint of trainer step 3 holds the junior through optimizer step 4
-    assert [a for a in asked if a[0] == "tandem_junior_follow"] == [("tandem_junior_follow", 6)] * 2
+    assert [a for a in asked if a[0] == "tandem_junior_update"] == [("tandem_junior_update", 6)] * 2
+    assert ("tandem_junior_restore", str(tmp_path / folder)) in asked
     with pytest.raises(TandemError, match=r"after optimizer step \[4\], expected 6 \(trainer step 3 x 2\)"):
         mover.resume(tmp_path, 4)
 

@@ -160,11 +160,11 @@ def word_llm(word_engine):
 
 
 def follower(model, rule: str):
-    """A `JuniorFollower` over the engine's own senior and junior (same shapes: `scale_junior` is the senior's
+    """A `JuniorUpdater` over the engine's own senior and junior (same shapes: `scale_junior` is the senior's
     shape with other weights), as a verl rollout worker builds it for a self-paired junior."""
-    from vllm_source.junior_follow import JuniorFollower
+    from vllm_source.junior_update import JuniorUpdater
 
-    return JuniorFollower(rule, model.junior, model.senior, model.junior_guard, self_paired=True)
+    return JuniorUpdater(rule, model.junior, model.senior, model.junior_guard, self_paired=True)
 
 
 def test_the_junior_follows_the_senior_in_vllms_layout_and_comes_back_from_its_saved_state(
@@ -174,7 +174,7 @@ def test_the_junior_follows_the_senior_in_vllms_layout_and_comes_back_from_its_s
     greedy team rollouts then equal the senior's solo ones; ema:0.5 halves the distance; restoring the saved
     state brings back the reference engine's team rollouts exactly."""
     llm = word_engine.llm
-    saved, synced = llm.apply_model(lambda m: (follower(m, "sync:1").state(), follower(m, "sync:1").follow(1)))[0]
+    saved, synced = llm.apply_model(lambda m: (follower(m, "sync:1").state(), follower(m, "sync:1").update(1)))[0]
     assert synced["max_abs_diff_before"] > 0.01 and synced["max_abs_diff_after"] == 0.0 and synced["changed"] == 1
     team = word_engine.generate(rows(prompts), GREEDY, KEYS)
     solo = word_engine.generate(rows(prompts), GREEDY, KEYS, solo=True)
@@ -183,7 +183,7 @@ def test_the_junior_follows_the_senior_in_vllms_layout_and_comes_back_from_its_s
 
     restored = llm.apply_model(lambda m: follower(m, "sync:1").restore(saved))[0]
     assert restored["through"] == 0
-    half = llm.apply_model(lambda m: follower(m, "ema:0.5").follow(1))[0]
+    half = llm.apply_model(lambda m: follower(m, "ema:0.5").update(1))[0]
     assert half["max_abs_diff_after"] == pytest.approx(0.5 * half["max_abs_diff_before"], rel=1e-6)
     llm.apply_model(lambda m: follower(m, "sync:1").restore(saved))
     want = reference(scale_senior, scale_junior, TandemConfig(junior_model=str(scale_junior)), tokenizer, prompts)
@@ -194,7 +194,7 @@ def test_the_junior_follows_the_senior_in_vllms_layout_and_comes_back_from_its_s
 
 def test_a_frozen_engines_junior_refuses_to_follow(word_llm):
     with pytest.raises(Exception, match="junior is frozen .* set tandem.junior_update to sync:K or ema:BETA"):
-        word_llm.apply_model(lambda m: m.junior_follower.follow(1))
+        word_llm.apply_model(lambda m: m.junior_updater.update(1))
 
 
 def test_vllm_refuses_a_request_without_a_key(word_llm):

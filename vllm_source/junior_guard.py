@@ -6,7 +6,7 @@ vLLM's post-processing), checks the sums once per weight sync (a sync arrives as
 `load_weights` call per bucket), and, when vLLM's sleep mode is on, keeps a host copy
 of the junior from which it restores what a level-2 sleep discarded
 (`model_spec/SCALE.md`, "Sleep mode and the junior"). A junior that follows the senior
-(`junior_follow.py`) changes only through `rebase()`, which re-takes both.
+(`junior_update.py`) changes only through `rebase()`, which re-takes both.
 """
 
 from __future__ import annotations

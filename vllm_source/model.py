@@ -11,7 +11,7 @@ Weights: the senior's checkpoint is the engine's `model`; the junior's is declar
 `secondary_weights` source (prefix `junior.`), which vLLM's default loader streams after
 the senior's. Weight syncs from a trainer (senior names only) update the senior alone;
 the junior changes only on the schedule of `tandem.junior_update` (frozen by default;
-`junior_follow.py`). A junior with another vocabulary is refused.
+`junior_update.py`). A junior with another vocabulary is refused.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from vllm.config import VllmConfig  # noqa: E402
 from tandem.errors import TandemError  # noqa: E402
 from tandem.junior_update import same_parameters  # noqa: E402
 from vllm_source.handoff import ALL_SENIOR, SLOT  # noqa: E402
-from vllm_source.junior_follow import JuniorFollower  # noqa: E402
+from vllm_source.junior_update import JuniorUpdater  # noqa: E402
 from vllm_source.junior_guard import JuniorGuard  # noqa: E402
 from vllm_source.pair_model import TandemPair  # noqa: E402
 from vllm_source.weights import split_stream  # noqa: E402
@@ -48,7 +48,7 @@ class TandemForCausalLM(TandemPair):
         # those tokens; with prefix caching a later tandem request could reuse those blocks.
         self._may_skip_junior_trunk = not vllm_config.cache_config.enable_prefix_caching
         self.junior_guard = JuniorGuard(self._junior_params, self._keep_junior_host_copy)
-        self.junior_follower = JuniorFollower(self.cfg.junior_update, self.junior, self.senior, self.junior_guard,
+        self.junior_updater = JuniorUpdater(self.cfg.junior_update, self.junior, self.senior, self.junior_guard,
                                               # on the built modules, not on paths: verl may serve a local copy
                                               self_paired=same_parameters(self.junior, self.senior))
 

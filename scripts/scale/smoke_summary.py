@@ -22,7 +22,7 @@ the rollout's tensor-parallel size, `junior_model` and `junior_update` (tandem r
 (DIR/<run>/kill.json, for a first launch killed mid-step by scripts/scale/crash_launch.py); for a
 junior that follows the senior, its per-step metrics (updated, checksum, largest distance to
 the senior before and after the update), the checksum after the resumed launch re-applied the
-checkpoint step's update, and the files under each checkpoint's `tandem_junior/`; and, for tandem runs,
+checkpoint step's update, and the files under each checkpoint's `junior/`; and, for tandem runs,
 the senior tokens' rollout-vs-trainer probability gap per step (`actor/tandem/senior_rollout_probs_diff_max`), which is
 small after every weight sync only if the sync reached the engine's senior; and, read from
 the rollout engine's own workers (`engines-N.jsonl`, which each vLLM worker writes when
@@ -44,7 +44,8 @@ RUNS = ("tandem", "tandem_split", "vanilla", "grpo_score")  # grpo_score: one la
 FRACTION = "actor/tandem/senior_token_fraction"
 GATED = "actor/tandem/gated_junior_tokens"
 SENIOR_GAP = "actor/tandem/senior_rollout_probs_diff_max"
-JUNIOR = "junior/"  # the metrics of a junior that follows the senior (tandem_verl.moving_junior)
+JUNIOR = "junior/"  # the metrics of a junior that follows the senior (tandem_verl.junior_update)
+JUNIOR_FOLDER = "junior"  # its checkpoint folder in a step folder: tandem.junior_update.CHECKPOINT_NAME
 VERIFIER = "critic/verifier_score/mean"  # the verifier's reward alone, where the partner score is added to it
 PARTNER = "partner_score"  # tandem.partner_score.METRIC; each term is partner_score/<term>
 HEALTH = ("grader_timeouts", "grader_too_long", "grader_errors")  # tandem.grading.grader.HEALTH_METRICS
@@ -111,8 +112,8 @@ def partner(run_dir: Path, steps: dict[int, dict]) -> dict:
             "partner_trace": str(run_dir / "partner.jsonl")}
 
 
-def moving_junior(run_dir: Path, steps: dict[int, dict], resumed: dict[int, dict]) -> dict:
-    """What a junior that follows the senior logged (`tandem_verl.moving_junior`) and what its checkpoints hold."""
+def junior_update_summary(run_dir: Path, steps: dict[int, dict], resumed: dict[int, dict]) -> dict:
+    """What a junior that follows the senior logged (`tandem_verl.junior_update`) and what its checkpoints hold."""
     first_resumed = resumed[min(resumed)]
     return {
         "junior_updated_per_step": per_step(steps, JUNIOR + "updated"),
@@ -121,7 +122,7 @@ def moving_junior(run_dir: Path, steps: dict[int, dict], resumed: dict[int, dict
         "junior_senior_max_abs_diff_per_step": per_step(steps, JUNIOR + "senior_max_abs_diff"),
         "junior_resumed_checksum": first_resumed.get(JUNIOR + "resumed_checksum"),
         "junior_checkpoint_files": {p.parent.name: sorted(f.name for f in p.iterdir())
-                                    for p in sorted((run_dir / "ckpt").glob("*/global_step_*/tandem_junior"))},
+                                    for p in sorted((run_dir / "ckpt").glob(f"*/global_step_*/{JUNIOR_FOLDER}"))},
     }
 
 
@@ -160,7 +161,7 @@ def summarize_run(run_dir: Path, tandem: bool) -> dict:
     where = placement(run_dir)
     return {
         **where,
-        **(moving_junior(run_dir, steps, resumed) if where["junior_update"] not in (None, "frozen") else {}),
+        **(junior_update_summary(run_dir, steps, resumed) if where["junior_update"] not in (None, "frozen") else {}),
         **engines(run_dir, 2 if resumed else 1),
         "steps": len(first),
         "resumed_step": min(resumed) if resumed else None,

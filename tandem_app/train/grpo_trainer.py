@@ -355,10 +355,10 @@ class GRPOTrainer:
         log.info("%s loss settings: %s", cfg.method, cfg.loss.tandem_settings())
         if self.progress:
             print(f"{cfg.method}: " + ", ".join(f"loss.{k}={v}" for k, v in cfg.loss.tandem_settings().items()))
-        moving_junior = None if self.junior_update is None or self.junior_update.frozen else self.junior
+        updating_junior = None if self.junior_update is None or self.junior_update.frozen else self.junior
         earlier = 0.0  # wall time of the launches before this one, up to their last checkpoint
         if start.state is not None:
-            restore_checkpoint(start.state, self.senior, self.opt, junior=moving_junior)
+            restore_checkpoint(start.state, self.senior, self.opt, junior=updating_junior)
             earlier = start.state.get("extra", {}).get("elapsed_s", 0.0)
         wandb = wandb_settings(cfg, out, f"{cfg.method}-{out.name}")
         logger = MetricsLogger(out / "metrics.jsonl", resume_step=start.step if start.state else None,
@@ -368,7 +368,7 @@ class GRPOTrainer:
             if start.step == 0:
                 logger.log(0, {"val_acc": self.validate()})
             self._loop(out, start.step, logger, lambda: {"config": config, "elapsed_s": earlier + time.time() - t0},
-                       moving_junior)
+                       updating_junior)
         except KeyboardInterrupt:
             raise RunInterrupted(kept_words(out, logger.last_step, cfg.steps)) from None
         finally:
@@ -390,7 +390,7 @@ class GRPOTrainer:
         write_json(out / SUMMARY, summary)
         return summary
 
-    def _loop(self, out: Path, start: int, logger: MetricsLogger, extra: Callable[[], dict], moving_junior) -> None:
+    def _loop(self, out: Path, start: int, logger: MetricsLogger, extra: Callable[[], dict], updating_junior) -> None:
         cfg = self.cfg
         bar = tqdm(range(start, cfg.steps), initial=start, total=cfg.steps, desc=cfg.method, disable=not self.progress)
         for step in bar:
@@ -405,7 +405,7 @@ class GRPOTrainer:
             logger.log(done, m)
             bar.set_postfix(reward=f"{m['reward_mean']:.3f}")
             if done % cfg.save_every == 0 or done == cfg.steps:
-                save_checkpoint(out, self.senior, self.opt, done, extra=extra(), junior=moving_junior)
+                save_checkpoint(out, self.senior, self.opt, done, extra=extra(), junior=updating_junior)
         bar.close()
 
 

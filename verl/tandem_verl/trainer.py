@@ -7,7 +7,7 @@
 and one ordering fix: checkpoints are crash-safe (see `TandemPPOTrainer._save_checkpoint`).
 With `tandem.junior_update` other than `frozen` the trainer also drives the junior in the
 rollout engines after each sync, saves it with each checkpoint and restores it at resume
-(`tandem_verl.moving_junior`); with `partner_reward.weight > 0` it adds the partner score to
+(`tandem_verl.junior_update`); with `partner_reward.weight > 0` it adds the partner score to
 each response's reward before verl's advantages (`tandem_verl.partner`).
 Registries are per process, so `TandemTaskRunner` (the Ray actor that builds the
 trainer) imports this module on the remote side before verl looks the names up.
@@ -31,7 +31,7 @@ from verl.workers.rollout.replica import RolloutReplicaRegistry
 
 from tandem.errors import TandemError
 from tandem.junior_update import steps_per_sync_error
-from tandem_verl.moving_junior import JUNIOR_DIR, MovingJunior
+from tandem_verl.junior_update import JuniorUpdater, saved_junior
 from tandem_verl.padding_rows import clear_padding_authorship
 from tandem_verl.partner import PartnerScorer, scorer_context
 from tandem_verl.reward import health_metrics
@@ -166,11 +166,11 @@ class TandemPPOTrainer(PartnerScoring, PPOTrainerSync):
             self.role_worker_mapping[role] = ray.remote(TandemActorRolloutRefWorker)
 
     @property
-    def moving_junior(self) -> MovingJunior | None:
+    def junior_updater(self) -> JuniorUpdater | None:
         """The junior's driver when tandem.junior_update is not `frozen` (built on first use: the replicas exist then)."""
-        if not hasattr(self, "_moving_junior"):
+        if not hasattr(self, "_junior_updater"):
             rule = TandemVerlConfig.from_hydra(self.config).process.junior_update_rule
-            self._moving_junior = None
+            self._junior_updater = None
             if not rule.frozen:
                 steps = optimizer_steps_per_step(self.config, self._batch_multiple())
                 why = steps_per_sync_error(rule, steps)
@@ -178,8 +178,8 @@ class TandemPPOTrainer(PartnerScoring, PPOTrainerSync):
                     raise TandemError(f"tandem.{why} (verl pads each batch to a multiple of {self._batch_multiple()} "
                                       "samples, which adds mini-batches; choose train_batch_size x rollout.n a "
                                       "multiple of it)")
-                self._moving_junior = MovingJunior(rule, self.llm_server_manager.get_replicas(), steps)
-        return self._moving_junior
+                self._junior_updater = JuniorUpdater(rule, self.llm_server_manager.get_replicas(), steps)
+        return self._junior_updater
 
     def _batch_multiple(self) -> int:
         """The multiple verl pads each batch to (`_balance_batch`: data-parallel size and actor mini-batch)."""
@@ -197,22 +197,23 @@ class TandemPPOTrainer(PartnerScoring, PPOTrainerSync):
         super().on_init_end()  # the senior's weights synced (resumed or initial)
         if self.global_steps == 0:
             return
-        if self.moving_junior is not None:
-            self.moving_junior.resume(self._resumed_from, self.global_steps)
-        elif (self._resumed_from / JUNIOR_DIR).is_dir():
-            raise TandemError(f"{self._resumed_from} holds a junior that followed the senior ({JUNIOR_DIR}/), but this "
+        if self.junior_updater is not None:
+            self.junior_updater.resume(self._resumed_from, self.global_steps)
+        elif saved_junior(self._resumed_from).is_dir():
+            raise TandemError(f"{self._resumed_from} holds a junior that followed the senior "
+                              f"({saved_junior(self._resumed_from).name}/), but this "
                               "run sets tandem.junior_update=frozen and would go on with the base; resume with the "
                               "run's own junior_update")
 
     def on_step_end(self):
         super().on_step_end()  # this step's senior synced into the engines
-        if self.moving_junior is not None:
-            self.moving_junior.follow(self.global_steps)
+        if self.junior_updater is not None:
+            self.junior_updater.update(self.global_steps)
 
     def _consume_sync_metrics(self) -> dict:
         metrics = super()._consume_sync_metrics()
-        if self.moving_junior is not None:
-            metrics.update(self.moving_junior.pop_metrics())
+        if self.junior_updater is not None:
+            metrics.update(self.junior_updater.pop_metrics())
         return metrics
 
     def _save_checkpoint(self):
@@ -226,8 +227,8 @@ class TandemPPOTrainer(PartnerScoring, PPOTrainerSync):
         retention is per process too) are removed whole.
         """
         trainer = self.config.trainer
-        if self.moving_junior is not None:  # before verl's files: a checkpoint with data.pt holds its junior
-            self.moving_junior.save(Path(os.path.abspath(trainer.default_local_dir)) / f"global_step_{self.global_steps}")
+        if self.junior_updater is not None:  # before verl's files: a checkpoint with data.pt holds its junior
+            self.junior_updater.save(Path(os.path.abspath(trainer.default_local_dir)) / f"global_step_{self.global_steps}")
         saved = {key: trainer.get(key) for key in RETENTION_KEYS}
         with open_dict(trainer):
             trainer.max_actor_ckpt_to_keep = trainer.max_critic_ckpt_to_keep = None

@@ -11,8 +11,8 @@ each worker, before verl's code first calls the patch. Importing the module patc
 nothing. Weight loading itself still goes through the wrapper, which routes senior names only.
 
 With `tandem.junior_update` other than `frozen`, the trainer reaches each worker's
-`JuniorFollower` (`vllm_source/junior_follow.py`) through the `tandem_junior_*` methods
-below, by vLLM's `collective_rpc` (`tandem_verl.moving_junior`).
+`JuniorUpdater` (`vllm_source/junior_update.py`) through the `tandem_junior_*` methods
+below, by vLLM's `collective_rpc` (`tandem_verl.junior_update`).
 """
 
 from __future__ import annotations
@@ -79,30 +79,30 @@ class TandemWorkerExtension(vLLMColocateWorkerExtension):
         install()
         return super().__new__(cls, **kwargs)
 
-    def tandem_junior_follow(self, step: int) -> dict:
+    def tandem_junior_update(self, step: int) -> dict:
         """Apply tandem.junior_update after optimizer step `step` (a sync's last) to this worker's junior."""
-        return self._junior_follower().follow(step)
+        return self._junior_updater().update(step)
 
     def tandem_junior_save(self, directory: str) -> str:
         """Write this worker's junior state under `directory` (rank_<tp rank>.pt); returns the file."""
-        from vllm_source.junior_follow import save_state
+        from vllm_source.junior_update import save_state
 
         rank, size = _tp_rank_and_size()
-        return save_state(directory, rank, size, self._junior_follower().state())
+        return save_state(directory, rank, size, self._junior_updater().state())
 
     def tandem_junior_restore(self, directory: str) -> dict:
         """Load this worker's junior state from a checkpoint's `directory` into the engine."""
-        from vllm_source.junior_follow import load_state
+        from vllm_source.junior_update import load_state
 
         rank, size = _tp_rank_and_size()
-        return self._junior_follower().restore(load_state(directory, rank, size))
+        return self._junior_updater().restore(load_state(directory, rank, size))
 
-    def _junior_follower(self):
-        follower = getattr(unwrap(self.model_runner.model), "junior_follower", None)
-        if follower is None:
+    def _junior_updater(self):
+        updater = getattr(unwrap(self.model_runner.model), "junior_updater", None)
+        if updater is None:
             raise TandemError("this rollout engine holds no junior that can follow the senior (placement=split or "
                               "not a tandem engine); set tandem.junior_update=frozen")
-        return follower
+        return updater
 
 
 def _tp_rank_and_size() -> tuple[int, int]:

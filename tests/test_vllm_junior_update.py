@@ -1,6 +1,6 @@
-"""`JuniorFollower`: the rule inside an engine worker, its schedule, its checkpoint, its guard (no vLLM needed).
+"""`JuniorUpdater`: the rule inside an engine worker, its schedule, its checkpoint, its guard (no vLLM needed).
 
-The engine side of a junior that follows the senior on verl (`vllm_source/junior_follow.py`),
+The engine side of a junior that follows the senior on verl (`vllm_source/junior_update.py`),
 on two small torch modules standing in for one worker's shards of the senior and the junior.
 """
 
@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from tandem.errors import TandemError
-from vllm_source.junior_follow import JuniorFollower, load_state, save_state
+from vllm_source.junior_update import JuniorUpdater, load_state, save_state
 from vllm_source.junior_guard import JuniorGuard
 
 
@@ -23,7 +23,7 @@ def pair(rule: str, self_paired: bool = True):
     senior, junior = shard(0), shard(1)
     guard = JuniorGuard(lambda: list(junior.parameters()), keep_host_copy=False)
     guard.on_step()  # the engine's first step takes the fingerprint
-    return senior, junior, guard, JuniorFollower(rule, junior, senior, guard, self_paired=self_paired)
+    return senior, junior, guard, JuniorUpdater(rule, junior, senior, guard, self_paired=self_paired)
 
 
 def flat(module: torch.nn.Module) -> torch.Tensor:
@@ -33,28 +33,28 @@ def flat(module: torch.nn.Module) -> torch.Tensor:
 def test_sync_copies_on_its_schedule_and_ema_blends_every_step():
     senior, junior, _, follower = pair("sync:2")
     base = flat(junior)
-    assert follower.follow(1)["changed"] == 0.0 and torch.equal(flat(junior), base)
-    out = follower.follow(2)
+    assert follower.update(1)["changed"] == 0.0 and torch.equal(flat(junior), base)
+    out = follower.update(2)
     assert out["changed"] == 1.0 and out["max_abs_diff_after"] == 0.0 and torch.equal(flat(junior), flat(senior))
 
     senior, junior, _, follower = pair("ema:0.75")
     want = 0.75 * flat(junior) + 0.25 * flat(senior)
-    out = follower.follow(1)
+    out = follower.update(1)
     assert torch.allclose(flat(junior), want, atol=1e-7)
     assert out["max_abs_diff_after"] == pytest.approx(0.75 * out["max_abs_diff_before"], rel=1e-5)
 
 
 def test_each_steps_update_is_applied_once_and_in_order():
     *_, follower = pair("ema:0.5")
-    follower.follow(3)
+    follower.update(3)
     for step in (3, 2):
         with pytest.raises(TandemError, match=f"step {step}'s update asked after step 3's"):
-            follower.follow(step)
+            follower.update(step)
 
 
 def test_a_scheduled_change_passes_the_guard_and_an_unscheduled_one_does_not():
     senior, junior, guard, follower = pair("sync:1")
-    follower.follow(1)
+    follower.update(1)
     guard.on_step()
     guard.on_sync()  # the junior changed on its schedule: the guard took the new fingerprint
     with torch.no_grad():
@@ -66,8 +66,8 @@ def test_a_scheduled_change_passes_the_guard_and_an_unscheduled_one_does_not():
 
 def test_a_checkpointed_junior_comes_back_bit_exact_with_its_place_in_the_schedule(tmp_path):
     senior, junior, _, follower = pair("ema:0.5")
-    follower.follow(1)
-    checksum = follower.follow(2)["checksum"]
+    follower.update(1)
+    checksum = follower.update(2)["checksum"]
     saved_bits = flat(junior).clone()
     save_state(tmp_path, 1, 2, follower.state())
     other_senior, other_junior, other_guard, resumed = pair("ema:0.5")
@@ -75,7 +75,7 @@ def test_a_checkpointed_junior_comes_back_bit_exact_with_its_place_in_the_schedu
     out = resumed.restore(load_state(tmp_path, 1, 2))
     assert out == {"through": 2.0, "checksum": checksum} and torch.equal(flat(other_junior), saved_bits)
     with pytest.raises(TandemError, match="step 2's update asked after step 2's"):
-        resumed.follow(2)
+        resumed.update(2)
 
 
 def test_what_a_checkpoint_cannot_be_resumed_with_is_one_line(tmp_path):
@@ -97,4 +97,4 @@ def test_what_a_checkpoint_cannot_be_resumed_with_is_one_line(tmp_path):
 def test_a_frozen_or_foreign_junior_refuses_to_follow(rule, self_paired, message):
     *_, follower = pair(rule, self_paired)
     with pytest.raises(TandemError, match=message):
-        follower.follow(1)
+        follower.update(1)

@@ -4,14 +4,15 @@ The junior lives only in the rollout engines (no copy on the actor). `TandemPPOT
 calls this class at three points of verl's sync loop (trainer_base.py `fit`: step s
 generates, trains, saves its checkpoint, then `on_step_end` syncs the senior):
 
-- `follow(s)` after each `on_step_end` sync: every worker of every replica applies the
-  rule for trainer step s to its shard (`vllm_source/junior_follow.py`); the replicas
+- `update(s)` after each `on_step_end` sync: every worker of every replica applies the
+  rule for trainer step s to its shard (`vllm_source/junior_update.py`); the replicas
   must agree on the junior's checksum;
 - `save(s)` before verl writes checkpoint s: replica 0's workers write the junior the
-  step's rollouts used (updates through s - 1) to `global_step_s/tandem_junior/`, so a
+  step's rollouts used (updates through s - 1) to `global_step_s/junior/`, so a
   checkpoint verl calls whole (`data.pt` last) always holds it;
 - `resume(folder, s)` after `on_init_end`'s sync: every replica loads that junior, then
-  applies step s's update, which the killed run had applied (or not) after its save.
+  applies step s's update, which the killed run had applied (or not) after its save. A
+  checkpoint of an earlier version names the folder `tandem_junior/` (`tandem.legacy`).
 
 Steps in the rule are the senior's optimizer steps, as on every trainer: trainer step s ends
 with optimizer step s x m (m = mini-batches x epochs, `wiring.optimizer_steps_per_step`),
@@ -26,15 +27,15 @@ from pathlib import Path
 
 import ray
 
+from tandem import legacy
 from tandem.errors import TandemError
-from tandem.junior_update import JuniorUpdate
+from tandem.junior_update import CHECKPOINT_NAME, JuniorUpdate
 
-JUNIOR_DIR = "tandem_junior"  # inside global_step_<s>/
 METRIC = "junior/"  # prefix of the metrics logged with each step
 
 
-class MovingJunior:
-    """Drives the rollout engines' `JuniorFollower`s; see the module docstring."""
+class JuniorUpdater:
+    """Drives the rollout engines' `JuniorUpdater`s (`vllm_source.junior_update`); see the module docstring."""
 
     def __init__(self, rule: JuniorUpdate, replicas: list, optimizer_steps: int = 1) -> None:
         self.rule, self.optimizer_steps = rule, optimizer_steps  # optimizer steps per trainer step
@@ -44,9 +45,9 @@ class MovingJunior:
     def _call(self, servers, method: str, *args) -> list[list]:
         return ray.get([s.tandem_junior.remote(method, *args) for s in servers])
 
-    def follow(self, step: int, prefix: str = METRIC) -> None:
+    def update(self, step: int, prefix: str = METRIC) -> None:
         """After trainer step `step`'s sync: the rule for its last optimizer step, on every worker."""
-        per_replica = self._call(self.servers, "tandem_junior_follow", step * self.optimizer_steps)
+        per_replica = self._call(self.servers, "tandem_junior_update", step * self.optimizer_steps)
         sums = [sum(w["checksum"] for w in workers) for workers in per_replica]
         if len(set(sums)) != 1:
             raise TandemError(f"after step {step} the rollout replicas' juniors differ (checksums {sums}); "
@@ -60,10 +61,10 @@ class MovingJunior:
         })
 
     def save(self, step_folder: Path) -> None:
-        self._call(self.servers[:1], "tandem_junior_save", str(step_folder / JUNIOR_DIR))
+        self._call(self.servers[:1], "tandem_junior_save", str(step_folder / CHECKPOINT_NAME))
 
     def resume(self, step_folder: Path, step: int) -> None:
-        directory = step_folder / JUNIOR_DIR
+        directory = saved_junior(step_folder)
         if not directory.is_dir():
             raise TandemError(f"{directory} is missing: checkpoint {step_folder.name} holds no junior (saved with "
                               f"junior_update=frozen?), but this run sets tandem.junior_update={self.rule.text}; "
@@ -74,8 +75,13 @@ class MovingJunior:
         if through != {expected}:
             raise TandemError(f"{directory} holds the junior after optimizer step {sorted(through)}, expected {expected} "
                               f"(trainer step {step - 1} x {self.optimizer_steps}); resume with the run's own batch sizes")
-        self.follow(step, prefix=METRIC + "resumed_")
+        self.update(step, prefix=METRIC + "resumed_")
 
     def pop_metrics(self) -> dict[str, float]:
         metrics, self.metrics = self.metrics, {}
         return metrics
+
+
+def saved_junior(step_folder: Path) -> Path:
+    """The folder of a verl step folder's junior: `junior/`, or the name an earlier version gave it."""
+    return legacy.junior_checkpoint(step_folder, CHECKPOINT_NAME)

@@ -2,11 +2,11 @@
 
 On verl the trainer's weight sync carries the senior only. After the sync of trainer step
 s the trainer asks every rollout worker to apply `tandem.junior_update` for that step's last
-optimizer step (`tandem_verl.moving_junior`); each worker applies `tandem.junior_update.after_optimizer_step`
+optimizer step (`tandem_verl.junior_update`); each worker applies `tandem.junior_update.after_optimizer_step`
 to its own shard of the junior and of the senior. A self-paired junior is built from the
 senior's own config, so both hold the same parameter names and shapes on every
 tensor-parallel rank (fused and sharded the same way): the copy or blend in vLLM's layout
-is the one in the HF layout. `JuniorFollower` also keeps the schedule (each step once, in
+is the one in the HF layout. `JuniorUpdater` also keeps the schedule (each step once, in
 order; `through` is the last step applied), hands the junior's state to checkpoints and
 restores it at resume, and tells the `JuniorGuard` to re-take its fingerprint after each
 scheduled change, so a sync still may not touch the junior.
@@ -55,7 +55,7 @@ def checksum(junior: torch.nn.Module) -> float:
     return 0.0 if total is None else float(total)
 
 
-class JuniorFollower:
+class JuniorUpdater:
     """The junior's schedule in one engine worker; see the module docstring."""
 
     def __init__(self, rule_text: str, junior: torch.nn.Module, senior: torch.nn.Module | None,
@@ -64,10 +64,10 @@ class JuniorFollower:
         self.junior, self.senior, self.guard, self.self_paired = junior, senior, guard, self_paired
         self.through = 0  # the last optimizer step whose update the junior holds (0: none yet)
 
-    def follow(self, step: int) -> dict[str, float]:
+    def update(self, step: int) -> dict[str, float]:
         """Apply the rule after optimizer step `step` (from 1, the last of a sync); the junior's distance to the
         senior before and after."""
-        self._check_can_follow()
+        self._check_can_update()
         if step <= self.through:
             raise TandemError(f"junior_update={self.rule.text}: step {step}'s update asked after step {self.through}'s; "
                               "each step's update is applied once, in order")
@@ -81,13 +81,13 @@ class JuniorFollower:
 
     def state(self) -> dict:
         """What a checkpoint keeps: the rule, the last step applied, the junior's tensors by name (on the host)."""
-        self._check_can_follow()
+        self._check_can_update()
         names = [n for n, _ in self.junior.named_parameters()]
         return {"rule": self.rule.text, "through": self.through, "tensors": dict(zip(names, self.guard.current()))}
 
     def restore(self, state: dict) -> dict[str, float]:
         """Load a checkpoint's junior into the (awake) engine; the guard re-takes its fingerprint."""
-        self._check_can_follow()
+        self._check_can_update()
         if state["rule"] != self.rule.text:
             raise TandemError(f"the checkpoint's junior followed junior_update={state['rule']}, this run sets "
                               f"{self.rule.text}; resume with the run's own setting")
@@ -103,7 +103,7 @@ class JuniorFollower:
         self.guard.rebase()
         return {"through": float(self.through), "checksum": checksum(self.junior)}
 
-    def _check_can_follow(self) -> None:
+    def _check_can_update(self) -> None:
         if any(p.numel() == 0 for p in self.junior.parameters()):
             raise TandemError("the junior's linear weights were packed away by vLLM's CPU build; set "
                               "TANDEM_VLLM_CPU_LIVE_WEIGHTS=1 (verl's CPU platform does) so they can be updated")
