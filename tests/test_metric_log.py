@@ -1,0 +1,50 @@
+"""`tandem.metric_log`: one naming function for batch logs, two row forms, one reader for both."""
+
+import json
+
+import pytest
+import torch
+
+from tandem.errors import TandemError
+from tandem.metric_log import TANDEM_PREFIX, batch_metrics, metrics_row, read_metrics, row_metrics
+from tandem.rollout import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, stats_of_masks
+
+
+def test_batch_metrics_puts_the_shared_names_under_a_prefix_as_plain_floats():
+    out = batch_metrics({SENIOR_TOKEN_FRACTION: torch.tensor(0.25), "x": 1.5}, TANDEM_PREFIX)
+    assert out == {"tandem/senior_token_fraction": 0.25, "tandem/x": 1.5}
+    assert all(type(v) is float for v in out.values())
+
+
+def test_rollout_statistics_are_named_by_batch_metrics_whatever_the_prefix():
+    stats = stats_of_masks([[1, 1, 0, 0], [0, 0]])
+    assert stats.metrics() == {SENIOR_TOKEN_FRACTION: 2 / 6, MEAN_HANDOFFS: 0.5, "junior_only_response_fraction": 0.5}
+    assert stats.metrics("actor/tandem/") == batch_metrics(stats.metrics(), "actor/tandem/")
+
+
+@pytest.mark.parametrize("form", ["flat", "verl"])
+def test_both_row_forms_read_back_alike(tmp_path, form):
+    path = tmp_path / "metrics.jsonl"
+    rows = [metrics_row(s, {"reward": 0.5 * s, SENIOR_TOKEN_FRACTION: 0.4}, form) for s in (1, 2)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert read_metrics(path) == [(1, {"reward": 0.5, SENIOR_TOKEN_FRACTION: 0.4}),
+                                  (2, {"reward": 1.0, SENIOR_TOKEN_FRACTION: 0.4})]
+    assert ("data" in rows[0]) == (form == "verl")
+
+
+def test_names_older_logs_wrote_are_read_under_their_present_spelling():
+    assert row_metrics({"step": 3, "senior_fraction": 0.5, "num_handoffs": 2.0}) == (
+        3, {SENIOR_TOKEN_FRACTION: 0.5, MEAN_HANDOFFS: 2.0})
+    release = {"step": 1, "data": {"actor/tandem_senior_token_frac": 0.48}}
+    assert row_metrics(release) == (1, {"actor/tandem/senior_token_fraction": 0.48})
+
+
+def test_a_bad_line_or_a_missing_file_is_one_error_naming_it(tmp_path):
+    path = tmp_path / "m.jsonl"
+    path.write_text('{"step": 1, "a": 1}\n{"a": 2}\n')
+    with pytest.raises(TandemError, match=r"m.jsonl:2: not a metrics row"):
+        read_metrics(path)
+    with pytest.raises(TandemError, match="no such metrics log"):
+        read_metrics(tmp_path / "absent.jsonl")
+    with pytest.raises(TandemError, match="unknown metrics row form 'csv'"):
+        metrics_row(1, {}, "csv")
