@@ -5,8 +5,8 @@ accepts the legacy key names of the paper's released code as aliases, and the le
 `VLLM_TANDEM_CONFIG` environment variable (a JSON object). Parsing is strict
 (`tandem.strict`): an unknown key is an error naming the nearest valid one.
 
-Loss settings are not the process's: `junior_token_loss_weight` (legacy
-`tandem_jr_tkn_weight`) lives in the loss config (`tandem.loss_config.TandemLossConfig`).
+Loss settings are not the process's: `junior_token_loss_weight` (its legacy
+spelling in `tandem.legacy.LOSS_KEYS`) lives in the loss config (`tandem.loss_config.TandemLossConfig`).
 """
 
 from __future__ import annotations

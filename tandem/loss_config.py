@@ -28,7 +28,7 @@ LOSS_DENOMINATORS = ("senior_tokens", "all_response_tokens")
 class TandemLossConfig:
     """The loss settings tandem adds: how junior-written tokens count (embedded trainer and verl).
 
-    `junior_token_loss_weight` (legacy `tandem_jr_tkn_weight`): the numerator weight of a
+    `junior_token_loss_weight` (legacy spelling: `tandem.legacy.LOSS_KEYS`): the numerator weight of a
     junior token (0 = the paper's: no gradient). `loss_denominator`: `senior_tokens` (the
     token-mean divides by the weights: our default) or `all_response_tokens` (divides by
     every response token, as the release's runs did).

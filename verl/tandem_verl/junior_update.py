@@ -12,7 +12,7 @@ generates, trains, saves its checkpoint, then `on_step_end` syncs the senior):
   checkpoint verl calls whole (`data.pt` last) always holds it;
 - `resume(folder, s)` after `on_init_end`'s sync: every replica loads that junior, then
   applies step s's update, which the killed run had applied (or not) after its save. A
-  checkpoint of an earlier version names the folder `tandem_junior/` (`tandem.legacy`).
+  checkpoint of an earlier version is read under its old folder name (`tandem.legacy`).
 
 Steps in the rule are the senior's optimizer steps, as on every trainer: trainer step s ends
 with optimizer step s x m (m = mini-batches x epochs, `wiring.optimizer_steps_per_step`),

@@ -1,0 +1,59 @@
+"""One room owns every legacy and release name: `tandem/legacy.py`.
+
+The spellings below are the release's or an earlier version's; the code reads them (config
+keys, old metrics logs, old checkpoints) only through `tandem.legacy`, so no other source
+file may spell them, not even in a docstring. Generic words that are also present names
+(`enabled`, `frozen`, `senior_fraction` of one response) are left out of the scan; their
+translation is still `tandem.legacy`'s (`pop_switch`, `AUTHOR_NAMES`, `metric_name`).
+"""
+
+import re
+from pathlib import Path
+
+from tandem import legacy
+from tandem.config import TandemConfig
+from tandem.loss_config import TandemLossConfig
+from tandem.strict import build
+
+ROOT = Path(__file__).resolve().parents[1]
+CODE = ("tandem", "tandem_app", "tandem_eval", "vllm_source", "hf_trl", "verl", "scripts")
+KEYS = (*legacy.PROCESS_KEYS, *legacy.LOSS_KEYS, "frozen_gpu_devices", "primary_model",
+        *(name for name in legacy.METRIC_NAMES if "/" in name))
+# A checkpoint name as a path or a string; `tandem_junior` alone is also the rollout server's RPC.
+PATHS = tuple(rf"{re.escape(n)}/|{re.escape(n)}\b(?!\.pt)(?=[\"'])" if "." not in n else re.escape(n)
+              for n in legacy.JUNIOR_CHECKPOINT_NAMES)
+
+
+def _sources():
+    for folder in CODE:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if path != ROOT / "tandem" / "legacy.py":
+                yield path
+
+
+def test_no_source_file_but_the_legacy_room_spells_a_legacy_name():
+    keys = r"(?<![\w/.])(?:" + "|".join(re.escape(n) for n in KEYS) + r")(?![\w])"
+    pattern = re.compile(keys + "|" + "|".join(PATHS))
+    found = [f"{path.relative_to(ROOT)}:{i}: {m.group(0)}"
+             for path in _sources()
+             for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             for m in pattern.finditer(line)]
+    assert not found, "legacy spellings outside tandem/legacy.py:\n" + "\n".join(found)
+
+
+def test_the_config_classes_take_their_legacy_tables_from_the_room():
+    assert TandemConfig.ALIASES is legacy.PROCESS_KEYS
+    assert TandemConfig.RETIRED is legacy.PROCESS_RETIRED
+    assert TandemLossConfig.ALIASES is legacy.LOSS_KEYS
+    from tandem_app.train.grpo_trainer import TrainConfig  # noqa: PLC0415 - the app floor's class
+    assert TrainConfig.MOVED is legacy.TRAIN_MOVED
+
+
+def test_legacy_spellings_still_configure_and_read_as_the_present_ones(tmp_path):
+    assert build(TandemConfig, {"prob_primary": 0.3, "frozen_model": "base"}, "tandem") == \
+        TandemConfig(prob_senior=0.3, junior_model="base")
+    assert legacy.metric_name("actor/tandem_senior_token_frac") == "actor/tandem/senior_token_fraction"
+    (tmp_path / "tandem_junior").mkdir()
+    assert legacy.junior_checkpoint(tmp_path, "junior") == tmp_path / "tandem_junior"
+    (tmp_path / "junior").mkdir()
+    assert legacy.junior_checkpoint(tmp_path, "junior") == tmp_path / "junior"  # the present name wins
