@@ -2,7 +2,7 @@
 
 No GPU exists here, so nothing below claims a GPU result: the GPU is a fake `nvidia-smi`
 and the checks' commands go to a fake runner that writes their logs and exit codes. What
-is tested is what gpu_check.py decides from those: statuses, reasons, versions, the
+is tested is what scripts/gpu_checks/ decides from those: statuses, reasons, versions, the
 summary line and the exit code.
 """
 
@@ -20,10 +20,14 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("gpu_check", REPO / "scripts" / "gpu_check.py")
 gpu_check = importlib.util.module_from_spec(spec)
-sys.modules["gpu_check"] = gpu_check  # dataclasses look their module up there
+sys.modules["gpu_check"] = gpu_check
 spec.loader.exec_module(gpu_check)
 
-STACK = gpu_check.STACK  # vllm_source/stack.py
+from _tandem_gpu_check.checkout import STACK, WHEELHOUSE  # noqa: E402  (importable once the entry has loaded the package)
+from _tandem_gpu_check.checks import CHECKS  # noqa: E402
+from _tandem_gpu_check.machine import detect_gpus  # noqa: E402
+from _tandem_gpu_check.runner import Runner  # noqa: E402
+
 TESTED = STACK.TESTED
 # What the stack probe prints for the tested stack (sdpa only: no flash-attn)
 FACTS = {"python": "3.12.3", "torch": f"{TESTED.torch}+{TESTED.torch_cuda}", "torch_cuda": "13.0",
@@ -31,7 +35,7 @@ FACTS = {"python": "3.12.3", "torch": f"{TESTED.torch}+{TESTED.torch_cuda}", "to
          "transformers": STACK.TRANSFORMERS_RESOLVED, "flashinfer": TESTED.flashinfer, "flash_attn": None}
 
 
-# What the V2 engine probe prints on a good V2 stack (scripts/gpu_check.py V2_PROBE)
+# What the V2 engine probe prints on a good V2 stack (scripts/gpu_checks/engine_checks.py V2_PROBE)
 V2_PROBE_OUT = {"vllm": "0.32.0", "runner": "v2", "model_runner": "vllm.v1.worker.gpu.model_runner.GPUModelRunner",
                 "async_scheduling": True, "cudagraph_mode": "CUDAGraphMode.FULL_AND_PIECEWISE",
                 "equal_to_reference": True}
@@ -50,7 +54,7 @@ def fake_smi(tmp_path: Path, gpus: int) -> Path:
     return smi
 
 
-class FakeRunner(gpu_check.Runner):
+class FakeRunner(Runner):
     """Exit codes by check (the log file name); probes print their JSON as the real ones do."""
 
     def __init__(self, rcs: dict | None = None, facts: dict | None = FACTS, async_on: bool = True,
@@ -73,7 +77,7 @@ class FakeRunner(gpu_check.Runner):
             text = "3 passed in 9.1s"
         log.write_text(text + "\n")
         if name == "launch-2" and self.rcs.get("launches", 0) == 0:
-            folder = log.parent.parent.name  # launchers, or launchers-<variant> (gpu_check.VARIANTS)
+            folder = log.parent.parent.name  # launchers, or launchers-<variant> (scripts/gpu_checks/launchers.py VARIANTS)
             write_launch_files(log.parent, tandem=log.parent.name.startswith("tandem"),
                                variant=folder.removeprefix("launchers-") if folder != "launchers" else None)
         return self.rcs.get(name, 0 if (name != "stack" or self.facts) else 1)
@@ -149,18 +153,18 @@ def test_bad_arguments_fail_in_one_line_before_looking_for_a_gpu(tmp_path, args,
 
 def test_help_lists_every_check():
     res = subprocess.run(["bash", str(REPO / "scripts" / "gpu_check.sh"), "--help"], capture_output=True, text=True)
-    assert res.returncode == 0 and all(name in res.stdout for name in gpu_check.CHECKS)
+    assert res.returncode == 0 and all(name in res.stdout for name in CHECKS)
 
 
 def test_detect_gpus_reads_name_driver_and_the_drivers_cuda(tmp_path):
-    gpus = gpu_check.detect_gpus(str(fake_smi(tmp_path, 2)))
+    gpus = detect_gpus(str(fake_smi(tmp_path, 2)))
     assert len(gpus) == 2 and gpus[0] == {"name": "NVIDIA H100 80GB HBM3", "memory_mib": "81559",
                                           "driver": "580.95.05", "driver_cuda": "13.0"}
 
 
 def test_all_green_on_one_gpu_with_tp2_skipped_for_want_of_a_second(tmp_path, monkeypatch, capsys):
     rc, data, checks = run_main(tmp_path, [], monkeypatch=monkeypatch)
-    assert rc == 0 and [c["name"] for c in data["checks"]] == list(gpu_check.CHECKS)
+    assert rc == 0 and [c["name"] for c in data["checks"]] == list(CHECKS)
     for two_gpu_check in ("vllm_tp2", "launch_tandem_split"):
         assert checks[two_gpu_check]["status"] == "skipped"
         assert "needs 2 GPUs; this machine has 1" in checks[two_gpu_check]["reason"]
@@ -355,7 +359,7 @@ class StandInPip:
     def dist(self, name, version):
         file = f"{name.replace('-', '_')}-{version}-py3-none-any.whl"
         import hashlib
-        return gpu_check.WHEELHOUSE.Dist(name, version, file, f"https://files.example/{file}",
+        return WHEELHOUSE.Dist(name, version, file, f"https://files.example/{file}",
                                          hashlib.sha256(self.content(file)).hexdigest())
 
     def download(self, python, dists, dest):
@@ -365,7 +369,7 @@ class StandInPip:
 
 def make_wheelhouse(tmp_path: Path, present: str | None = None, part_bytes: int | None = 400) -> tuple[Path, dict]:
     """A wheelhouse for this interpreter built by scripts/gpu_wheelhouse.py, every file cut into parts."""
-    wh = gpu_check.WHEELHOUSE
+    wh = WHEELHOUSE
     freeze = None
     if present is not None:
         freeze = tmp_path / "freeze.txt"

@@ -1,0 +1,119 @@
+"""The tandem engine on CUDA: async scheduling kept on, the scale lane's engine tests (eager,
+compiled, tensor-parallel and split), the engine on vLLM 0.32's V2 runner in its own
+interpreter, and bench_vllm's throughput.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from .checkout import REPO
+from .report import Check, finish
+from .runner import Runner, probe
+
+ENGINE_TESTS = ("tests/test_scale_vllm_engine*.py", "tests/test_scale_vllm_gpu_*.py", "tests/test_scale_vllm_split*.py")
+SELECT = {"vllm_engine": "not (compiled or tensor_parallel or tp2 or split)", "vllm_compiled": "compiled",
+          "vllm_tp2": "tensor_parallel or tp2 or split"}
+
+ASYNC_PROBE = r"""
+import json, os, tempfile
+os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"  # as the lane's engine tests run
+from tandem.config import TandemConfig
+from tandem_app.zoo import build_tiny
+from tandem_eval.backends import rollout_backend
+path = build_tiny(tempfile.mkdtemp(), seed=0)
+eng = rollout_backend("vllm", str(path), str(path), TandemConfig(), dtype="float32", max_model_len=512,
+                      gpu_memory_utilization=0.3, seed=0)
+cfg = eng.llm.llm_engine.vllm_config
+print("GPU_CHECK_PROBE " + json.dumps({"async_scheduling": bool(cfg.scheduler_config.async_scheduling),
+                                        "enforce_eager": bool(cfg.model_config.enforce_eager)}))
+"""
+
+V2_PROBE = r"""
+import json, os, tempfile
+os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
+from tandem.coins import request_key
+from tandem.config import TandemConfig
+from tandem.engine import TandemEngine
+from tandem.models import load_model, load_tokenizer
+from tandem.sampling import SamplingConfig
+from tandem_app.zoo import build_tiny
+from vllm_source.engine import VLLMEngine
+senior, junior = build_tiny(tempfile.mkdtemp(), seed=0), build_tiny(tempfile.mkdtemp(), seed=1)
+cfg = TandemConfig(selection_strategy="bernoulli", prob_senior=0.5, junior_model=str(junior))
+eng = VLLMEngine(str(senior), cfg, dtype="float32", max_model_len=256, gpu_memory_utilization=0.3, seed=0,
+                 enforce_eager=False)  # CUDA graphs on, as a GPU run uses them
+prompts, keys = [[1, 2, 3, 4], [5, 6, 7]], [request_key("v2", 0), request_key("v2", 1)]
+greedy = SamplingConfig(temperature=0.0, max_new_tokens=16)
+got = eng.generate(prompts, greedy, keys)
+ref = TandemEngine(load_model(senior, "float32", "cuda"), load_model(junior, "float32", "cuda"),
+                   load_tokenizer(senior), cfg).generate(prompts, greedy, keys)
+vcfg = eng.llm.llm_engine.vllm_config
+print("GPU_CHECK_PROBE " + json.dumps({
+    **eng.model_runner(), "async_scheduling": bool(vcfg.scheduler_config.async_scheduling),
+    "cudagraph_mode": str(vcfg.compilation_config.cudagraph_mode),
+    "equal_to_reference": [(r.token_ids, r.authorship_mask) for r in got] == [(r.token_ids, r.authorship_mask) for r in ref]}))
+"""
+
+
+def async_check(python: str, runner: Runner, env: dict, logs: Path, timeout: float) -> Check:
+    """async_scheduling: vLLM keeps it on for the tandem engine (its CUDA default)."""
+    check, t0, log = Check("async_scheduling"), time.monotonic(), logs / "async_scheduling.log"
+    got = probe(runner, python, ASYNC_PROBE, env, log, timeout)
+    if got is None:
+        return finish(check, t0, "failed", "the tandem engine did not start", log)
+    status = "passed" if got["async_scheduling"] else "failed"
+    why = "on" if got["async_scheduling"] else "vLLM turned it off for the tandem engine"
+    return finish(check, t0, status, f"async scheduling {why}", log, got)
+
+
+def pytest_check(name: str, python: str, runner: Runner, env: dict, logs: Path, timeout: float) -> Check:
+    """One SELECT of the lane's engine tests; a selection that matches no test is skipped, not passed."""
+    check, t0, log = Check(name), time.monotonic(), logs / f"{name}.log"
+    files = sorted(str(p.relative_to(REPO)) for pattern in ENGINE_TESTS for p in REPO.glob(pattern))
+    cmd = [python, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", *files, "-k", SELECT[name]]
+    rc = runner.run(cmd, env, log, timeout)
+    tail = log.read_text().strip().splitlines()[-1] if log.is_file() and log.read_text().strip() else ""
+    if rc == 5:
+        return finish(check, t0, "skipped", f"no scale-lane test matches -k {SELECT[name]!r} in {', '.join(ENGINE_TESTS)}", log)
+    status = "passed" if rc == 0 else "failed"
+    return finish(check, t0, status, f"pytest -k {SELECT[name]!r}: {tail or f'exit {rc}'}", log, {"exit": rc})
+
+
+def command_check(name: str, cmd: list[str], runner: Runner, env: dict, logs: Path, timeout: float,
+                  what: str) -> Check:
+    check, t0, log = Check(name), time.monotonic(), logs / f"{name}.log"
+    rc = runner.run(cmd, env, log, timeout)
+    return finish(check, t0, "passed" if rc == 0 else "failed", what if rc == 0 else f"{what}: exit {rc}", log,
+                  {"exit": rc})
+
+
+def bench_check(python: str, out: Path, runner: Runner, env: dict, logs: Path, timeout: float) -> Check:
+    """bench_vllm: scripts/bench_vllm.py --quick, its JSON kept beside the report."""
+    cmd = [python, "scripts/bench_vllm.py", "--quick", "--out", str(out / "bench_vllm.json")]
+    return command_check("bench_vllm", cmd, runner, env, logs, timeout, "bench_vllm.json written")
+
+
+def v2_check(python: str | None, runner: Runner, env: dict, logs: Path, timeout: float) -> Check:
+    """vllm_v2: the V2 engine probe (runner, CUDA graphs, async scheduling, tokens), then the V2 lane's tests."""
+    check, t0, log = Check("vllm_v2"), time.monotonic(), logs / "vllm_v2.log"
+    if python is None:
+        return finish(check, t0, "skipped", "no V2 stack: pass --v2-python, the interpreter of a venv with "
+                      "`pip install -e .[vllm-v2]` (vLLM 0.32.0)")
+    got = probe(runner, python, V2_PROBE, env, log, timeout)
+    if got is None:
+        return finish(check, t0, "failed", "the tandem engine did not start on the V2 stack", log)
+    wrong = [what for what, ok in (("runner " + got.get("runner", "?"), got.get("runner") == "v2"),
+                                   ("async scheduling off", got.get("async_scheduling")),
+                                   ("CUDA graphs off", got.get("cudagraph_mode", "NONE").split(".")[-1] != "NONE"),
+                                   ("tokens differ from the reference engine", got.get("equal_to_reference")))
+             if not ok]
+    if wrong:
+        return finish(check, t0, "failed", "V2 engine: " + ", ".join(wrong), log, got)
+    tests_log = logs / "vllm_v2-tests.log"
+    files = sorted(str(p.relative_to(REPO)) for p in REPO.glob("tests/test_scale_vllm_v2_*.py"))
+    rc = runner.run([python, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", *files], env, tests_log, timeout)
+    reason = (f"vLLM {got.get('vllm')} V2 runner ({got.get('model_runner')}), CUDA graphs {got.get('cudagraph_mode')}, "
+              f"async scheduling on, tokens equal the reference; V2 lane tests " + ("passed" if rc == 0 else f"exit {rc}"))
+    return finish(check, t0, "passed" if rc == 0 else "failed", reason, tests_log, got)
