@@ -2,7 +2,7 @@
 scripts/wheelhouse/ (one module per idea; cli.py's docstring is the user's guide, `--help`).
 
 The package is loaded by path under a private name, so this file runs from any directory with
-nothing installed, and scripts/gpu_check.py, which loads this file by path, reads the names
+nothing installed, and scripts/gpu_checks/checkout.py, which loads this file by path, reads the names
 below (the manifest, the join, the stack's requirement lines).
 """
 

@@ -2,7 +2,7 @@
 
 Parts are for media or transfers with a size limit. The join checks every part and every whole
 file against the manifest's sha256 and removes the parts; a join that stops half-way leaves no
-half-joined file, and a joined wheelhouse joins again as a no-op check. gpu_check.py reads a
+half-joined file, and a joined wheelhouse joins again as a no-op check. scripts/gpu_checks/ reads a
 manifest through load_manifest and check_complete.
 """
 
