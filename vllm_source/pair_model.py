@@ -15,8 +15,6 @@ from vllm_source.runtime import require_vllm
 
 require_vllm()
 
-import contextlib  # noqa: E402
-
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 from vllm.config import VllmConfig  # noqa: E402
@@ -24,9 +22,9 @@ from vllm.model_executor.model_loader.default_loader import DefaultModelLoader  
 from vllm.model_executor.models.utils import init_vllm_registered_model  # noqa: E402
 
 from tandem.errors import TandemError  # noqa: E402
+from vllm_source.compat import compile_tag, config_runner, tandem_runner  # noqa: E402
 from vllm_source.engine_config import tandem_config_from_hf  # noqa: E402
 from vllm_source.pairing import check_context, check_pair  # noqa: E402
-from vllm_source.runner import tandem_runner  # noqa: E402
 from vllm_source.weights import JUNIOR_PREFIX  # noqa: E402
 
 JUNIOR_COMPILE_TAG = "junior"
@@ -68,16 +66,16 @@ def check_tokenizers(model_config, junior_path: str) -> None:
 
 
 def check_model_runner(vllm_config, vllm_version: str | None = None) -> None:
-    """The engine must decode on the runner the tandem processor runs on with this vLLM (`runner.tandem_runner`).
+    """The engine must decode on the runner the tandem processor runs on with this vLLM (`compat.tandem_runner`).
 
-    vLLM 0.24/0.28: V1 (their V2 runner runs no custom logits processors: the junior would
-    never write). vLLM 0.32: V2 (its V1 runner is deprecated and untested here).
+    On the other runner the junior would never write (no custom logits processors), or the
+    engine would run a runner that is deprecated and untested here.
     """
     if vllm_version is None:
         import vllm
 
         vllm_version = vllm.__version__
-    got = "v2" if getattr(vllm_config, "use_v2_model_runner", False) else "v1"
+    got = config_runner(vllm_config)
     if got == tandem_runner(vllm_version):
         return
     if got == "v2":
@@ -91,16 +89,9 @@ def check_model_runner(vllm_config, vllm_version: str | None = None) -> None:
     )
 
 
-@contextlib.contextmanager
 def junior_compile_tag():
     """The junior's trunk compiles under its own tag, so its compile artifacts never mix with the senior's."""
-    try:
-        from vllm.compilation.backends import set_model_tag
-    except ImportError:  # a vLLM without the tag: nothing to separate
-        yield
-        return
-    with set_model_tag(JUNIOR_COMPILE_TAG):
-        yield
+    return compile_tag(JUNIOR_COMPILE_TAG)
 
 
 def join(prefix: str, name: str) -> str:

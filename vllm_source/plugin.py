@@ -11,7 +11,7 @@ when an engine asks for the architecture. In a CPU process asked for live weight
 (`cpu_weights.ENV`, set by verl's CPU platform for rollout servers) it also installs
 the live-weight linear layers that weight syncs need, and where `$TANDEM_ENGINE_REPORT` names
 a file, the hook that has each worker record the model runner it decodes on
-(`vllm_source/runner.py`). `require_vllm` refuses a vLLM release outside `stack.py` here, in
+(`vllm_source/runner.py`). `require_vllm` refuses a vLLM release `compat.py` does not know here, in
 every engine process of both arms, before any weights load.
 """
 

@@ -1,21 +1,13 @@
 """Which vLLM model runner an engine decodes on: one runner for both arms, read back from the engine.
 
-vLLM has two model runners. V1 (`vllm/v1/worker/gpu_model_runner.py`, `cpu_model_runner.py`)
-runs V1 custom logits processors (`logits_processor.py`); V2 (`vllm/v1/worker/gpu/model_runner.py`,
-`cpu/model_runner.py`) runs none on vLLM 0.24 and 0.28, and from vLLM 0.32 runs processors of
-its own interface (`logits_processor_v2.py`). The tandem engine therefore decodes on:
-
-| vLLM | runner | why |
-|---|---|---|
-| 0.24, 0.28 | V1 | their V2 runner has no custom logits processors |
-| 0.32 | V2 | its V2 processor interface; V1 is deprecated there and slated for removal |
-
-Left alone, a vLLM picks the runner per architecture and feature (0.28: V2 for dense models
-where Triton is available, V1 for an engine given custom processors), so the GRPO arm could
-decode on another runner than the tandem arm. Every release decides by
-`$VLLM_USE_V2_MODEL_RUNNER` first (`VllmConfig.use_v2_model_runner`), so `pin_runner` sets it
-in every process that starts an engine; a user's setting that asks for the other runner is
-refused in one line. `pin_v1_runner` is the verl path's (verl 0.9.1 runs vLLM 0.28 only).
+Which runner that is, per vLLM release, is `compat.tandem_runner`'s to say (V1 on 0.24 and
+0.28, V2 on 0.32). Left alone, a vLLM picks the runner per architecture and feature (0.28:
+V2 for dense models where Triton is available, V1 for an engine given custom processors),
+so the GRPO arm could decode on another runner than the tandem arm. Every release decides
+by `$VLLM_USE_V2_MODEL_RUNNER` first (`VllmConfig.use_v2_model_runner`), so `pin_runner`
+sets it in every process that starts an engine; a user's setting that asks for the other
+runner is refused in one line. `pin_v1_runner` is the verl path's (verl 0.9.1 runs vLLM 0.28
+only).
 
 The runner an engine *actually* used is read from its workers: the class of
 `worker.model_runner`, through `LLM.collective_rpc` and the worker extension below for the
@@ -33,22 +25,16 @@ import os
 
 from tandem.errors import TandemError
 
+from vllm_source.compat import RUNNER_RELEASE, runner_generation, tandem_runner
+
 RUNNER_ENV = "VLLM_USE_V2_MODEL_RUNNER"
 REPORT_ENV = "TANDEM_ENGINE_REPORT"
 _FALSE = ("0", "false", "False", "FALSE", "")
-# vLLM releases (major.minor) whose V2 runner has the processor interface the tandem engine uses.
-V2_PROCESSOR_RELEASES = ("0.32",)
-
-
-def tandem_runner(vllm_version: str) -> str:
-    """'v2' where this vLLM's V2 runner runs the tandem processor (`V2_PROCESSOR_RELEASES`), else 'v1'."""
-    minor = ".".join(vllm_version.split("+")[0].split(".")[:2])
-    return "v2" if minor in V2_PROCESSOR_RELEASES else "v1"
 
 
 def pin_runner(vllm_version: str | None = None, environ: dict | None = None) -> str:
     """Set `$VLLM_USE_V2_MODEL_RUNNER` so every engine started from here decodes on the runner the
-    tandem engine runs on with this vLLM (`tandem_runner`); returns 'v1' or 'v2'.
+    tandem engine runs on with this vLLM (`compat.tandem_runner`); returns 'v1' or 'v2'.
 
     A setting that asks for the other runner is refused in one line: the tandem arm could not
     decode there, or the two arms of a comparison would decode on different runners.
@@ -64,11 +50,11 @@ def pin_runner(vllm_version: str | None = None, environ: dict | None = None) -> 
         if want == "v1":
             raise TandemError(
                 f"{RUNNER_ENV}={value} asks for vLLM {vllm_version}'s V2 model runner, which runs no custom logits "
-                f"processors there: the tandem arm cannot decode on it; unset {RUNNER_ENV} (or install vllm==0.32.0, "
-                "whose V2 runner the tandem engine runs on)")
+                f"processors there: the tandem arm cannot decode on it; unset {RUNNER_ENV} (or install "
+                f"vllm=={RUNNER_RELEASE['v2']}, whose V2 runner the tandem engine runs on)")
         raise TandemError(
             f"{RUNNER_ENV}={value} asks for vLLM {vllm_version}'s V1 model runner, deprecated there; the tandem "
-            f"engine runs on its V2 runner: unset {RUNNER_ENV} (or install vllm==0.28.0 for V1)")
+            f"engine runs on its V2 runner: unset {RUNNER_ENV} (or install vllm=={RUNNER_RELEASE['v1']} for V1)")
     env[RUNNER_ENV] = "1" if want == "v2" else "0"
     return want
 
@@ -87,11 +73,6 @@ def pin_v1_runner(environ: dict | None = None) -> None:
             f"tandem arm cannot decode there and the GRPO arm would run on another runner; unset {RUNNER_ENV}"
         )
     env[RUNNER_ENV] = "0"
-
-
-def runner_generation(runner_class: type) -> str:
-    """'v2' for a class of vLLM's V2 runner packages (`vllm.v1.worker.gpu.model_runner`), else 'v1'."""
-    return "v2" if runner_class.__module__.rsplit(".", 1)[-1] == "model_runner" else "v1"
 
 
 def worker_runner(worker) -> dict:

