@@ -14,7 +14,7 @@ engine (`tandem.engine.TandemEngine`) over the trainer's live senior (the model 
 trains, unwrapped as TRL unwraps it) and a frozen junior (by default a frozen copy of
 the senior taken before the first update: the paper's self-paired junior; with
 `tandem.junior_update` `sync:K` or `ema:BETA` that copy follows the senior after each
-optimizer step, through `JuniorFollowsSenior`, and is saved in each checkpoint). Every row's
+optimizer step, through `hf_trl.junior_update`, and is saved in each checkpoint). Every row's
 request key is `tandem.coins.request_key` of (mode, step, prompt ids) and the row's
 sample number, so a rerun replays the same coins and tokens. It returns the authorship
 mask as `env_mask` and the response's `senior_fraction` as an extra key; the batch's
@@ -29,61 +29,38 @@ model: `trl/generation/vllm_generation.py`, `self.llm = LLM(model=model.name_or_
 with no logits processor and no second model); a junior of another vocabulary;
 `num_generations` not dividing the generation batch; a senior the rollout cannot read
 (PEFT adapters, DeepSpeed ZeRO-3 or FSDP shards, a processor instead of a tokenizer, an
-architecture the reference engine does not run).
+architecture the reference engine does not run): `hf_trl.trl_version` and
+`hf_trl.trainer_access`. TRL's reward functions (the grader, the partner score) are in
+`hf_trl.rewards`.
 """
 
 from __future__ import annotations
 
 import copy
-import inspect
-import os
-import time
 from dataclasses import dataclass, field
 
 import torch
 
+from hf_trl.junior_update import JuniorFollowsSenior
+from hf_trl.rewards import grader_reward, partner_reward_function
+from hf_trl.trainer_access import (check_generation_settings, reachable_senior, text_tokenizer, tokenize_prompts,
+                                   trainer_sampling)
+from hf_trl.trl_version import check_trl
 from tandem.coins import request_key
 from tandem.config import ENGINE_MODES, TandemConfig
 from tandem.engine import TandemEngine
 from tandem.errors import TandemError
-from tandem.grading import reward as grade_reward
-from tandem.grading.grader import reward_health
-from tandem.grading.grader import stats as grader_stats
-from tandem.junior_update import after_optimizer_step
-from tandem.partner_score import METRIC as PARTNER_METRIC
-from tandem.partner_score import PartnerRewardConfig, step_metrics
-from tandem.partner_score import partner_rewards
 from tandem.models import check_same_vocab, load_model, load_tokenizer
+from tandem.partner_score import PartnerRewardConfig
 from tandem.rollout import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, RolloutStats, stats_of_masks
 from tandem.sampling import SamplingConfig
 
-TRL_TESTED = "1.16.0"
+# What `from hf_trl.tandem_rollout import ...` gives (README): the rollout, and the grader as its reward.
+__all__ = ["TandemRolloutFunc", "tandem_rollout_func", "grader_reward"]
+
 METRIC_PREFIX = "tandem/"  # TRL's logs: tandem/senior_token_fraction, tandem/mean_handoffs, ...
 SENIOR_FRACTION_METRIC = METRIC_PREFIX + SENIOR_TOKEN_FRACTION
 HANDOFFS_METRIC = METRIC_PREFIX + MEAN_HANDOFFS
-
-
-def check_trl() -> None:
-    """Raise unless the installed TRL has `GRPOTrainer(rollout_func=...)` and reads `env_mask` from it."""
-    try:
-        import trl
-        from trl import GRPOTrainer
-    except ImportError:
-        raise TandemError(
-            f"Hugging Face TRL is not installed; pip install 'tandem-rlvr[hf-trl]' (trl=={TRL_TESTED})"
-        ) from None
-    version = getattr(trl, "__version__", "?")
-    if "rollout_func" not in inspect.signature(GRPOTrainer.__init__).parameters:
-        raise TandemError(f"trl {version}'s GRPOTrainer has no rollout_func; install trl=={TRL_TESTED}")
-    try:
-        source = inspect.getsource(GRPOTrainer)
-    except (OSError, TypeError):
-        source = ""
-    if "env_mask" not in source:
-        raise TandemError(
-            f"trl {version}'s GRPOTrainer ignores a rollout's env_mask, so junior tokens would be trained; "
-            f"install trl=={TRL_TESTED}"
-        )
 
 
 @dataclass
@@ -125,27 +102,10 @@ class TandemRolloutFunc:
             return
         if self.trainer is not None:
             raise TandemError("this tandem rollout_func is bound to another trainer; build one per trainer")
-        args = trainer.args
-        if getattr(args, "use_vllm", False):
-            raise TandemError(
-                "TRL's vLLM mode builds its own single-model vLLM engine that cannot co-write with a junior "
-                "(trl/generation/vllm_generation.py: LLM(model=model.name_or_path, ...)); set use_vllm=False "
-                "(the tandem rollout generates with the reference engine)"
-            )
-        world = trainer.accelerator.num_processes
-        batch = args.per_device_train_batch_size * args.steps_per_generation * world
-        if batch % trainer.num_generations != 0:
-            raise TandemError(
-                f"num_generations={trainer.num_generations} does not divide the generation batch of {batch} "
-                "(per_device_train_batch_size * steps_per_generation * processes); make it a multiple"
-            )
+        check_generation_settings(trainer)
         self.senior = reachable_senior(trainer)
-        tokenizer = getattr(trainer, "processing_class", None)
-        if tokenizer is None or not hasattr(tokenizer, "get_vocab") or hasattr(tokenizer, "image_processor"):
-            raise TandemError(
-                "the tandem rollout needs a text tokenizer as the trainer's processing_class, not a processor"
-            )
-        self.sampling = trainer_sampling(args, self.sampling)
+        tokenizer = text_tokenizer(trainer)
+        self.sampling = trainer_sampling(trainer.args, self.sampling)
         junior, junior_tokenizer = (None, None) if self.solo else self._junior(trainer, tokenizer)
         if self.partner_reward.enabled:  # the junior scores a TRL run; a GRPO run's base scores it (RLT's setting)
             self.scorer = junior if junior is not None else self._base_copy(trainer)
@@ -224,29 +184,7 @@ class TandemRolloutFunc:
         and each term are logged as `partner_score` and `partner_score/<term>`, and the seconds
         the score took as `time_partner` (as the embedded trainer logs it).
         """
-        cfg = self.partner_reward
-        if not cfg.enabled:
-            raise TandemError("partner_reward.weight is 0 (off); build the rollout with a PartnerRewardConfig of "
-                              "weight > 0 to get its reward function")
-
-        def partner_score(completions, tandem_rollout, log_metric=None, **columns) -> list[float]:
-            t0 = time.perf_counter()
-            golds = columns.get(cfg.target)
-            if golds is None:
-                raise TandemError(f"partner_reward.target={cfg.target} needs a '{cfg.target}' column in the dataset; "
-                                  f"add it or set partner_reward.target={'answer' if cfg.target == 'solution' else 'solution'}")
-            rollouts = list(tandem_rollout)
-            co_wrote = all(r.junior_logprobs is not None for r in rollouts)
-            score, terms = partner_rewards(cfg, self.scorer, self.engine.tokenizer, [r.prompt_ids for r in rollouts],
-                                           rollouts, [str(g) for g in golds], self.sampling.logprob_temperature,
-                                           scorer_wrote_with_engine=co_wrote)
-            if log_metric is not None:
-                for name, value in {**step_metrics(terms, score), "time_partner": time.perf_counter() - t0}.items():
-                    log_metric(name, value)
-            return (cfg.weight * score).tolist()
-
-        partner_score.__name__ = PARTNER_METRIC  # TRL logs rewards/<name>/mean
-        return partner_score
+        return partner_reward_function(self)
 
     @staticmethod
     def request_keys(prompt_ids: list[list[int]], mode: str, step: int, process: int) -> list[int]:
@@ -280,50 +218,6 @@ class TandemRolloutFunc:
                 metrics[mode][name].append(value)
 
 
-JUNIOR_FILE = "tandem_junior.pt"  # the following junior's weights, in each of TRL's checkpoint directories
-
-
-def JuniorFollowsSenior(rule, junior, senior):
-    """A `TrainerCallback` applying `tandem.junior_update` after each optimizer step and checkpointing the junior.
-
-    TRL's `global_step` counts optimizer steps, as the rule does. A run resumed at step N > 0
-    reads the junior back from `OUTPUT_DIR/checkpoint-N/tandem_junior.pt` before its first
-    step (or when the callback is registered, if that is later).
-    """
-    from transformers import TrainerCallback
-
-    class _Callback(TrainerCallback):
-        def __init__(self):
-            self.rule, self.junior, self.senior, self.restored = rule, junior, senior, False
-
-        def restore(self, args, state) -> None:
-            if self.restored:
-                return
-            self.restored = True
-            if state.global_step == 0:
-                return
-            path = os.path.join(args.output_dir, f"checkpoint-{state.global_step}", JUNIOR_FILE)
-            if not os.path.isfile(path):
-                raise TandemError(f"resuming at step {state.global_step} with tandem.junior_update={self.rule.text}: "
-                                  f"the junior's weights are not at {path}; resume from a checkpoint of this run")
-            self.junior.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
-
-        def on_step_begin(self, args, state, control, **kwargs):
-            self.restore(args, state)
-
-        def on_step_end(self, args, state, control, **kwargs):
-            after_optimizer_step(self.rule, self.junior, self.senior, state.global_step)
-
-        def on_save(self, args, state, control, **kwargs):
-            folder = os.path.join(args.output_dir, f"checkpoint-{state.global_step}")
-            if state.is_world_process_zero and os.path.isdir(folder):
-                tmp = os.path.join(folder, JUNIOR_FILE + ".tmp")
-                torch.save(self.junior.state_dict(), tmp)
-                os.replace(tmp, os.path.join(folder, JUNIOR_FILE))
-
-    return _Callback()
-
-
 def tandem_rollout_func(junior=None, tandem_config: TandemConfig | None = None, sampling: SamplingConfig | None = None,
                         junior_tokenizer=None, engine_mode: str = "auto", solo_eval: bool = True,
                         solo: bool = False, partner_reward: PartnerRewardConfig | None = None) -> TandemRolloutFunc:
@@ -341,74 +235,3 @@ def tandem_rollout_func(junior=None, tandem_config: TandemConfig | None = None, 
     return TandemRolloutFunc(junior=junior, tandem=tandem_config or TandemConfig(), sampling=sampling,
                              junior_tokenizer=junior_tokenizer, engine_mode=engine_mode, solo_eval=solo_eval,
                              solo=solo, partner_reward=partner_reward or PartnerRewardConfig())
-
-
-# --- the pieces, each checked ------------------------------------------------------------
-
-
-def reachable_senior(trainer):
-    """The trainer's model as TRL unwraps it for generation, or a `TandemError` if its weights are out of reach."""
-    if getattr(trainer, "is_fsdp_enabled", False):
-        raise TandemError("the tandem rollout reads the senior's full weights, which FSDP shards; "
-                          "train without FSDP (DDP via accelerate works)")
-    if getattr(trainer, "is_deepspeed_enabled", False):
-        plugin = trainer.accelerator.state.deepspeed_plugin
-        if plugin is not None and getattr(plugin, "zero_stage", 0) == 3:
-            raise TandemError("the tandem rollout reads the senior's full weights, which DeepSpeed ZeRO-3 shards; "
-                              "use ZeRO stage 1 or 2, or DDP")
-    wrapped = getattr(trainer, "model_wrapped", None) or trainer.model
-    senior = trainer.accelerator.unwrap_model(wrapped)
-    if hasattr(senior, "peft_config"):
-        raise TandemError("the senior is a PEFT model; the reference engine reads the base weights and would ignore "
-                          "the adapters; merge them (merge_and_unload) or train the full model")
-    if not hasattr(senior, "model") or not hasattr(senior, "lm_head"):
-        raise TandemError(f"cannot reach the senior's decoder inside {type(senior).__name__}; pass GRPOTrainer an "
-                          "unwrapped Hugging Face causal LM (AutoModelForCausalLM)")
-    return senior
-
-
-def trainer_sampling(args, given: SamplingConfig | None) -> SamplingConfig:
-    """The rollout's `SamplingConfig`: the GRPOConfig's, or `given` if it samples as TRL scores."""
-    if args.repetition_penalty != 1.0 or args.min_p or args.generation_kwargs:
-        raise TandemError("repetition_penalty, min_p and generation_kwargs are not honoured by the tandem rollout; "
-                          "leave them at their defaults")
-    if given is None:
-        return SamplingConfig(temperature=args.temperature, top_p=args.top_p, top_k=args.top_k or 0,
-                              max_new_tokens=args.max_completion_length, seed=args.seed)
-    # TRL recomputes log-probs at args.temperature; sampling at another one would bias the gradient.
-    if given.logprob_temperature != (args.temperature or 1.0):
-        raise TandemError(f"sampling.temperature={given.temperature} but GRPOConfig.temperature={args.temperature}; "
-                          "set them equal (TRL scores tokens at its temperature)")
-    if given.max_new_tokens > args.max_completion_length:
-        raise TandemError(f"sampling.max_new_tokens={given.max_new_tokens} exceeds GRPOConfig.max_completion_length="
-                          f"{args.max_completion_length}; lower it or raise max_completion_length")
-    return given
-
-
-def tokenize_prompts(trainer, prompts: list) -> list[list[int]]:
-    """Prompt token ids exactly as TRL's own generation path makes them (chat template or plain text)."""
-    prompt_ids, images, _ = trainer._tokenize_prompts(prompts)
-    if images is not None:
-        raise TandemError("image prompts are not supported by the tandem rollout; use text prompts")
-    return [list(map(int, ids)) for ids in prompt_ids]
-
-
-def completion_text(completion) -> str:
-    """The text of a TRL completion: a string, or a conversation whose last message is the assistant's."""
-    if isinstance(completion, str):
-        return completion
-    return completion[-1]["content"]
-
-
-def grader_reward(completions, answer, log_metric=None, **kwargs) -> list[float]:
-    """TRL reward function: the project's grader (`tandem.grading.reward`) against the dataset's `answer` column.
-
-    Through TRL's `log_metric` it logs the reward's health beside it each step
-    (`grader_timeouts`, `grader_too_long`, `grader_errors`: `tandem.grading.grader.reward_health`).
-    """
-    before = grader_stats(this_thread=True)
-    rewards = [grade_reward(completion_text(c), a) for c, a in zip(completions, answer)]
-    if log_metric is not None:
-        for name, value in reward_health(before).items():
-            log_metric(name, value)
-    return rewards

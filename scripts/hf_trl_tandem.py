@@ -156,7 +156,7 @@ def solo_accuracy(trainer, rows: list[dict], max_new_tokens: int, batch: int = 6
     from tandem.coins import request_key
     from tandem.engine import TandemEngine
     from tandem.grading import reward
-    from hf_trl.tandem_rollout import reachable_senior, tokenize_prompts
+    from hf_trl.trainer_access import reachable_senior, tokenize_prompts
     from tandem.sampling import SamplingConfig
 
     engine = TandemEngine(reachable_senior(trainer), None, trainer.processing_class)
@@ -234,7 +234,7 @@ def train(a) -> int:
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is TRL-experimental; said in the README
     if a.threads:
         torch.set_num_threads(a.threads)
-    from hf_trl.tandem_rollout import check_trl, grader_reward, tandem_rollout_func
+    from hf_trl import check_trl, grader_reward, tandem_rollout_func
 
     check_trl()
     from datasets import Dataset

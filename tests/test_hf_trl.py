@@ -27,6 +27,7 @@ from tandem.grpo import actor_loss, compute_grpo_outcome_advantage  # noqa: E402
 from tandem.senior_gate import token_weights  # noqa: E402
 from tandem.loss_config import PolicyLossConfig  # noqa: E402
 from hf_trl import tandem_rollout as hf_trl  # noqa: E402
+from hf_trl.junior_update import JUNIOR_FILE  # noqa: E402
 from hf_trl.tandem_rollout import tandem_rollout_func  # noqa: E402
 from tandem.models import load_model, load_tokenizer  # noqa: E402
 from tandem.sampling import SamplingConfig  # noqa: E402
@@ -320,10 +321,10 @@ def test_an_ema_junior_is_checkpointed_and_read_back_on_resume(tiny_dir, tmp_pat
                            disable_tqdm=True)
     trainer.train()
     junior = rollout.engine.junior.models[0]
-    saved = torch.load(tmp_path / "trl" / "checkpoint-2" / hf_trl.JUNIOR_FILE, weights_only=True)
+    saved = torch.load(tmp_path / "trl" / "checkpoint-2" / JUNIOR_FILE, weights_only=True)
     assert all(torch.equal(saved[k], v) for k, v in junior.state_dict().items())
     assert any(not torch.equal(a, b) for a, b in zip(junior.parameters(), rollout.senior.parameters()))
-    step1 = torch.load(tmp_path / "trl" / "checkpoint-1" / hf_trl.JUNIOR_FILE, weights_only=True)
+    step1 = torch.load(tmp_path / "trl" / "checkpoint-1" / JUNIOR_FILE, weights_only=True)
     assert any(not torch.equal(step1[k], saved[k]) for k in saved)  # it moved between the two steps
 
     resumed_rollout = tandem_rollout_func(tandem_config=ema)

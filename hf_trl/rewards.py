@@ -1,0 +1,68 @@
+"""TRL reward functions: the project's grader, and the partner score of a tandem rollout.
+
+TRL calls each reward function with the completions and every dataset column (and each extra
+key the rollout returned) as keyword arguments, one value per row, plus `log_metric` for
+metrics logged beside the reward; it sums the functions' rewards. `grader_reward` is the
+verifier (`tandem.grading.reward` against the `answer` column). `partner_reward_function`
+builds the partner score's (`tandem.partner_score`) from a bound `TandemRolloutFunc`, whose
+scorer, tokenizer and sampling it reads when TRL calls it.
+"""
+
+from __future__ import annotations
+
+import time
+
+from tandem.errors import TandemError
+from tandem.grading import reward as grade_reward
+from tandem.grading.grader import reward_health
+from tandem.grading.grader import stats as grader_stats
+from tandem.partner_score import METRIC as PARTNER_METRIC
+from tandem.partner_score import partner_rewards, step_metrics
+
+
+def completion_text(completion) -> str:
+    """The text of a TRL completion: a string, or a conversation whose last message is the assistant's."""
+    if isinstance(completion, str):
+        return completion
+    return completion[-1]["content"]
+
+
+def grader_reward(completions, answer, log_metric=None, **kwargs) -> list[float]:
+    """TRL reward function: the project's grader (`tandem.grading.reward`) against the dataset's `answer` column.
+
+    Through TRL's `log_metric` it logs the reward's health beside it each step
+    (`grader_timeouts`, `grader_too_long`, `grader_errors`: `tandem.grading.grader.reward_health`).
+    """
+    before = grader_stats(this_thread=True)
+    rewards = [grade_reward(completion_text(c), a) for c, a in zip(completions, answer)]
+    if log_metric is not None:
+        for name, value in reward_health(before).items():
+            log_metric(name, value)
+    return rewards
+
+
+def partner_reward_function(rollout):
+    """The reward function `rollout.partner_reward_func()` returns (see its docstring)."""
+    cfg = rollout.partner_reward
+    if not cfg.enabled:
+        raise TandemError("partner_reward.weight is 0 (off); build the rollout with a PartnerRewardConfig of "
+                          "weight > 0 to get its reward function")
+
+    def partner_score(completions, tandem_rollout, log_metric=None, **columns) -> list[float]:
+        t0 = time.perf_counter()
+        golds = columns.get(cfg.target)
+        if golds is None:
+            raise TandemError(f"partner_reward.target={cfg.target} needs a '{cfg.target}' column in the dataset; "
+                              f"add it or set partner_reward.target={'answer' if cfg.target == 'solution' else 'solution'}")
+        rollouts = list(tandem_rollout)
+        co_wrote = all(r.junior_logprobs is not None for r in rollouts)
+        score, terms = partner_rewards(cfg, rollout.scorer, rollout.engine.tokenizer, [r.prompt_ids for r in rollouts],
+                                       rollouts, [str(g) for g in golds], rollout.sampling.logprob_temperature,
+                                       scorer_wrote_with_engine=co_wrote)
+        if log_metric is not None:
+            for name, value in {**step_metrics(terms, score), "time_partner": time.perf_counter() - t0}.items():
+                log_metric(name, value)
+        return (cfg.weight * score).tolist()
+
+    partner_score.__name__ = PARTNER_METRIC  # TRL logs rewards/<name>/mean
+    return partner_score
