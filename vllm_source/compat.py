@@ -22,7 +22,7 @@ name itself. What differs:
   file:line per release; `vllm_source/split_attention.py` applies them.
 - **A refused request.** `validate_params` may raise `ValueError`; vLLM 0.24 lets it reach
   the caller as it is, 0.28 re-raises it as `vllm.exceptions.VLLMValidationError`, which
-  is no longer a `ValueError` there. The processor therefore raises a
+  is not a `ValueError` there. The processor therefore raises a
   `VLLMValidationError` itself (`refused_request`): callers catch that one type on all.
 - **The compile tag** (`compile_tag`): vLLM's `set_model_tag`, or nothing where a build lacks it.
 - **The CPU build** (`engine_defaults`). After a partial (chunked) prefill vLLM rewinds a

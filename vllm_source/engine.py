@@ -39,7 +39,7 @@ from vllm_source.runtime import require_vllm
 def make_llm(cfg: TandemConfig, senior_model: str, **llm_kwargs):
     """A `vllm.LLM` running the tandem process (junior = `cfg.junior_model` or the senior).
 
-    Decodes on the model runner `pin_runner` picks for this vLLM (V1 on 0.28, V2 on 0.32).
+    Decodes on the model runner `pin_runner` pins for this vLLM (`compat.tandem_runner`).
     """
     vllm = require_vllm(device=True)
     runner = pin_runner(vllm.__version__)

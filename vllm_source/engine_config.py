@@ -19,7 +19,7 @@ from vllm_source.placement import architecture, split_engine_kwargs
 ARCHITECTURE = "TandemForCausalLM"
 MODEL_CLASS = "vllm_source.model:TandemForCausalLM"
 PROCESSOR_CLASS = "vllm_source.logits_processor:TandemLogitsProcessor"  # vLLM's V1 model runner
-PROCESSOR_CLASS_V2 = "vllm_source.logits_processor_v2:TandemLogitsProcessorV2"  # its V2 runner (vLLM 0.32)
+PROCESSOR_CLASS_V2 = "vllm_source.logits_processor_v2:TandemLogitsProcessorV2"  # its V2 runner
 PROCESSORS = {"v1": PROCESSOR_CLASS, "v2": PROCESSOR_CLASS_V2}
 HF_KEY = "tandem"  # attribute of hf_config holding the tandem config dict
 
