@@ -2,13 +2,14 @@
 
 - `tandem_rollout`: the `rollout_func` over the reference engine (CPU-tested, TRL 1.16);
 - `rewards`: TRL reward functions, the project's grader and the partner score;
-- `junior_update`: a junior that follows the senior (`tandem.junior_update`), as a callback;
+- `junior_update`: `JuniorUpdater`, a junior that follows the senior (`tandem.junior_update`), as a callback;
 - `trainer_access`: what the rollout reads from the trainer (senior, sampling, prompt ids), checked;
 - `trl_version`: the TRL release the rollout needs.
 """
 
+from hf_trl.junior_update import JuniorUpdater
 from hf_trl.rewards import grader_reward
 from hf_trl.tandem_rollout import TandemRolloutFunc, tandem_rollout_func
 from hf_trl.trl_version import check_trl
 
-__all__ = ["TandemRolloutFunc", "check_trl", "grader_reward", "tandem_rollout_func"]
+__all__ = ["JuniorUpdater", "TandemRolloutFunc", "check_trl", "grader_reward", "tandem_rollout_func"]

@@ -14,9 +14,9 @@ engine (`tandem.engine.TandemEngine`) over the trainer's live senior (the model 
 trains, unwrapped as TRL unwraps it) and a frozen junior (by default a frozen copy of
 the senior taken before the first update: the paper's self-paired junior; with
 `tandem.junior_update` `sync:K` or `ema:BETA` that copy follows the senior after each
-optimizer step, through `hf_trl.junior_update`, and is saved in each checkpoint). Every row's
-request key is `tandem.coins.request_key` of (mode, step, prompt ids) and the row's
-sample number, so a rerun replays the same coins and tokens. It returns the authorship
+optimizer step, through `hf_trl.junior_update.JuniorUpdater`, and is saved in each
+checkpoint). Every row's request key is `tandem.coins.request_key` of (mode, step, prompt
+ids) and the row's sample number, so a rerun replays the same coins and tokens. It returns the authorship
 mask as `env_mask` and the response's `senior_fraction` as an extra key; the batch's
 senior token fraction is logged every step (the key `"tandem/senior_token_fraction"` in TRL's logs, and
 `last_stats` here). Evaluation batches (`trainer.model.training` False) are written by
@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from hf_trl.junior_update import JuniorFollowsSenior
+from hf_trl.junior_update import JuniorUpdater
 from hf_trl.rewards import grader_reward, partner_reward_function
 from hf_trl.trainer_access import (check_generation_settings, reachable_senior, text_tokenizer, tokenize_prompts,
                                    trainer_sampling)
@@ -138,10 +138,10 @@ class TandemRolloutFunc:
         junior.eval()
         junior.requires_grad_(False)
         if not rule.frozen:
-            follow = JuniorFollowsSenior(rule, junior, self.senior)
-            trainer.add_callback(follow)
+            updater = JuniorUpdater(rule, junior, self.senior)
+            trainer.add_callback(updater)
             if trainer.state.global_step > 0:  # bound mid-run (the first generation of a resumed run)
-                follow.restore(trainer.args, trainer.state)
+                updater.restore(trainer.args, trainer.state)
         return junior, junior_tokenizer
 
     def _base_copy(self, trainer):

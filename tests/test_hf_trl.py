@@ -21,13 +21,14 @@ os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 from datasets import Dataset  # noqa: E402
 from trl import GRPOConfig, GRPOTrainer  # noqa: E402
 
+from tandem import legacy  # noqa: E402
 from tandem.config import TandemConfig  # noqa: E402
 from tandem.errors import TandemError  # noqa: E402
 from tandem.grpo import actor_loss, compute_grpo_outcome_advantage  # noqa: E402
 from tandem.senior_gate import token_weights  # noqa: E402
 from tandem.loss_config import PolicyLossConfig  # noqa: E402
 from hf_trl import tandem_rollout as hf_trl  # noqa: E402
-from hf_trl.junior_update import JUNIOR_FILE  # noqa: E402
+from hf_trl.junior_update import CHECKPOINT_FILE, JuniorUpdater  # noqa: E402
 from hf_trl.tandem_rollout import tandem_rollout_func  # noqa: E402
 from tandem.models import load_model, load_tokenizer  # noqa: E402
 from tandem.sampling import SamplingConfig  # noqa: E402
@@ -314,23 +315,33 @@ def test_a_synced_junior_becomes_the_senior_after_each_kth_optimizer_step(tiny_d
     assert all(torch.equal(p, q) for p, q in zip(junior.parameters(), rollout.senior.parameters()))
 
 
-def test_an_ema_junior_is_checkpointed_and_read_back_on_resume(tiny_dir, tmp_path):
+# The checkpoint's junior file as this version writes it, and as an earlier version wrote it.
+LAYOUTS = {"present": CHECKPOINT_FILE,
+           "earlier version": next(old for old, new in legacy.JUNIOR_CHECKPOINT_NAMES.items() if new == CHECKPOINT_FILE)}
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_an_ema_junior_is_checkpointed_and_read_back_on_resume(tiny_dir, tmp_path, layout):
     ema = TandemConfig(junior_update="ema:0.5")
     rollout = tandem_rollout_func(tandem_config=ema)
     trainer = make_trainer(tiny_dir, tmp_path, rollout, max_steps=2, save_strategy="steps", save_steps=1,
                            disable_tqdm=True)
     trainer.train()
+    assert [type(c) for c in trainer.callback_handler.callbacks].count(JuniorUpdater) == 1
     junior = rollout.engine.junior.models[0]
-    saved = torch.load(tmp_path / "trl" / "checkpoint-2" / JUNIOR_FILE, weights_only=True)
+    folder1, folder2 = tmp_path / "trl" / "checkpoint-1", tmp_path / "trl" / "checkpoint-2"
+    assert sorted(p.name for p in folder2.glob("*.pt") if "junior" in p.name) == ["junior.pt"]
+    saved = torch.load(folder2 / CHECKPOINT_FILE, weights_only=True)
     assert all(torch.equal(saved[k], v) for k, v in junior.state_dict().items())
     assert any(not torch.equal(a, b) for a, b in zip(junior.parameters(), rollout.senior.parameters()))
-    step1 = torch.load(tmp_path / "trl" / "checkpoint-1" / JUNIOR_FILE, weights_only=True)
+    step1 = torch.load(folder1 / CHECKPOINT_FILE, weights_only=True)
     assert any(not torch.equal(step1[k], saved[k]) for k in saved)  # it moved between the two steps
+    (folder1 / CHECKPOINT_FILE).rename(folder1 / LAYOUTS[layout])
 
     resumed_rollout = tandem_rollout_func(tandem_config=ema)
     resumed = make_trainer(tiny_dir, tmp_path, resumed_rollout, max_steps=2, save_strategy="steps", save_steps=1,
                            disable_tqdm=True)
-    resumed.train(resume_from_checkpoint=str(tmp_path / "trl" / "checkpoint-1"))
+    resumed.train(resume_from_checkpoint=str(folder1))
     replayed = resumed_rollout.engine.junior.models[0]
     # step 2 replayed from checkpoint 1's junior: the same junior as the straight run's, to float rounding
     for k, v in replayed.state_dict().items():
