@@ -175,13 +175,15 @@ def handoff_runs(base: Path, n_prompts: int, repeats: int) -> list[dict]:
     import json
 
     from tandem.coins import request_key
-    from tandem_eval.backends import make_backend
+    from tandem_eval.backends import EvalBackend
+    from tandem_eval.engine_settings import EngineSettings
     from tandem_eval.sampling import EvalSampling
 
     rows = [json.loads(line) for line in (base / "task_test.jsonl").read_text().splitlines()[:n_prompts]]
     sampling = EvalSampling(temperature=0.7, top_p=0.8, top_k=20, max_new_tokens=96)
-    backends = {route: make_backend("vllm", base / "model", base / "model", sampling, dtype="float32",
-                                    handoff_route=route) for route in ("tandem", "two-engine")}
+    model = base / "model"
+    backends = {route: EvalBackend(EngineSettings(model, model, backend="vllm", dtype="float32", vllm_handoff=route),
+                                   sampling) for route in ("tandem", "two-engine")}
     from tandem_eval.prompts import chat_prompt_ids
 
     tok = backends["tandem"].tokenizer

@@ -1,33 +1,37 @@
-"""What the evaluations generate with: rollout backends (`tandem.rollout`) for solo and handoff.
+"""What every run generates with: its rollout backends (`tandem.rollout`), one per role, built on first use.
 
-`make_backend(kind, senior, junior, sampling, ...)` returns an `EvalBackend` whose
-`solo(prompts, keys)` and `handoff(prompts, keys, texts)` return one `Rollout` per prompt
-under one `EvalSampling`. Underneath, every generation is a call of the rollout protocol
-on a backend built on first use:
+`EvalBackend(settings, sampling)` takes a run's typed `EngineSettings`
+(`tandem_eval.engine_settings`) and holds a backend per role, each built the first time it
+is asked for (a run whose benchmarks are all done loads nothing): 'senior' and 'junior'
+(one model each, generating solo) and 'team' (both models, the settings' tandem process).
+The evaluations call `solo(prompts, keys)` and `handoff(prompts, keys, texts)`, one
+`Rollout` per prompt under one `EvalSampling`; `tandem-rlvr rollout` asks for a role's
+backend and calls the rollout protocol on it. Every backend comes from `rollout_backend`:
 
 - `engine` (CPU or one GPU): `tandem.engine.TandemEngine`. Solo is the senior's engine;
-  the handoff is one engine holding both models with the `step` strategy, senior first
-  (`handoff_config`), so the tandem process is never re-implemented here.
+  the handoff is the team: one engine holding both models with the `step` strategy,
+  senior first (`handoff_config`), so the tandem process is never re-implemented here.
 - `vllm` (a GPU, or vLLM's CPU build): `vllm_source.engine.VLLMEngine`. Solo is the
   senior's engine; the handoff is two engines taking turns that stop at the step tokens
-  the `step` strategy switches on (`--vllm-handoff two-engine`, default), or one tandem
-  vLLM engine (`--vllm-handoff tandem`). `tandem_eval/README.md` has the measurements.
+  the `step` strategy switches on (`--vllm-handoff two-engine`, default), or the team's
+  tandem vLLM engine (`--vllm-handoff tandem`). `tandem_eval/README.md` has the measurements.
 - Pairs with different vocabularies (only with `allow_vocab_mismatch`) take turns on the
   text, re-tokenising the history for each model (`tandem_eval.handoff`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import replace
+from functools import cached_property
 
 from tqdm.auto import tqdm
 
 from tandem.errors import TandemError
+from tandem_eval.engine_settings import BACKENDS, EngineSettings
 from tandem_eval.handoff import run_step_handoff
 from tandem_eval.sampling import EvalSampling
 
-BACKENDS = ("engine", "vllm")
-HANDOFF_ROUTES = ("two-engine", "tandem")
+ROLES = ("senior", "junior", "team")
 
 
 def rollout_backend(kind: str, senior, junior=None, tandem=None, *, tokenizer=None, junior_tokenizer=None,
@@ -40,7 +44,6 @@ def rollout_backend(kind: str, senior, junior=None, tandem=None, *, tokenizer=No
     Without a junior the backend holds the senior alone and generates solo. `tandem` is the
     process (None: `TandemConfig()`); the junior it names is `junior`.
     """
-    from dataclasses import replace
     from pathlib import Path
 
     from tandem.config import TandemConfig
@@ -65,48 +68,45 @@ def rollout_backend(kind: str, senior, junior=None, tandem=None, *, tokenizer=No
                         junior_tokenizer=junior_tokenizer, mode=mode)
 
 
-def handoff_config(junior_path=None):
-    """The handoff, exactly: the author changes after every step token, the senior first."""
-    from tandem.config import TandemConfig
-
-    return TandemConfig(selection_strategy="step", first_author="senior",
-                        junior_model=None if junior_path is None else str(junior_path))
-
-
-@dataclass
-class _Spec:
-    """How to build the backends of one evaluation (they are built on first use)."""
-
-    kind: str
-    senior_path: str
-    junior_path: str | None
-    device: str = "cpu"
-    dtype: str = "auto"
-    gpu_memory_utilization: float | None = None
-    handoff_route: str = "two-engine"
-    max_model_len: int | None = None  # vllm: the engines' context (None = the model's own)
-
-
 class EvalBackend:
-    """Solo and handoff generation for one evaluation; see the module docstring."""
+    """A run's backends by role, and the solo and handoff generation on them; see the module docstring."""
 
-    def __init__(self, spec: _Spec, sampling: EvalSampling, batch_size: int | None, allow_vocab_mismatch: bool):
-        from tandem.models import check_same_vocab, load_tokenizer
-
-        self.spec, self.sampling, self.batch_size = spec, sampling, batch_size
-        self.name = spec.kind
-        self.tokenizer = load_tokenizer(spec.senior_path)
-        self.junior_tokenizer, self.same_vocab = None, True
-        if spec.junior_path is not None:
-            self.junior_tokenizer = load_tokenizer(spec.junior_path)
-            try:
-                check_same_vocab(self.tokenizer, self.junior_tokenizer)
-            except TandemError as e:
-                if not allow_vocab_mismatch:
-                    raise TandemError(f"{e}; or pass --allow-vocab-mismatch to re-tokenise every handoff") from None
-                self.same_vocab = False
+    def __init__(self, settings: EngineSettings, sampling: EvalSampling | None = None):
+        self.settings, self.sampling = settings, sampling or EvalSampling()
+        self.name = settings.backend
+        self.batch_size = settings.batch_size if settings.backend == "engine" else None
         self._models: dict[str, object] = {}
         self._backends: dict[str, object] = {}
+
+    # --- the tokenizers and the vocabulary check, on first use -----------------------------
+
+    @cached_property
+    def tokenizer(self):
+        """The senior's tokenizer (prompts and outputs are in its vocabulary)."""
+        from tandem.models import load_tokenizer
+
+        return load_tokenizer(self.settings.senior)
+
+    @cached_property
+    def junior_tokenizer(self):
+        from tandem.models import load_tokenizer
+
+        return None if self.settings.junior is None else load_tokenizer(self.settings.junior)
+
+    @cached_property
+    def same_vocab(self) -> bool:
+        """Whether both models share one vocabulary; a mismatch is refused unless the settings allow it."""
+        from tandem.models import check_same_vocab
+
+        if self.settings.junior is None:
+            return True
+        try:
+            check_same_vocab(self.tokenizer, self.junior_tokenizer)
+        except TandemError as e:
+            if not self.settings.allow_vocab_mismatch:
+                raise TandemError(f"{e}; or pass --allow-vocab-mismatch to re-tokenise every handoff") from None
+            return False
+        return True
 
     # --- the two evaluations ----------------------------------------------------------------
 
@@ -117,10 +117,10 @@ class EvalBackend:
 
     def handoff(self, prompts: list[list[int]], keys: list[int], prompt_texts: list[str] | None = None,
                 max_new_tokens: int | None = None):
-        if self.spec.junior_path is None:
+        if self.settings.junior is None:
             raise TandemError("the handoff needs a junior model; pass --junior")
         sampling = self._sampling(max_new_tokens)
-        if self.same_vocab and (self.spec.kind == "engine" or self.spec.handoff_route == "tandem"):
+        if self.same_vocab and (self.settings.backend == "engine" or self.settings.vllm_handoff == "tandem"):
             return self._batched(self.backend("team"), prompts, keys, solo=False, desc="handoff", sampling=sampling)
         from tandem.boundaries import boundary_ids
 
@@ -133,8 +133,6 @@ class EvalBackend:
                                 sampling, step_ids, junior_prompt_ids=junior_ids)
 
     def _sampling(self, max_new_tokens: int | None):
-        from dataclasses import replace
-
         config = self.sampling.config()
         return config if max_new_tokens is None else replace(config, max_new_tokens=max_new_tokens)
 
@@ -150,9 +148,13 @@ class EvalBackend:
     # --- backends, built on first use -------------------------------------------------------
 
     def backend(self, role: str):
-        """'senior' or 'junior' (one model, solo) or 'team' (both models, the handoff strategy)."""
+        """'senior' or 'junior' (one model, solo) or 'team' (both models, the settings' tandem process)."""
+        if role not in ROLES:
+            raise TandemError(f"unknown backend role {role!r}; choose one of {', '.join(ROLES)}")
+        if role != "senior" and self.settings.junior is None:
+            raise TandemError(f"the {role} backend needs a junior model; pass --junior")
         if role not in self._backends:
-            build = self._engine_backend if self.spec.kind == "engine" else self._vllm_backend
+            build = self._engine_backend if self.settings.backend == "engine" else self._vllm_backend
             self._backends[role] = build(role)
         return self._backends[role]
 
@@ -161,60 +163,32 @@ class EvalBackend:
         from tandem.models import load_model
 
         if role not in self._models:
-            path = self.spec.senior_path if role == "senior" else self.spec.junior_path
-            self._models[role] = load_model(path, dtype=self._engine_dtype(), device=self.spec.device)
+            path = self.settings.senior if role == "senior" else self.settings.junior
+            self._models[role] = load_model(path, dtype=self.settings.engine_dtype(), device=self.settings.device)
         return self._models[role]
 
-    def _engine_dtype(self) -> str:
-        if self.spec.dtype != "auto":
-            return self.spec.dtype
-        return "float32" if str(self.spec.device) == "cpu" else "bfloat16"
-
     def _engine_backend(self, role: str):
+        mode = self.settings.mode
         if role == "team":
-            return rollout_backend("engine", self.model("senior"), self.model("junior"), handoff_config(),
-                                   tokenizer=self.tokenizer)
+            return rollout_backend("engine", self.model("senior"), self.model("junior"), self.settings.tandem,
+                                   tokenizer=self.tokenizer, junior_tokenizer=self.junior_tokenizer, mode=mode)
         tokenizer = self.tokenizer if role == "senior" else self.junior_tokenizer
-        return rollout_backend("engine", self.model(role), tokenizer=tokenizer)
+        return rollout_backend("engine", self.model(role), tokenizer=tokenizer, mode=mode)
 
     def _vllm_backend(self, role: str):
-        from vllm_source.runtime import vllm_platform
+        from vllm_source.runtime import require_vllm, vllm_platform
 
-        kwargs = dict(dtype=self.spec.dtype, seed=self.sampling.seed)
-        if self.spec.max_model_len is not None:
-            kwargs["max_model_len"] = self.spec.max_model_len
+        require_vllm(device=True)  # one clear line before any engine starts
+        s = self.settings
+        kwargs = dict(dtype=s.dtype, seed=s.seed)
+        if s.max_model_len is not None:
+            kwargs["max_model_len"] = s.max_model_len
         if vllm_platform() == "cpu":
             kwargs["enforce_eager"] = True  # on CPU, torch.compile costs more start-up than it saves here
         else:
-            default = 0.85 if self.spec.junior_path is None or role == "team" else 0.42
-            kwargs["gpu_memory_utilization"] = self.spec.gpu_memory_utilization or default
+            default = 0.85 if s.junior is None or role == "team" else 0.42
+            kwargs["gpu_memory_utilization"] = s.gpu_memory_utilization or default
         if role == "team":
-            return rollout_backend("vllm", self.spec.senior_path, self.spec.junior_path, handoff_config(), **kwargs)
-        path = self.spec.senior_path if role == "senior" else self.spec.junior_path
+            return rollout_backend("vllm", s.senior, s.junior, s.tandem, **kwargs)
+        path = s.senior if role == "senior" else s.junior
         return rollout_backend("vllm", path, enable_prefix_caching=True, **kwargs)
-
-
-def make_backend(kind: str, senior_path, junior_path=None, sampling: EvalSampling | None = None, device: str = "cpu",
-                 dtype: str = "auto", batch_size: int = 64, allow_vocab_mismatch: bool = False,
-                 gpu_memory_utilization: float | None = None, handoff_route: str = "two-engine",
-                 max_model_len: int | None = None) -> EvalBackend:
-    """`dtype="auto"`: float32 on CPU and bfloat16 on GPU for the engine; the checkpoint's for vLLM.
-
-    `max_model_len` sets the vLLM engines' context (the paper preset's 4096, as the release's engines;
-    a 262k-token default context may not fit two engines on one GPU)."""
-    if kind not in BACKENDS:
-        raise TandemError(f"unknown backend {kind!r}; choose one of {', '.join(BACKENDS)}")
-    if handoff_route not in HANDOFF_ROUTES:
-        raise TandemError(f"unknown handoff route {handoff_route!r}; choose one of {', '.join(HANDOFF_ROUTES)}")
-    if batch_size < 1:
-        raise TandemError(f"--batch-size must be >= 1, got {batch_size}")
-    if kind == "vllm":
-        from vllm_source.runner import pin_runner
-        from vllm_source.runtime import require_vllm
-
-        vllm = require_vllm(device=True)  # fail before any model is loaded
-        pin_runner(vllm.__version__)  # solo and team engines on one model runner (vllm_source/runner.py)
-    spec = _Spec(kind, str(senior_path), None if junior_path is None else str(junior_path), device, dtype,
-                 gpu_memory_utilization, handoff_route, max_model_len)
-    return EvalBackend(spec, sampling or EvalSampling(), batch_size if kind == "engine" else None,
-                       allow_vocab_mismatch)

@@ -55,23 +55,26 @@ def compare(senior, junior, prompts: list[list[int]], texts: list[str], keys: li
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from tandem_eval import runner
+    from tandem_eval import flags
 
     p.add_argument("--senior", required=True)
     p.add_argument("--junior", required=True)
-    runner.add_common_arguments(p)
+    flags.add_common_arguments(p)
 
 
 def run(args) -> int:
+    from dataclasses import replace
+
     from tandem.coins import request_key
-    from tandem_eval.backends import make_backend
+    from tandem_eval.backends import EvalBackend
     from tandem_eval.prompts import chat_prompt_ids, chat_prompt_text
-    from tandem_eval.runner import EvalRun, load_run_benchmarks
+    from tandem_eval.run_config import EvalRun
+    from tandem_eval.runner import load_run_benchmarks
 
     settings = EvalRun.from_args(args)
     preset = settings.preset
-    backend = make_backend("engine", args.senior, args.junior, settings.sampling, device=settings.device,
-                           dtype=settings.dtype, batch_size=settings.batch_size)
+    # both protocols take turns on two reference engines, whatever --backend says
+    backend = EvalBackend(replace(settings.engine, backend="engine"), settings.sampling)
     benchmarks = load_run_benchmarks(settings)
     sep = preset.instruction_separator
     prompts, texts, keys, golds = [], [], [], []

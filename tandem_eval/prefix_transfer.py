@@ -170,28 +170,29 @@ def print_table(summaries: dict[str, dict]) -> None:
                   f"undetermined {f['undetermined']}", file=sys.stdout)
 
 
-def run_prefix_transfer(run, models: dict, fractions: tuple[float, ...], get_backend, solo_dir: Path | None) -> dict:
-    """Every benchmark of `run` (an `EvalRun`); `get_backend()` gives the `EvalBackend` (both models), called
-    only for a benchmark not done yet. {benchmark: summary}."""
+def run_prefix_transfer(run, models: dict, fractions: tuple[float, ...], backend, solo_dir: Path | None) -> dict:
+    """Every benchmark of `run` (an `EvalRun`) with `backend`, the run's `EvalBackend` (its models load only for a
+    benchmark not done yet). {benchmark: summary}."""
     from tandem.coins import request_key
     from tandem_eval import runner
     from tandem_eval.presets import response_budget
     from tandem_eval.prompts import chat_prompt_ids
+    from tandem_eval.resume import file_stem, problems_digest
 
     out: dict[str, dict] = {}
     for name, problems in runner.load_run_benchmarks(run).items():
-        stem = runner._file_stem(name)
+        stem = file_stem(name)
         summary_path = run.out_dir / f"{stem}.prefix.summary.json"
         config = {"phase": "prefix", "preset": run.preset.name, **models, "n": run.n,
                   "sampling": run.sampling.record(), "benchmark": name, "problems_sha256":
-                  runner._problems_digest(problems), "fractions": list(fractions),
+                  problems_digest(problems), "fractions": list(fractions),
                   "solo_samples": None if solo_dir is None else str(solo_dir)}
         stored = json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.is_file() else {}
         if stored.get("config") == config:
             print(f"{name}: prefix transfer already done with this config, skipped", file=sys.stderr)
             out[name] = stored
             continue
-        ids, backend = [p.id for p in problems], get_backend()
+        ids = [p.id for p in problems]
         if not backend.same_vocab:
             raise TandemError("--prefix-fractions needs a senior and a junior with one vocabulary (the prefix is "
                               "handed over as tokens); leave --prefix-fractions out with --allow-vocab-mismatch")

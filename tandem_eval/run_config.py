@@ -1,12 +1,13 @@
 """`EvalRun`: one evaluation's settings, typed, resolved from the flags once and checked once.
 
 The flags of `eval_solo`, `eval_sentence_handoff` and `handoff_protocols` (see
-`tandem_eval.runner.add_common_arguments`) arrive as an argparse namespace in which a
+`tandem_eval.flags.add_common_arguments`) arrive as an argparse namespace in which a
 flag left out is None; `EvalRun.from_args` fills each from the `--preset`
 (`tandem_eval.presets`) and builds the frozen settings with `tandem.strict.build`, the
 parse every config of the project goes through (a flag of the wrong type is one line
-naming it); the runner, its resume logic and the backends read them. Nothing downstream
-sees the namespace.
+naming it); the runner and its resume logic read them, and the backends are built from
+`engine` (`tandem_eval.engine_settings.EngineSettings`: the models, `--backend` and the
+flags of how they run). Nothing downstream sees the namespace.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from tandem.errors import TandemError
 from tandem.strict import build
+from tandem_eval.engine_settings import EngineSettings
 from tandem_eval.presets import DEFAULT_PRESET, EvalPreset, get_preset
 from tandem_eval.sampling import SAMPLING_FIELDS, EvalSampling
 
@@ -35,19 +37,13 @@ class EvalRun:
     out_dir: Path
     errata: str
     instruction: str
-    backend: str = "engine"
+    engine: EngineSettings
     max_problems: int | None = None
     data_dir: str | None = None
     offline: bool = False
     fields: str | None = None
-    device: str = "cpu"
-    dtype: str = "auto"
-    batch_size: int = 64
-    gpu_memory_utilization: float | None = None
     save_every: int = 32
     overwrite: bool = False
-    allow_vocab_mismatch: bool = False
-    vllm_handoff: str = "two-engine"
 
     def __post_init__(self) -> None:
         if self.save_every < 1:
@@ -68,9 +64,21 @@ class EvalRun:
         benchmarks = value["benchmarks"]
         if isinstance(benchmarks, str):
             benchmarks = tuple(b.strip() for b in benchmarks.split(",") if b.strip())
-        # the settings with a default here: a tool without the flag keeps the default
-        optional = {f.name: getattr(args, f.name) for f in dataclass_fields(cls)
-                    if f.default is not MISSING and hasattr(args, f.name)}
         return build(cls, {"preset": preset, "benchmarks": list(benchmarks), "n": value["n"],
                            "sampling": {f: value[f] for f in SAMPLING_FIELDS}, "out_dir": Path(args.out_dir),
-                           "errata": value["errata"], "instruction": value["instruction"], **optional})
+                           "errata": value["errata"], "instruction": value["instruction"],
+                           "engine": engine_settings(args, preset, value["seed"]), **given_optional(cls, args)})
+
+
+def given_optional(cls, args) -> dict:
+    """The settings of `cls` with a default that the tool has a flag for (a tool without the flag keeps the default)."""
+    return {f.name: getattr(args, f.name) for f in dataclass_fields(cls)
+            if f.default is not MISSING and hasattr(args, f.name)}
+
+
+def engine_settings(args, preset: EvalPreset, seed: int) -> dict:
+    """The `EngineSettings` the flags ask for: the tool's models (`--model`, or `--senior` and `--junior`),
+    `--backend` and the flags of how they run; vLLM engines get the preset's context and the sampling seed."""
+    senior = args.model if hasattr(args, "model") else args.senior
+    return {**given_optional(EngineSettings, args), "senior": senior, "junior": getattr(args, "junior", None),
+            "max_model_len": preset.context_length, "seed": seed}

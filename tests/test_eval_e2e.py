@@ -69,7 +69,7 @@ def test_solo_summary_records_config_and_pass_at_k(solo_run):
 
 
 def test_default_sampling_is_the_papers_eval():
-    from tandem_eval.runner import EvalRun
+    from tandem_eval.run_config import EvalRun
 
     s = EvalRun.from_args(tool.parser(eval_solo).parse_args(["--model", "m", "--out-dir", "o"])).sampling
     assert (s.temperature, s.top_p, s.top_k, s.max_new_tokens) == (0.7, 0.8, 20, 3000)

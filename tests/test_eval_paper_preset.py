@@ -12,6 +12,8 @@ from tandem.errors import TandemError
 from tandem.jsonl import read_jsonl
 from tandem.rollout import Rollout
 from tandem_eval import presets, runner, tool
+from tandem_eval.backends import EvalBackend
+from tandem_eval.run_config import EvalRun
 from tandem_eval.handoff import cap_rounds, turn_spans
 from tandem_eval.MATH import eval_sentence_handoff, eval_solo
 from tandem.metrics import ks_for
@@ -103,9 +105,9 @@ def test_paper_preset_run_records_itself_and_refuses_another_preset(tiny_dir, mi
     assert json.loads((out / "summary.json").read_text())["preset"] == "paper"
     before = (out / "mini.samples.jsonl").read_bytes()
     with pytest.raises(TandemError, match="made with the 'paper' eval preset, this run asks for 'ours'"):
-        settings = runner.EvalRun.from_args(tool.parser(eval_solo).parse_args(args))
+        settings = EvalRun.from_args(tool.parser(eval_solo).parse_args(args))
         runner.run_eval(settings, "solo", {"model": runner.model_id(str(tiny_dir))},
-                        runner.backend_factory(settings, str(tiny_dir)))
+                        EvalBackend(settings.engine, settings.sampling))
     assert (out / "mini.samples.jsonl").read_bytes() == before  # nothing overwritten
     assert eval_solo.main([*args, "--overwrite"]) == 0
     assert json.loads((out / "mini.summary.json").read_text())["config"]["preset"] == "ours"
@@ -176,7 +178,7 @@ def test_a_partial_file_of_another_preset_is_refused(tiny_dir, mini, tmp_path):
 def test_paper_preset_gives_vllm_engines_the_releases_context(tiny_dir):
     for preset, expected in (("paper", 4096), ("ours", None)):
         args = tool.parser(eval_solo).parse_args(["--model", str(tiny_dir), "--out-dir", "o", "--preset", preset])
-        assert runner.backend_factory(runner.EvalRun.from_args(args), str(tiny_dir))().spec.max_model_len == expected
+        assert EvalRun.from_args(args).engine.max_model_len == expected
 
 
 def test_paper_legibility_scores_the_text_tokens_and_drops_what_the_release_drops(tiny_dir):

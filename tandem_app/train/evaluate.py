@@ -29,7 +29,8 @@ from tandem.rollout import stats_of_masks
 from tandem.sampling import SamplingConfig
 from tandem_app.task import Problem, terse_share
 from tandem_app.train.data import prompt_ids_batch
-from tandem_eval.backends import make_backend
+from tandem_eval.backends import EvalBackend
+from tandem_eval.engine_settings import EngineSettings
 from tandem_eval.sampling import EvalSampling
 
 
@@ -45,6 +46,11 @@ class EvalConfig:
     sampling: EvalSampling = field(default_factory=lambda: EvalSampling(max_new_tokens=128, seed=12345))
     batch_size: int = 256  # rows per engine call
     n_examples: int = 3  # problems whose first responses are kept for the report
+
+
+def engine_settings(senior_path, junior_path, cfg: EvalConfig) -> EngineSettings:
+    """The reference engine over the senior and the junior, in float32, `cfg.batch_size` rows per call."""
+    return EngineSettings(senior_path, junior_path, dtype="float32", batch_size=cfg.batch_size)
 
 
 def _grouped(samples: list, n: int) -> list[list]:
@@ -76,7 +82,7 @@ def evaluate_senior(
     `examples` holds the first `cfg.n_examples` problems' first solo and handoff responses,
     the handoff one as (author, text) runs.
     """
-    backend = make_backend("engine", senior_path, junior_path, cfg.sampling, dtype="float32", batch_size=cfg.batch_size)
+    backend = EvalBackend(engine_settings(senior_path, junior_path, cfg), cfg.sampling)
     prompts = prompt_ids_batch(backend.tokenizer, problems)
     n = cfg.n_samples
     rows = [(i, j) for i in range(len(problems)) for j in range(n)]
@@ -132,7 +138,7 @@ def evaluate_transfer(senior_path, junior_path, problems: list[Problem], cfg: Ev
     """
     from tandem_eval import leak, prefix_transfer
 
-    backend = make_backend("engine", senior_path, junior_path, cfg.sampling, dtype="float32", batch_size=cfg.batch_size)
+    backend = EvalBackend(engine_settings(senior_path, junior_path, cfg), cfg.sampling)
     tok, n = backend.tokenizer, cfg.n_samples
     prompts = prompt_ids_batch(tok, problems)
     rows = [(i, j) for i in range(len(problems)) for j in range(n)]

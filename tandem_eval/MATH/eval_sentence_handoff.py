@@ -28,7 +28,10 @@ if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from tandem.errors import TandemError  # noqa: E402
-from tandem_eval import runner  # noqa: E402
+from tandem_eval import flags, runner  # noqa: E402
+from tandem_eval.backends import EvalBackend  # noqa: E402
+from tandem_eval.resume import file_stem  # noqa: E402
+from tandem_eval.run_config import EvalRun  # noqa: E402
 
 DESCRIPTION = (
     "Handoff pass@k: --senior and --junior alternate one reasoning step at a time (steps end at a blank line), "
@@ -62,7 +65,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--prefix-solo-dir", type=Path, default=None,
                    help="the senior's eval-solo output (same flags) to cut the prefixes from (default: generate "
                         "the senior's solo responses with the requests eval-solo makes)")
-    runner.add_common_arguments(p)
+    flags.add_common_arguments(p)
 
 
 def run(args) -> int:
@@ -73,18 +76,18 @@ def run(args) -> int:
               "allow_vocab_mismatch": args.allow_vocab_mismatch}
     if args.backend == "vllm":
         models["vllm_handoff"] = args.vllm_handoff
-    settings = runner.EvalRun.from_args(args)
+    settings = EvalRun.from_args(args)
     if fractions and args.allow_vocab_mismatch:
         raise TandemError("--prefix-fractions hands the prefix over as tokens, which needs one vocabulary; "
                           "leave it out with --allow-vocab-mismatch")
     # one backend for both parts: prefix transfer reuses the handoff's junior (on vLLM, its engine and memory)
-    backend = runner.LazyBackend(runner.backend_factory(settings, args.senior, args.junior))
-    overall = runner.run_eval(settings, "handoff", models, backend.get)
+    backend = EvalBackend(settings.engine, settings.sampling)
+    overall = runner.run_eval(settings, "handoff", models, backend)
     runner.print_table(overall)
     if args.leak_control:
         print_leak_table(settings.out_dir, overall)
     if fractions:
-        summaries = prefix_transfer.run_prefix_transfer(settings, models, fractions, backend.get,
+        summaries = prefix_transfer.run_prefix_transfer(settings, models, fractions, backend,
                                                        args.prefix_solo_dir)
         prefix_transfer.print_table(summaries)
     print(f"wrote {settings.out_dir / 'summary.json'}")
@@ -98,7 +101,7 @@ def print_leak_table(out_dir: Path, overall: dict) -> None:
     ks = overall["ks"]
     print("leak-controlled".ljust(24) + "".join(f"pass@{k}".rjust(16) for k in ks) + "  visible  undet.  budget")
     for name in overall["benchmarks"]:
-        s = json.loads((out_dir / f"{runner._file_stem(name)}.summary.json").read_text(encoding="utf-8"))
+        s = json.loads((out_dir / f"{file_stem(name)}.summary.json").read_text(encoding="utf-8"))
         lc, vis = s["leak_controlled"], s["answer_visible"]
         cells = "".join(("—" if lc[f"pass@{k}"] is None else f"{lc[f'pass@{k}']:.4f}").rjust(9)
                         + f" (-{lc['left_out'][f'pass@{k}']})".ljust(7) for k in ks)

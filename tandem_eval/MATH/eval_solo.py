@@ -15,9 +15,11 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tandem_eval import runner  # noqa: E402
+from tandem_eval import flags, runner  # noqa: E402
+from tandem_eval.backends import EvalBackend  # noqa: E402
+from tandem_eval.run_config import EvalRun  # noqa: E402
 
-_D = runner.DEFAULTS.sampling
+_D = flags.DEFAULTS.sampling
 DESCRIPTION = (
     f"Solo pass@k: draw --n responses per problem from --model with the paper's eval sampling (temperature "
     f"{_D.temperature}, top-p {_D.top_p}, top-k {_D.top_k}, {_D.max_new_tokens} new tokens), grade each with "
@@ -28,13 +30,13 @@ DESCRIPTION = (
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", required=True, help="model directory (HF format) or hub name to evaluate")
-    runner.add_common_arguments(p)
+    flags.add_common_arguments(p)
 
 
 def run(args) -> int:
     models = {"model": runner.model_id(args.model)}
-    settings = runner.EvalRun.from_args(args)
-    overall = runner.run_eval(settings, "solo", models, runner.backend_factory(settings, args.model))
+    settings = EvalRun.from_args(args)
+    overall = runner.run_eval(settings, "solo", models, EvalBackend(settings.engine, settings.sampling))
     runner.print_table(overall)
     print(f"wrote {settings.out_dir / 'summary.json'}")
     return 0

@@ -1,0 +1,63 @@
+"""`EngineSettings`: which models a run generates with and how they run, typed and checked once.
+
+Every rollout backend of a run (`tandem_eval.backends.EvalBackend` builds them, one per role)
+is made from these fields and nothing else: the eval tools take them from their flags
+(the `engine` of `tandem_eval.run_config.EvalRun`), `tandem-rlvr rollout` from its own, the embedded
+trainer's evaluation and the benchmarks from their configs.
+
+`tandem` is the team's process, the tandem config of the role that holds both models. The
+evaluation's handoff is `handoff_config()`: the author changes after every step token, the
+senior first; `tandem-rlvr rollout` gives the one its flags and `tandem.*=` overrides set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tandem.config import ENGINE_MODES, TandemConfig
+from tandem.errors import TandemError
+
+BACKENDS = ("engine", "vllm")
+HANDOFF_ROUTES = ("two-engine", "tandem")
+
+
+def handoff_config() -> TandemConfig:
+    """The handoff, exactly: the author changes after every step token, the senior first."""
+    return TandemConfig(selection_strategy="step", first_author="senior")
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    """The models of a run and the backend they run on; see the module docstring."""
+
+    senior: str
+    junior: str | None = None
+    backend: str = "engine"  # engine: the reference engine (CPU or one GPU); vllm: vLLM
+    tandem: TandemConfig = field(default_factory=handoff_config)
+    seed: int = 0  # the vLLM engines' own seed (each request is seeded by the sampling and its key)
+    device: str = "cpu"  # engine: where the models are loaded
+    dtype: str = "auto"  # engine: float32 on CPU, bfloat16 on GPU; vllm: the checkpoint's
+    mode: str = "auto"  # engine: the decoding mode (`tandem.config.ENGINE_MODES`)
+    batch_size: int = 64  # engine: rows per generate call (vLLM schedules a whole call itself)
+    gpu_memory_utilization: float | None = None  # vllm: None = 0.85 for one engine, 0.42 each for two
+    vllm_handoff: str = "two-engine"  # vllm: how the handoff runs (`HANDOFF_ROUTES`)
+    max_model_len: int | None = None  # vllm: the engines' context (None = the model's own)
+    allow_vocab_mismatch: bool = False  # the handoff re-tokenises the history text for each model
+
+    def __post_init__(self) -> None:
+        if self.backend not in BACKENDS:
+            raise TandemError(f"unknown backend {self.backend!r}; choose one of {', '.join(BACKENDS)}")
+        if self.vllm_handoff not in HANDOFF_ROUTES:
+            raise TandemError(f"unknown handoff route {self.vllm_handoff!r}; choose one of {', '.join(HANDOFF_ROUTES)}")
+        if self.mode not in ENGINE_MODES:
+            raise TandemError(f"unknown engine mode {self.mode!r}; choose one of {', '.join(ENGINE_MODES)}")
+        if self.batch_size < 1:
+            raise TandemError(f"--batch-size must be >= 1, got {self.batch_size}")
+        object.__setattr__(self, "senior", str(self.senior))
+        object.__setattr__(self, "junior", None if self.junior is None else str(self.junior))
+
+    def engine_dtype(self) -> str:
+        """The reference engine's dtype: `dtype`, or for 'auto' float32 on CPU and bfloat16 on GPU."""
+        if self.dtype != "auto":
+            return self.dtype
+        return "float32" if str(self.device) == "cpu" else "bfloat16"

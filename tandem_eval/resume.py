@@ -1,0 +1,95 @@
+"""What an evaluation finds in its `--out-dir` and continues from: finished benchmarks, finished problems.
+
+A benchmark whose summary and samples exist with this run's config is done; within a
+benchmark, finished problems are appended to `<benchmark>.partial.jsonl` (its first line
+holds the config) and a killed run continues from them. A stored output of another config
+is refused in one line naming what differs (another preset first) unless `--overwrite`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from tandem.config_files import config_diff
+from tandem.errors import TandemError
+from tandem_eval.datasets import Problem
+from tandem_eval.presets import DEFAULT_PRESET
+from tandem_eval.rows import SampleRow
+
+
+def problems_digest(problems: list[Problem]) -> str:
+    """A short hash of a benchmark's problems, recorded in its config: other problems are another run."""
+    h = hashlib.sha256()
+    for p in problems:
+        h.update(json.dumps([p.id, p.problem, p.answer, p.source]).encode())
+    return h.hexdigest()[:16]
+
+
+def file_stem(benchmark: str) -> str:
+    """The stem of a benchmark's output files (a path or hub name made one file name)."""
+    return benchmark.replace("/", "__").replace(":", "_")
+
+
+def check_same_config(path: Path, stored: dict, config: dict) -> None:
+    """One line naming what differs between a stored output's config and this run's (another preset first)."""
+    if stored.get("preset", DEFAULT_PRESET) != config.get("preset", DEFAULT_PRESET):
+        raise TandemError(
+            f"{path} was made with the {stored.get('preset', DEFAULT_PRESET)!r} eval preset, this run asks for "
+            f"{config.get('preset', DEFAULT_PRESET)!r}; outputs of two presets are never mixed: pass --overwrite "
+            "to start over, or choose another --out-dir")
+    differ = config_diff(stored, config) or ["(unreadable config)"]
+    raise TandemError(
+        f"{path} was written with a different config (differs in: {', '.join(differ)}); "
+        "pass --overwrite to recompute it, or choose another --out-dir"
+    )
+
+
+def existing_summary(summary_path: Path, samples_path: Path, config: dict, overwrite: bool) -> dict | None:
+    """The stored summary if this benchmark is already done with the same config, else None."""
+    if not (summary_path.is_file() and samples_path.is_file()):
+        return None
+    try:
+        stored = json.loads(summary_path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError:
+        stored = {}
+    if stored.get("config") == config:
+        return stored
+    if overwrite:
+        return None
+    check_same_config(summary_path, stored.get("config", {}), config)
+    return None
+
+
+def read_partial(path: Path, config: dict, n: int, overwrite: bool) -> dict[str, list[SampleRow]]:
+    """Finished samples of an interrupted run of this benchmark: {problem id: its n rows}."""
+    if not path.is_file():
+        return {}
+    lines = path.read_text(encoding="utf-8").splitlines()
+    try:
+        head = json.loads(lines[0]) if lines else {}
+    except json.JSONDecodeError:
+        head = {}
+    if head.get("config") != config:
+        if overwrite:
+            return {}
+        check_same_config(path, head.get("config", {}), config)
+    rows: dict[str, list[SampleRow]] = {}
+    for line in lines[1:]:
+        try:
+            row = SampleRow.from_json(json.loads(line))
+        except (json.JSONDecodeError, TypeError):  # the last line of a killed write
+            break
+        rows.setdefault(row.problem_id, []).append(row)
+    return {pid: sorted(r, key=lambda x: x.sample) for pid, r in rows.items() if len(r) == n}
+
+
+def append_rows(path: Path, config: dict, rows: list[SampleRow]) -> None:
+    new = not path.is_file()
+    with path.open("a", encoding="utf-8") as f:
+        if new:
+            f.write(json.dumps({"config": config}) + "\n")
+        for row in rows:
+            f.write(json.dumps(row.to_json(), ensure_ascii=False) + "\n")
+        f.flush()
