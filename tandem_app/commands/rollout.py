@@ -2,20 +2,35 @@
 
 The tandem and sampling flags set `TandemConfig` and `SamplingConfig` fields; their
 defaults are the dataclasses' own (read here, never re-declared), and `--seed` keys the
-coins and the sampling alike (model_spec/SPEC.md §4).
+coins and the sampling alike (model_spec/SPEC.md §4). Any other `TandemConfig` field is a
+`tandem.KEY=VALUE` override, as `train` takes it, parsed by `tandem.config_files.load_config`
+(an unknown key fails naming the nearest one); a flag that is given wins over an override
+of the same field. The backend is built by the evaluation's one builder
+(`tandem_eval.backends.EvalBackend`) from the typed `EngineSettings` the flags give.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tandem.config import AUTHORS, ENGINE_MODES, STRATEGIES, TandemConfig
 from tandem.sampling import SamplingConfig
+from tandem_app.commands.config_args import lazy_epilog
 
 # flag dest -> (config, field)
 TANDEM_FLAGS = {"strategy": "selection_strategy", "prob_senior": "prob_senior", "max_gap_tokens": "max_gap_tokens",
                 "chunk_size": "chunk_size", "first_author": "first_author"}
 SAMPLING_FLAGS = ("temperature", "top_p", "top_k", "max_new_tokens")
+
+
+
+
+@dataclass
+class RolloutOverrides:
+    """What a `key=value` override of `tandem-rlvr rollout` may set: the tandem process (`tandem.KEY=VALUE`)."""
+
+    tandem: TandemConfig = field(default_factory=TandemConfig)
 
 
 def _default(cls, name: str):
@@ -28,8 +43,12 @@ def register(sub) -> None:
         help="generate tandem (or solo) responses with the reference engine or vLLM",
         description="Each prompt gets --n responses co-written by the senior and the junior: before every "
         "token the tandem process picks its author, who samples it. Writes one JSON object per sample "
-        "with prompt_id, sample, token_ids, authorship_mask (1 = senior), logprobs, text, finish_reason.",
+        "with prompt_id, sample, token_ids, authorship_mask (1 = senior), logprobs, text, finish_reason. "
+        "Any TandemConfig field can be set as tandem.KEY=VALUE (e.g. tandem.placement=split); a flag given wins.",
     )
+    lazy_epilog(p, _epilog)
+    p.add_argument("overrides", nargs="*", metavar="tandem.KEY=VALUE",
+                   help="TandemConfig overrides (a flag given for the same field wins)")
     p.add_argument("--backend", default="engine", choices=["engine", "vllm"],
                    help="engine = the reference PyTorch engine (CPU or one GPU); vllm = the tandem vLLM engine "
                         "(a GPU, or vLLM's CPU build); the same tokens under greedy decoding (default: engine)")
@@ -54,7 +73,8 @@ def register(sub) -> None:
                         "the paper's training rollouts: 0.6)")
     p.add_argument("--top-p", type=float, help=f"nucleus sampling mass (default {s('top_p')} = off)")
     p.add_argument("--top-k", type=int, help=f"top-k sampling (default {s('top_k')} = off)")
-    p.add_argument("--seed", type=int, default=0, help="keys both the authorship coins and token sampling (default 0)")
+    p.add_argument("--seed", type=int, help=f"keys both the authorship coins and token sampling (default {t('seed')}; "
+                   "tandem.seed=S sets it too)")
     p.add_argument("--batch-size", type=int, default=64, help="requests decoded together (default 64)")
     p.add_argument("--mode", default="auto", choices=list(ENGINE_MODES),
                    help="engine: decoding mode, all giving the same tokens: auto (default: lazy for one prompt, else "
@@ -77,15 +97,27 @@ def encode_prompt(tokenizer, text: str, chat: bool) -> list[int]:
     return tokenizer(text)["input_ids"]
 
 
-def build_backend(args, tandem, tokenizer):
-    """The rollout backend the flags ask for (`tandem_eval.backends.rollout_backend`)."""
-    from tandem_eval.backends import rollout_backend
+def tandem_config(args) -> TandemConfig:
+    """The tandem process: its defaults, then the `tandem.KEY=VALUE` overrides, then the flags given."""
+    from tandem.config_files import load_config
 
-    junior = None if args.solo else args.junior
-    if args.backend == "vllm":
-        return rollout_backend("vllm", args.senior, junior, tandem, dtype=args.dtype, seed=args.seed)
-    return rollout_backend("engine", args.senior, junior, tandem, tokenizer=tokenizer, dtype=args.dtype,
-                           device=args.device, mode=args.mode)
+    flags = {f"tandem.{name}": getattr(args, k) for k, name in {**TANDEM_FLAGS, "seed": "seed"}.items()
+             if getattr(args, k) is not None}
+    return load_config(RolloutOverrides, None, list(args.overrides), flags=flags).tandem
+
+
+def engine_settings(args, tandem: TandemConfig):
+    """The `EngineSettings` the flags ask for (the team's process is `tandem`; `--solo` leaves the junior out)."""
+    from tandem_eval.engine_settings import EngineSettings
+
+    return EngineSettings(args.senior, None if args.solo else args.junior, backend=args.backend, tandem=tandem,
+                          seed=tandem.seed, device=args.device, dtype=args.dtype, mode=args.mode)
+
+
+def _epilog() -> str:
+    from tandem.config_files import describe_config
+
+    return describe_config(RolloutOverrides)
 
 
 def run(args) -> int:
@@ -94,9 +126,10 @@ def run(args) -> int:
     from tandem.coins import request_key
     from tandem.errors import TandemError
     from tandem.jsonl import read_jsonl, write_jsonl
-    from tandem.models import check_model_path, load_tokenizer
+    from tandem.models import check_model_path
     from tandem.rollout import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, stats_of_masks
     from tandem.strict import build
+    from tandem_eval.backends import EvalBackend
 
     if not args.solo and not args.junior:
         raise TandemError("--junior is required unless --solo is given")
@@ -110,11 +143,12 @@ def run(args) -> int:
     rows = read_jsonl(args.prompts, required=("id", "prompt"))
     if not rows:
         raise TandemError(f"{args.prompts} holds no prompts")
-    given = lambda names: {names[k]: getattr(args, k) for k in names if getattr(args, k) is not None}  # noqa: E731
-    tandem = build(TandemConfig, {**given(TANDEM_FLAGS), "seed": args.seed})
-    sampling = build(SamplingConfig, {**given({k: k for k in SAMPLING_FLAGS}), "seed": args.seed})
-    tokenizer = load_tokenizer(args.senior)
-    backend = build_backend(args, tandem, tokenizer)
+    tandem = tandem_config(args)
+    given = {k: getattr(args, k) for k in SAMPLING_FLAGS if getattr(args, k) is not None}
+    sampling = build(SamplingConfig, {**given, "seed": tandem.seed})
+    backends = EvalBackend(engine_settings(args, tandem))
+    tokenizer = backends.tokenizer
+    backend = backends.backend("senior" if args.solo else "team")
     jobs = [(row, s) for row in rows for s in range(args.n)]
     encoded = {str(row["id"]): encode_prompt(tokenizer, str(row["prompt"]), not args.no_chat_template) for row in rows}
     if hasattr(backend, "check_prompts"):
