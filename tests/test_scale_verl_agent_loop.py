@@ -27,7 +27,8 @@ from verl.workers.rollout.replica import TokenOutput  # noqa: E402
 from tandem.boundaries import config_boundary_lookup  # noqa: E402
 from tandem.errors import TandemError  # noqa: E402
 from tandem_verl.agent_loop import VALIDATE_KEY, TandemAgentLoop  # noqa: E402
-from tandem_verl.wiring import TandemVerlConfig, apply_tandem  # noqa: E402
+from tandem_verl.tandem_block import TandemVerlConfig  # noqa: E402
+from tandem_verl.wiring import apply_tandem  # noqa: E402
 from tandem.coins import request_key  # noqa: E402
 from tandem.process import replay_mask  # noqa: E402
 from vllm_source.requests import EXTRA_KEY, EXTRA_SOLO  # noqa: E402

@@ -26,7 +26,8 @@ from verl.workers.engine_workers import TrainingWorker  # noqa: E402
 
 from tandem.errors import TandemError  # noqa: E402
 from tandem_verl import agent_loop as verl_agent_loop, trainer as verl_trainer, workers as verl_workers  # noqa: E402
-from tandem_verl.wiring import AGENT_LOOP, TRAINER_MODE, apply_tandem  # noqa: E402
+from tandem_verl.names import AGENT_LOOP, AGENT_LOOP_MANAGER, TRAINER_MODE  # noqa: E402
+from tandem_verl.wiring import apply_tandem  # noqa: E402
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "verl" / "config"
 
@@ -34,7 +35,8 @@ CONFIG_DIR = Path(__file__).resolve().parents[1] / "verl" / "config"
 def test_trainer_and_agent_loop_are_registered_under_the_wired_names():
     assert get_trainer_cls(TRAINER_MODE) is verl_trainer.TandemPPOTrainer
     assert _agent_loop_registry[AGENT_LOOP]["_target_"].endswith("tandem_verl.agent_loop.TandemAgentLoop")
-    assert verl_agent_loop.TandemAgentLoopManager.__name__ in apply_tandem.__globals__["AGENT_LOOP_MANAGER"]
+    manager = verl_agent_loop.TandemAgentLoopManager
+    assert AGENT_LOOP_MANAGER == f"{manager.__module__}.{manager.__qualname__}"
 
 
 def dispatch_attrs(fn) -> dict:

@@ -13,17 +13,10 @@ pytest.importorskip("hydra", reason="hydra-core is not installed")
 from hydra import compose, initialize_config_dir  # noqa: E402
 
 from tandem.errors import TandemError  # noqa: E402
-from tandem_verl.wiring import (  # noqa: E402
-    AGENT_LOOP,
-    PARTNER_TRAINER_MODE,
-    AGENT_LOOP_MANAGER,
-    TRAINER_MODE,
-    SCORER_KEY,
-    TandemVerlConfig,
-    apply_tandem,
-    optimizer_steps_per_step,
-    worker_loss_config,
-)
+from tandem_verl.names import AGENT_LOOP, AGENT_LOOP_MANAGER, PARTNER_TRAINER_MODE, SCORER_KEY, TRAINER_MODE  # noqa: E402
+from tandem_verl.refusals import optimizer_steps_per_step  # noqa: E402
+from tandem_verl.tandem_block import TandemVerlConfig, worker_loss_config  # noqa: E402
+from tandem_verl.wiring import apply_tandem  # noqa: E402
 from vllm_source.engine_config import ARCHITECTURE, PROCESSOR_CLASS  # noqa: E402
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "verl" / "config"

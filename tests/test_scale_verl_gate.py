@@ -22,7 +22,7 @@ from verl.workers.config import FSDPActorConfig  # noqa: E402
 from verl.workers.utils.losses import ppo_loss  # noqa: E402
 
 from tandem.errors import TandemError  # noqa: E402
-from tandem_verl.wiring import apply_senior_gate, senior_rollout_probs_diff_max  # noqa: E402
+from tandem_verl.gate import apply_senior_gate, senior_rollout_probs_diff_max  # noqa: E402
 
 PROMPT_LENS = [2, 3, 2]
 RESPONSE_LENS = [4, 2, 5]

@@ -21,7 +21,7 @@ from omegaconf import OmegaConf  # noqa: E402
 from verl.trainer.ppo.v1.trainer_sync import PPOTrainerSync  # noqa: E402
 from verl.utils.checkpoint.checkpoint_manager import BaseCheckpointManager, find_latest_ckpt_path  # noqa: E402
 
-from tandem_verl import trainer as verl_trainer  # noqa: E402
+from tandem_verl import checkpoint_tracker  # noqa: E402
 from tandem_verl.trainer import TandemPPOTrainer  # noqa: E402
 
 ACTOR_FILES = ("model_world_size_1_rank_0.pt", "optim_world_size_1_rank_0.pt", "extra_state_world_size_1_rank_0.pt")
@@ -125,11 +125,11 @@ def test_retention_still_holds_and_only_after_the_tracker_moved(tmp_path, keep):
     trainer = make(TandemPPOTrainer, tmp_path, keep=keep)
     for step in (1, 2, 3):
         save(trainer, step)
-        assert (tmp_path / verl_trainer.TRACKER).read_text() == str(step)
+        assert (tmp_path / checkpoint_tracker.TRACKER).read_text() == str(step)
         assert whole(find_latest_ckpt_path(str(tmp_path)))
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("global_step_")) == [
         f"global_step_{s}" for s in (1, 2, 3)[-keep:]]
-    assert not list(tmp_path.glob(".deleting-*")) and not list(tmp_path.glob(f".{verl_trainer.TRACKER}.tmp"))
+    assert not list(tmp_path.glob(".deleting-*")) and not list(tmp_path.glob(f".{checkpoint_tracker.TRACKER}.tmp"))
     assert trainer.config.trainer.max_actor_ckpt_to_keep == keep  # the config is given back
 
 
@@ -138,7 +138,7 @@ def test_a_relaunch_keeps_the_checkpoints_of_earlier_processes_as_verl_does(tmp_
     save(first, 2)
     second = make(TandemPPOTrainer, tmp_path)
     save(second, 3)
-    assert verl_trainer.complete_steps(tmp_path) == [2, 3]
+    assert checkpoint_tracker.complete_steps(tmp_path) == [2, 3]
 
 
 @pytest.mark.parametrize("torn", ["", "1", "  "])
@@ -147,20 +147,20 @@ def test_a_tracker_torn_by_a_kill_is_pointed_back_at_the_newest_whole_checkpoint
     save(trainer, 1)
     save(trainer, 2)
     (tmp_path / "global_step_3" / "actor").mkdir(parents=True)  # a save killed before data.pt
-    (tmp_path / verl_trainer.TRACKER).write_text(torn)
+    (tmp_path / checkpoint_tracker.TRACKER).write_text(torn)
     resumed = make(TandemPPOTrainer, tmp_path)
     resumed._load_checkpoint()
     assert resumed.global_steps == (1 if torn == "1" else 2)  # a readable tracker is obeyed as it is
 
 
 def test_a_torn_tracker_without_any_whole_checkpoint_trains_from_scratch(tmp_path):
-    (tmp_path / verl_trainer.TRACKER).write_text("")
+    (tmp_path / checkpoint_tracker.TRACKER).write_text("")
     resumed = make(TandemPPOTrainer, tmp_path)
     resumed._load_checkpoint()
-    assert resumed.global_steps == 0 and not (tmp_path / verl_trainer.TRACKER).exists()
+    assert resumed.global_steps == 0 and not (tmp_path / checkpoint_tracker.TRACKER).exists()
 
 
 def test_verl_cannot_resume_from_a_torn_tracker_on_its_own(tmp_path):
-    (tmp_path / verl_trainer.TRACKER).write_text("")
+    (tmp_path / checkpoint_tracker.TRACKER).write_text("")
     with pytest.raises(ValueError):
         find_latest_ckpt_path(str(tmp_path))

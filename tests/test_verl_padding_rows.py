@@ -20,7 +20,7 @@ from verl.utils.transferqueue_utils import KVBatchMeta  # noqa: E402
 
 from tandem.errors import TandemError  # noqa: E402
 from tandem_verl.padding_rows import clear_padding_authorship  # noqa: E402
-from tandem_verl.wiring import apply_senior_gate  # noqa: E402
+from tandem_verl.gate import apply_senior_gate  # noqa: E402
 
 AUTHORSHIP = [[1, 0, 0, 1], [0, 0], [1, 1, 0, 1, 0]]
 GATED = ["response_mask", "authorship_mask", "loss_mask"]

@@ -17,7 +17,8 @@ installed verl.
 
 import hydra
 
-from tandem_verl.wiring import apply_tandem, partner_reward_config, register_entry_node
+from tandem_verl.partner_score_wiring import partner_reward_config
+from tandem_verl.wiring import apply_tandem, register_entry_node
 
 register_entry_node()  # before @hydra.main composes tandem_trainer.yaml
 

@@ -102,7 +102,7 @@ def placement(run_dir: Path) -> dict:
 
 
 def partner(run_dir: Path, steps: dict[int, dict]) -> dict:
-    """The partner score's per-step metrics (tandem_verl.partner) and its trace file, where the score is on."""
+    """The partner score's per-step metrics (tandem_verl.partner_score) and its trace file, where the score is on."""
     if not any(PARTNER in m for m in steps.values()):
         return {}
     terms = sorted({k for m in steps.values() for k in m if k.startswith(PARTNER + "/")})

@@ -36,7 +36,8 @@ from omegaconf import OmegaConf
 from tandem.boundaries import config_boundary_lookup
 from tandem.config import TandemConfig
 from tandem.errors import TandemError
-from tandem_verl.wiring import AGENT_LOOP, TandemVerlConfig
+from tandem_verl.names import AGENT_LOOP
+from tandem_verl.tandem_block import TandemVerlConfig
 from tandem.coins import request_key
 from tandem.process import response_authorship_mask
 from vllm_source.requests import tandem_extra_args

@@ -15,7 +15,7 @@ generates, trains, saves its checkpoint, then `on_step_end` syncs the senior):
   checkpoint of an earlier version is read under its old folder name (`tandem.legacy`).
 
 Steps in the rule are the senior's optimizer steps, as on every trainer: trainer step s ends
-with optimizer step s x m (m = mini-batches x epochs, `wiring.optimizer_steps_per_step`),
+with optimizer step s x m (m = mini-batches x epochs, `refusals.optimizer_steps_per_step`),
 and the workers apply the rule for that step. The wiring refuses the rules a sync every m
 optimizer steps cannot honour exactly (`tandem.junior_update.steps_per_sync_error`), so a
 junior's state saved "through step k" counts optimizer steps (model_spec/SPEC.md §12).

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import torch
 
-from tandem_verl.partner import as_list
+from tandem_verl.partner_score import as_list
 
 FIELD = "authorship_mask"
 

@@ -38,7 +38,7 @@ class TandemvLLMHttpServer(vLLMHttpServer):
         """Run a `TandemWorkerExtension.tandem_junior_*` method on every worker of this engine; their results.
 
         verl's own `collective_rpc` drops the results. vLLM's reaches the tensor-parallel workers
-        of one data-parallel shard: `tandem_verl.wiring` refuses a moving junior with rollout DP > 1.
+        of one data-parallel shard: `tandem_verl.refusals` refuses a junior that follows the senior with rollout DP > 1.
         """
         return await self.engine.collective_rpc(method, args=args)
 

@@ -4,11 +4,11 @@
 `TandemPPOTrainer`, which is verl's sync trainer with two substitutions:
 - the hybrid actor/rollout worker becomes `TandemActorRolloutRefWorker` (senior gate);
 - verl's "vllm" rollout replica becomes `TandemvLLMReplica` (sleep level 2; the junior comes back from a host copy);
-and one ordering fix: checkpoints are crash-safe (see `TandemPPOTrainer._save_checkpoint`).
+and one ordering fix: checkpoints are crash-safe (`tandem_verl.checkpoint_tracker`).
 With `tandem.junior_update` other than `frozen` the trainer also drives the junior in the
 rollout engines after each sync, saves it with each checkpoint and restores it at resume
 (`tandem_verl.junior_update`); with `partner_reward.weight > 0` it adds the partner score to
-each response's reward before verl's advantages (`tandem_verl.partner`).
+each response's reward before verl's advantages (`RewardStep`, `tandem_verl.partner_score`).
 Registries are per process, so `TandemTaskRunner` (the Ray actor that builds the
 trainer) imports this module on the remote side before verl looks the names up.
 """
@@ -16,11 +16,9 @@ trainer) imports this module on the remote side before verl looks the names up.
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import ray
-from omegaconf import open_dict
 from verl.trainer.main_ppo import TaskRunnerV1
 from verl.trainer.ppo.utils import Role
 from verl.trainer.ppo.v1.trainer_base import register_trainer
@@ -31,74 +29,22 @@ from verl.workers.rollout.replica import RolloutReplicaRegistry
 
 from tandem.errors import TandemError
 from tandem.junior_update import steps_per_sync_error
-from tandem_verl.junior_update import JuniorUpdater, saved_junior
-from tandem_verl.padding_rows import clear_padding_authorship
-from tandem_verl.partner import PartnerScorer, scorer_context
-from tandem_verl.reward import health_metrics
-from tandem_verl.wiring import (
-    PARTNER_TRAINER_MODE,
-    SCORER_KEY,
-    TRAINER_MODE,
-    TandemVerlConfig,
-    optimizer_steps_per_step,
-    partner_reward_config,
+from tandem_verl.checkpoint_tracker import (
+    keep_count,
+    remove_checkpoint,
+    repair_tracker,
+    retention_off,
+    tracker_names,
+    write_tracker,
 )
-
-
-TRACKER = "latest_checkpointed_iteration.txt"  # what verl's resume_mode=auto follows
-RETENTION_KEYS = ("max_actor_ckpt_to_keep", "max_critic_ckpt_to_keep", "remove_previous_ckpt_in_save")
-
-
-def write_tracker(root: Path, step: int) -> None:
-    """Point the tracker at `step` atomically: a reader sees the old number or the new one, never a torn file."""
-    tmp = root / f".{TRACKER}.tmp"
-    with open(tmp, "w") as f:
-        f.write(str(step))
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, root / TRACKER)
-
-
-def complete_steps(root: Path) -> list[int]:
-    """Steps whose checkpoint is whole: verl writes `data.pt` only after every actor file is saved."""
-    steps = []
-    for d in root.glob("global_step_*"):
-        tail = d.name.removeprefix("global_step_")
-        if tail.isdigit() and (d / "data.pt").is_file() and (d / "actor").is_dir():
-            steps.append(int(tail))
-    return sorted(steps)
-
-
-def remove_checkpoint(root: Path, step: int) -> None:
-    """Delete global_step_<step>, renamed out of verl's naming first so no half-deleted one can be resumed."""
-    src = root / f"global_step_{step}"
-    if src.is_dir():
-        doomed = root / f".deleting-global_step_{step}"
-        shutil.rmtree(doomed, ignore_errors=True)
-        os.replace(src, doomed)
-        shutil.rmtree(doomed, ignore_errors=True)
-
-
-def repair_tracker(root: Path) -> int | None:
-    """A tracker left empty or torn by a kill mid-write points back at the newest whole checkpoint.
-
-    Returns the step it now names (None: no tracker, or no whole checkpoint, so verl starts
-    from scratch). A readable tracker is left exactly as it is.
-    """
-    tracker = root / TRACKER
-    if not tracker.is_file():
-        return None
-    text = tracker.read_text().strip()
-    if text.isdigit():
-        return int(text)
-    steps = complete_steps(root)
-    if not steps:
-        tracker.unlink()
-        print(f"[tandem] {tracker} was unreadable ({text!r}) and no checkpoint is whole: training from scratch")
-        return None
-    write_tracker(root, steps[-1])
-    print(f"[tandem] {tracker} was unreadable ({text!r}): resuming from the newest whole checkpoint, step {steps[-1]}")
-    return steps[-1]
+from tandem_verl.junior_update import JuniorUpdater, saved_junior
+from tandem_verl.names import PARTNER_TRAINER_MODE, SCORER_KEY, TRAINER_MODE
+from tandem_verl.padding_rows import clear_padding_authorship
+from tandem_verl.partner_score import PartnerScorer, scorer_context
+from tandem_verl.partner_score_wiring import partner_reward_config
+from tandem_verl.refusals import optimizer_steps_per_step
+from tandem_verl.reward import health_metrics
+from tandem_verl.tandem_block import TandemVerlConfig
 
 
 def _load_tandem_vllm_replica():
@@ -107,31 +53,32 @@ def _load_tandem_vllm_replica():
     return TandemvLLMReplica
 
 
-class PartnerScoring:
-    """The partner score on a verl sync trainer: built on first use, applied before the advantages."""
+class RewardStep:
+    """What both trainers do to a step's rewards before verl's advantages: log the grader's health
+    and, with partner_reward.weight > 0, add the partner score (`PartnerScorer`)."""
 
     SOLO = False  # True where the senior writes every token (a GRPO run scored by its base)
 
     @property
-    def partner(self) -> PartnerScorer | None:
+    def partner_scorer(self) -> PartnerScorer | None:
         """The partner score's driver when partner_reward.weight > 0 (built on first use)."""
-        if not hasattr(self, "_partner"):
+        if not hasattr(self, "_partner_scorer"):
             cfg = partner_reward_config(self.config)
-            self._partner = None
+            self._partner_scorer = None
             if cfg.enabled:
                 arr = self.config.actor_rollout_ref
                 scorer = arr.get(SCORER_KEY) or arr.model.path  # what verl's reference worker loaded
                 context = scorer_context(scorer, bool(arr.model.get("trust_remote_code", False)))
-                self._partner = PartnerScorer(cfg, self.tokenizer, float(arr.rollout.temperature), context, self.SOLO)
-        return self._partner
+                self._partner_scorer = PartnerScorer(cfg, self.tokenizer, float(arr.rollout.temperature), context,
+                                                     self.SOLO)
+        return self._partner_scorer
 
     def _compute_advantage(self, batch, metrics: dict):
         metrics.update(self._reward_health(batch))
-        if self.partner is not None:  # after verl's old and reference log-probs, before its advantages
+        if self.partner_scorer is not None:  # after verl's old and reference log-probs, before its advantages
             with marked_timer("partner_score", self.timing_raw, color="yellow"):
-                self.partner.apply(self, batch, metrics)
+                self.partner_scorer.apply(self, batch, metrics)
         return super()._compute_advantage(batch, metrics)
-
 
     @staticmethod
     def _reward_health(batch) -> dict[str, float]:
@@ -144,7 +91,7 @@ class PartnerScoring:
 
 
 @register_trainer(PARTNER_TRAINER_MODE)
-class PartnerPPOTrainer(PartnerScoring, PPOTrainerSync):
+class PartnerPPOTrainer(RewardStep, PPOTrainerSync):
     """verl's sync PPO trainer for a GRPO run scored by its base (RLT's setting): verl's own
     workers and replica; the reference worker is the base and scores every response token."""
 
@@ -152,7 +99,7 @@ class PartnerPPOTrainer(PartnerScoring, PPOTrainerSync):
 
 
 @register_trainer(TRAINER_MODE)
-class TandemPPOTrainer(PartnerScoring, PPOTrainerSync):
+class TandemPPOTrainer(RewardStep, PPOTrainerSync):
     """verl's sync PPO trainer with the senior-gated actor worker and the tandem replica."""
 
     def _init_resource_pool_mgr(self):
@@ -219,32 +166,20 @@ class TandemPPOTrainer(PartnerScoring, PPOTrainerSync):
     def _save_checkpoint(self):
         """verl's save with the old checkpoints removed only after the tracker names the new one.
 
-        verl 0.9.1 deletes the previous checkpoint's actor files as soon as the new actor files
-        are written (the checkpoint manager's retention), then writes `data.pt`, then the
-        tracker. A kill between the two leaves the tracker naming a checkpoint whose actor is
-        gone, and resume_mode=auto fails on it. Here verl saves with retention off; then the
-        tracker is rewritten atomically and this process's surplus checkpoints (verl's
-        retention is per process too) are removed whole.
+        verl saves with its retention off; then the tracker is rewritten atomically and this
+        process's surplus checkpoints (verl's retention is per process too) are removed whole
+        (why: `tandem_verl.checkpoint_tracker`).
         """
         trainer = self.config.trainer
-        if self.junior_updater is not None:  # before verl's files: a checkpoint with data.pt holds its junior
-            self.junior_updater.save(Path(os.path.abspath(trainer.default_local_dir)) / f"global_step_{self.global_steps}")
-        saved = {key: trainer.get(key) for key in RETENTION_KEYS}
-        with open_dict(trainer):
-            trainer.max_actor_ckpt_to_keep = trainer.max_critic_ckpt_to_keep = None
-            trainer.remove_previous_ckpt_in_save = False
-        try:
-            super()._save_checkpoint()
-        finally:
-            with open_dict(trainer):
-                for key, value in saved.items():
-                    trainer[key] = value
         root = Path(os.path.abspath(trainer.default_local_dir))
-        tracker = root / TRACKER
-        if not tracker.is_file() or tracker.read_text().strip() != str(self.global_steps):
+        if self.junior_updater is not None:  # before verl's files: a checkpoint with data.pt holds its junior
+            self.junior_updater.save(root / f"global_step_{self.global_steps}")
+        with retention_off(trainer) as retention:
+            super()._save_checkpoint()
+        if not tracker_names(root, self.global_steps):
             return  # async save: verl writes the tracker when the save lands; keep everything
         write_tracker(root, self.global_steps)
-        keep = 1 if saved["remove_previous_ckpt_in_save"] else saved["max_actor_ckpt_to_keep"]
+        keep = keep_count(retention)
         mine = getattr(self, "_tandem_saved_steps", [])
         self._tandem_saved_steps = mine = [s for s in mine if s != self.global_steps] + [self.global_steps]
         if isinstance(keep, int) and keep > 0 and len(mine) > keep:

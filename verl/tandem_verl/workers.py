@@ -7,7 +7,7 @@ token fraction (summed over data-parallel ranks) and the senior tokens' rollout-
 probability gap (`senior_rollout_probs_diff_max`) with the actor metrics of each step.
 Old/ref log-prob passes are untouched: they need every token's log-probability. With the
 partner score on and a junior other than the senior's base, the reference worker is built
-from the junior's checkpoint (`actor_rollout_ref.tandem_scorer`, `tandem_verl.partner`).
+from the junior's checkpoint (`actor_rollout_ref.tandem_scorer`, `tandem_verl.partner_score`).
 """
 
 from __future__ import annotations
@@ -21,15 +21,12 @@ from verl.utils.device import get_device_id
 from verl.workers.engine_workers import ActorRolloutRefWorker, TrainingWorker
 
 from tandem.errors import TandemError
-from tandem_verl.wiring import (
-    SCORER_KEY,
-    GateCounts,
-    apply_senior_gate,
-    senior_rollout_probs_diff_max,
-    worker_loss_config,
-)
+from tandem.metric_log import TANDEM_PREFIX, batch_metrics
+from tandem_verl.gate import GateCounts, apply_senior_gate, senior_rollout_probs_diff_max
+from tandem_verl.names import SCORER_KEY
+from tandem_verl.tandem_block import worker_loss_config
 
-SENIOR_DRIFT_METRIC = "tandem/senior_rollout_probs_diff_max"  # per mini-batch; verl averages a step's list
+SENIOR_DRIFT = "senior_rollout_probs_diff_max"  # per mini-batch; verl averages a step's list
 
 
 class SeniorGatedTrainingWorker(TrainingWorker):
@@ -55,10 +52,11 @@ class SeniorGatedTrainingWorker(TrainingWorker):
         output = super().train_mini_batch(data)
         if output is not None:
             metrics = tu.get(output, "metrics")
-            metrics.update({k: [v] for k, v in counts.metrics().items()})
+            logged = counts.metrics(TANDEM_PREFIX)
             if drift is not None:
                 worst = self._all_reduce(torch.tensor([drift]), op=torch.distributed.ReduceOp.MAX)
-                metrics[SENIOR_DRIFT_METRIC] = [float(worst.item())]
+                logged.update(batch_metrics({SENIOR_DRIFT: worst.item()}, TANDEM_PREFIX))
+            metrics.update({k: [v] for k, v in logged.items()})  # verl's workers log lists, averaged per step
             tu.assign_non_tensor(output, metrics=metrics)
         return output
 

@@ -1,4 +1,4 @@
-"""The partner score on verl, the parts that need no Ray: golds, target rows, padding (`tandem_verl.partner`).
+"""The partner score on verl, the parts that need no Ray: golds, target rows, padding (`tandem_verl.partner_score`).
 
 The whole path (verl's reference worker scoring a real run, the terms checked offline) runs in
 the scale lane, `tests/test_scale_verl_smoke.py`, run `tandem_split`.
@@ -17,7 +17,7 @@ pytest.importorskip("verl", reason="verl 0.9.1 is not installed")
 from tandem.errors import TandemError  # noqa: E402
 from tandem.models import load_tokenizer  # noqa: E402
 from tandem.partner_score import PartnerRewardConfig  # noqa: E402
-from tandem_verl.partner import PartnerScorer, as_list, gold_of, padded, scorer_context, target_row  # noqa: E402
+from tandem_verl.partner_score import PartnerScorer, as_list, gold_of, padded, scorer_context, target_row  # noqa: E402
 
 
 def test_the_gold_is_the_answer_or_the_rows_worked_solution():

@@ -1,0 +1,65 @@
+"""The `partner_reward` section on verl: parsed strictly, and verl's reference worker set up to score.
+
+The partner score scores with verl's reference worker, loaded with the junior
+(`tandem_verl.partner_score` computes the score, `tandem_verl.workers` loads the junior). verl
+builds that worker only for a KL term: a run without one gets `use_kl_loss` with
+coefficient 0 (no gradient). A GRPO run (`tandem.enable=false`) is scored by its base,
+verl's usual reference (RLT's setting), through `PARTNER_TRAINER_MODE`.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from omegaconf import DictConfig, OmegaConf, open_dict
+
+from tandem.errors import TandemError
+from tandem.partner_score import PartnerRewardConfig
+from tandem.strict import build
+from tandem_verl.names import PARTNER_TRAINER_MODE, SCORER_KEY
+from tandem_verl.tandem_block import TandemVerlConfig
+
+logger = logging.getLogger(__name__)
+
+
+def partner_reward_config(config: DictConfig) -> PartnerRewardConfig:
+    """The `partner_reward` section, parsed strictly (the same keys as on every trainer)."""
+    block = config.get("partner_reward")
+    data = OmegaConf.to_container(block) if isinstance(block, DictConfig) else dict(block or {})
+    return build(PartnerRewardConfig, data, "partner_reward")
+
+
+def wire_partner_reward(config: DictConfig, t: TandemVerlConfig) -> None:
+    """Point verl's reference worker at the scorer and turn it on (see the module docstring); mutates `config`.
+
+    Refused in one line: a junior that follows the senior (the reference worker is frozen),
+    a KL term toward a junior that is not the base, and a GRPO run on another trainer mode
+    than verl's sync one.
+    """
+    partner = partner_reward_config(config)
+    if not partner.enabled:
+        return
+    actor, model = config.actor_rollout_ref.actor, config.actor_rollout_ref.model.path
+    junior = (t.process.junior_model or model) if t.enable else model  # GRPO: the base scores
+    mode = config.trainer.v1.trainer_mode
+    checks = [
+        (t.enable or mode in ("sync", PARTNER_TRAINER_MODE),
+         f"trainer.v1.trainer_mode={mode}: a GRPO run is scored on verl's sync trainer; set trainer.v1.trainer_mode=sync"),
+        (not t.enable or t.process.junior_update_rule.frozen,
+         f"tandem.junior_update={t.process.junior_update}: verl scores with its "
+         "reference worker, which stays frozen; set tandem.junior_update=frozen"),
+        (junior == model or not actor.use_kl_loss or float(actor.kl_loss_coef) == 0.0,
+         f"actor.kl_loss_coef={actor.kl_loss_coef}: verl's reference worker holds the junior {junior!r} to score with, "
+         "so the KL term would pull toward it, not the base; set kl_loss_coef=0 or score a self-paired run"),
+    ]
+    for ok, why in checks:
+        if not ok:
+            raise TandemError(f"partner_reward.weight={partner.weight}: {why}")
+    with open_dict(config):
+        if not actor.use_kl_loss:  # verl builds its reference worker for a KL term only
+            actor.use_kl_loss, actor.kl_loss_coef = True, 0.0
+            logger.info("partner_reward: actor.use_kl_loss=True with kl_loss_coef=0 (verl's reference worker scores)")
+        if junior != model:  # the reference worker loads the junior instead of the senior's base
+            config.actor_rollout_ref[SCORER_KEY] = junior
+        if not t.enable:
+            config.trainer.v1.trainer_mode = PARTNER_TRAINER_MODE
