@@ -171,7 +171,7 @@ def test_version_is_the_installed_packages(capsys):
 def test_overrides_may_come_before_between_or_after_the_flags(argv):
     from tandem_app.commands.cli import parse
     from tandem_app.commands.config_args import config_from_args
-    from tandem_app.train.grpo_trainer import TrainConfig
+    from tandem_app.train.train_config import TrainConfig
 
     args = parse(argv)
     assert args.overrides == ["steps=4", "lr=0.001"]

@@ -4,7 +4,7 @@ import pytest
 
 from tandem.config_files import load_config, read_config_file
 from tandem.errors import TandemError
-from tandem_app.train.grpo_trainer import TrainConfig
+from tandem_app.train.train_config import TrainConfig
 
 
 @pytest.mark.parametrize("override, suggestion", [

@@ -80,7 +80,7 @@ def test_a_scorer_whose_context_cannot_hold_the_row_is_named_not_truncated(tiny_
 
 def test_the_section_is_read_from_key_value_overrides_strictly():
     from tandem.config_files import load_config
-    from tandem_app.train.grpo_trainer import TrainConfig
+    from tandem_app.train.train_config import TrainConfig
 
     cfg = load_config(TrainConfig, None, ["model=m", "out=o", "partner_reward.weight=0.5",
                                           "partner_reward.target=solution", "partner_reward.kl_max=0"])

@@ -24,7 +24,8 @@ from tandem.errors import RunFailed, run_reporting_errors
 from tandem.sampling import SamplingConfig
 from tandem_app.commands.cli import main
 from tandem_app.train.checkpoint import save_checkpoint
-from tandem_app.train.grpo_trainer import GRPOTrainer, TrainConfig
+from tandem_app.train.grpo_trainer import GRPOTrainer
+from tandem_app.train.train_config import TrainConfig
 
 REPO = Path(__file__).resolve().parents[1]
 SMALL = ["steps=3", "prompts_per_step=2", "group_size=4", "sampling.max_new_tokens=16", "save_every=2",
@@ -427,7 +428,7 @@ def test_the_hf_example_stops_at_a_non_finite_loss():
     callback_of = runpy.run_path(str(REPO / "scripts" / "hf_trl_tandem.py"))["metrics_callback"]
     rows = []
     logger = SimpleNamespace(log=lambda step, row: rows.append((step, row)))
-    rollout = SimpleNamespace(last_stats=SimpleNamespace(senior_fraction=0.5))
+    rollout = SimpleNamespace(last_stats=SimpleNamespace(senior_token_fraction=0.5))
     callback = callback_of(logger, rollout, lambda: 0.0, 0, 10)
     control = SimpleNamespace(should_training_stop=False)
     callback.on_log(None, SimpleNamespace(global_step=1), control, logs={"reward": 0.5, "loss": 0.1, "grad_norm": 1.0})

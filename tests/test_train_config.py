@@ -9,7 +9,8 @@ from tandem.config import TandemConfig
 from tandem.errors import TandemError
 from tandem.config_files import load_config
 from tandem.sampling import SamplingConfig
-from tandem_app.train.grpo_trainer import GRPOTrainer, TrainConfig
+from tandem_app.train.grpo_trainer import GRPOTrainer
+from tandem_app.train.train_config import TrainConfig
 
 
 def test_yaml_file_and_overrides_build_a_typed_config(tmp_path):

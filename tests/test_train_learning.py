@@ -18,8 +18,9 @@ from tandem.grading import reward
 from tandem.sampling import SamplingConfig
 from tandem_app.task import TaskConfig
 from tandem_app.train.data import prompt_ids_batch
-from tandem_app.train.grpo_trainer import GRPOTrainer, TrainConfig
+from tandem_app.train.grpo_trainer import GRPOTrainer
 from tandem_app.train.sft import SFTConfig, run_sft
+from tandem_app.train.train_config import TrainConfig
 
 EASY = TaskConfig(min_steps=1, max_steps=1, max_start=20, max_operand=9, max_factor=3)
 MAX_NEW_TOKENS = 40

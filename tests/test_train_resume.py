@@ -9,7 +9,8 @@ import torch
 
 from tandem.errors import TandemError
 from tandem.sampling import SamplingConfig
-from tandem_app.train.grpo_trainer import GRPOTrainer, TrainConfig
+from tandem_app.train.grpo_trainer import GRPOTrainer
+from tandem_app.train.train_config import TrainConfig
 
 STEPS = 4
 

@@ -35,7 +35,8 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tandem.errors import RunInterrupted
-    from tandem_app.train.grpo_trainer import GRPOTrainer, TrainConfig
+    from tandem_app.train.grpo_trainer import GRPOTrainer
+    from tandem_app.train.train_config import TrainConfig
 
     use_saved_config(args)
     cfg = config_from_args(TrainConfig, args, ("method", "model", "out"))
@@ -58,6 +59,6 @@ def use_saved_config(args: argparse.Namespace) -> None:
 
 def _epilog() -> str:
     from tandem.config_files import describe_config
-    from tandem_app.train.grpo_trainer import TrainConfig
+    from tandem_app.train.train_config import TrainConfig
 
     return describe_config(TrainConfig)

@@ -2,11 +2,13 @@
 
 Modules, one idea each:
 - `data`: chat formatting of task problems and padding of token batches.
-- `logprobs`: per-token log-probabilities of responses under a model, with gradient.
-- `checkpoint`: atomic checkpoints and bit-for-bit resume.
-- `metrics`: per-step metrics to console, JSONL and (optionally) wandb.
+- `checkpoint`: atomic checkpoints and bit-for-bit resume; `resume`: what a resume accepts.
+- `metrics`: per-step metrics to console, `metrics.jsonl` and (optionally) wandb.
 - `sft`: supervised fine-tuning on worked solutions -> the pre-RL base.
-- `grpo_trainer`: GRPO with solo (`grpo`) or tandem (`tandem`) rollouts.
+- `train_config`: the GRPO/TRL run's typed settings.
+- `rollout_batch`: one step's groups, sampled and scored; `ppo_update`: the update of the senior.
+- `grpo_trainer`: the trainer's models and one step; `grpo_run`: the run around the steps.
+- `schedule`: the learning-rate schedule both trainers step by.
 - `evaluate`: solo and handoff accuracy, pass@k, token drift.
 - `demo`, `report`: the end-to-end miniature of the paper and its report.
 """

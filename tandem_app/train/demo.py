@@ -49,9 +49,10 @@ from tandem_app.task import Demonstrations, TaskConfig, generate_problems
 from tandem.config_files import config_to_dict
 from tandem_app.train.data import prompt_ids_batch
 from tandem_app.train.evaluate import EvalConfig, drift_js, evaluate_senior, junior_legibility
-from tandem_app.train.grpo_trainer import GRPOTrainer, TrainConfig
+from tandem_app.train.grpo_trainer import GRPOTrainer
 from tandem_app.train.report import write_report
 from tandem_app.train.sft import SFTConfig, run_sft
+from tandem_app.train.train_config import TrainConfig
 
 METHODS = ("tandem", "grpo")  # the directories and result keys; reports say TRL, the paper's name
 MODELS = ("base", "grpo", "tandem")

@@ -20,6 +20,8 @@ from tandem.config_files import config_to_dict
 from tandem.jsonl import read_jsonl, write_jsonl
 from tandem.run_lock import note
 
+METRICS_NAME = "metrics.jsonl"  # a run's metrics log, under its folder
+
 
 def _fmt(v) -> str:
     if isinstance(v, float):

@@ -1,0 +1,121 @@
+"""A GRPO/TRL run in its folder: start or resume, step, validate, log, checkpoint, save, summarise.
+
+The trainer (`grpo_trainer.GRPOTrainer`) knows one step; this file knows the run around it.
+It holds OUT's lock throughout; a resume restores the senior, the optimizer and a junior that
+follows the senior from the last checkpoint, and the metrics log continues after its step.
+Validation is the senior solo (greedy) on held-out problems, at step 0, every `val_every`
+steps and at the last.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from tandem import run_lock
+from tandem.config_files import config_to_dict
+from tandem.errors import RunFailed, RunInterrupted
+from tandem.jsonl import write_json
+from tandem.metric_log import read_metrics
+from tandem.rollout import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION
+from tandem_app.train.checkpoint import (
+    kept_words,
+    restore_checkpoint,
+    save_checkpoint,
+    save_pretrained_atomic,
+    stopped_words,
+)
+from tandem_app.train.finite import NonFiniteStep
+from tandem_app.train.metrics import METRICS_NAME, MetricsLogger, wandb_settings
+from tandem_app.train.resume import SUMMARY_NAME, start_run
+
+log = logging.getLogger(__name__)
+
+CONSOLE_KEYS = (
+    "reward_mean",
+    "val_acc",
+    "terse_frac",
+    SENIOR_TOKEN_FRACTION,
+    MEAN_HANDOFFS,
+    "resp_len",
+    "loss",
+    "clipfrac",
+    "grad_norm",
+    "time_step",
+)
+
+
+def run_grpo(trainer, resume: bool = False) -> dict:
+    """Run (or continue) `trainer` (a `GRPOTrainer`) to `cfg.steps` holding OUT's lock; return the summary."""
+    with run_lock.hold(trainer.cfg.out):
+        return _run(trainer, Path(trainer.cfg.out), resume)
+
+
+def _run(trainer, out: Path, resume: bool) -> dict:
+    cfg, config = trainer.cfg, config_to_dict(trainer.cfg)
+    start = start_run(out, config, resume)
+    if start.finished is not None:
+        return start.finished
+    log.info("%s loss settings: %s", cfg.method, cfg.loss.tandem_settings())
+    if trainer.progress:
+        print(f"{cfg.method}: " + ", ".join(f"loss.{k}={v}" for k, v in cfg.loss.tandem_settings().items()))
+    earlier = 0.0  # wall time of the launches before this one, up to their last checkpoint
+    if start.state is not None:
+        restore_checkpoint(start.state, trainer.senior, trainer.opt, junior=trainer.updating_junior)
+        earlier = start.state.get("extra", {}).get("elapsed_s", 0.0)
+    wandb = wandb_settings(cfg, out, f"{cfg.method}-{out.name}")
+    logger = MetricsLogger(out / METRICS_NAME, resume_step=start.step if start.state else None,
+                           console=trainer.progress, console_keys=CONSOLE_KEYS, wandb=wandb)
+    t0 = time.time()
+    try:
+        if start.step == 0:
+            logger.log(0, {"val_acc": trainer.validate()})
+        _loop(trainer, out, start.step, logger, lambda: {"config": config, "elapsed_s": earlier + time.time() - t0})
+    except KeyboardInterrupt:
+        raise RunInterrupted(kept_words(out, logger.last_step, cfg.steps)) from None
+    finally:
+        logger.close()
+    save_pretrained_atomic(trainer.senior, trainer.tokenizer, out / "model")
+    summary = _summary(cfg, out, wall=earlier + time.time() - t0, this_launch=time.time() - t0)
+    write_json(out / SUMMARY_NAME, summary)
+    return summary
+
+
+def _loop(trainer, out: Path, start: int, logger: MetricsLogger, extra: Callable[[], dict]) -> None:
+    cfg = trainer.cfg
+    bar = tqdm(range(start, cfg.steps), initial=start, total=cfg.steps, desc=cfg.method, disable=not trainer.progress)
+    for step in bar:
+        try:
+            m = trainer.step(step)
+        except NonFiniteStep as e:
+            raise RunFailed(f"step {step + 1}: {e.what} is not finite; stopped before the update "
+                            f"({stopped_words(out)}); lower lr and start a new --out") from None
+        done = step + 1
+        if (cfg.val_every and done % cfg.val_every == 0) or done == cfg.steps:
+            m["val_acc"] = trainer.validate()
+        logger.log(done, m)
+        bar.set_postfix(reward=f"{m['reward_mean']:.3f}")
+        if done % cfg.save_every == 0 or done == cfg.steps:
+            save_checkpoint(out, trainer.senior, trainer.opt, done, extra=extra(), junior=trainer.updating_junior)
+    bar.close()
+
+
+def _summary(cfg, out: Path, wall: float, this_launch: float) -> dict:
+    """The run's `summary.json`: its last step's numbers, read back from the metrics log (either row form)."""
+    final = next(m for step, m in reversed(read_metrics(out / METRICS_NAME)) if step == cfg.steps)
+    return {
+        "phase": "train",
+        "method": cfg.method,
+        "steps": cfg.steps,
+        "model": str(out / "model"),
+        "grader": "tandem.grading.grade",
+        "final_reward": final["reward_mean"],  # the verifier's mean reward at the last step
+        "val_acc": final["val_acc"],  # the senior alone, greedy, after the last step
+        "senior_fraction": final[SENIOR_TOKEN_FRACTION],  # of the last step's response tokens
+        "wall_seconds": wall,  # every launch, each up to its last checkpoint
+        "train_seconds": this_launch,  # this launch
+    }

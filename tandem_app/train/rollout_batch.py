@@ -1,0 +1,109 @@
+"""One step's batch: the groups sampled and scored, and the batch's metrics.
+
+`prompts_per_step` problems (a pure function of seed and step) get `group_size` responses
+each. `tandem`: the senior and the junior co-write every response, authorship redrawn at
+word boundaries; `grpo`: the senior alone. Both methods see the same problems and the same
+sampling uniforms (`tandem.coins.request_key`). The verifier scores each response, and the
+partner score, when on, is added to the reward the advantages see.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+
+import torch
+
+from tandem.coins import request_key
+from tandem.grading.grader import reward_health
+from tandem.grading.grader import stats as grader_stats
+from tandem.logprobs import pad_right
+from tandem.metric_log import batch_metrics
+from tandem.partner_score import combined_reward, partner_rewards, step_metrics
+from tandem.rollout import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, rollout_stats
+from tandem_app.task import terse_share
+from tandem_app.train.data import batch_indices
+from tandem_app.train.train_config import TrainConfig
+
+
+class GroupSampler:
+    """Samples and scores one step's groups with the trainer's engine; `scorer` scores the partner reward."""
+
+    def __init__(self, cfg: TrainConfig, engine, senior, tokenizer, problems: list, prompts: list,
+                 reward_fn: Callable[[str, str], float], scorer):
+        self.cfg, self.engine, self.senior, self.tokenizer = cfg, engine, senior, tokenizer
+        self.problems, self.prompts, self.reward_fn, self.scorer = problems, prompts, reward_fn, scorer
+
+    def __call__(self, step: int) -> dict:
+        """The step's batch (CPU tensors + lists): responses, masks, token-level rewards, scores."""
+        cfg = self.cfg
+        idx = batch_indices(len(self.problems), cfg.prompts_per_step, cfg.seed, step)
+        problems = [self.problems[i] for i in idx for _ in range(cfg.group_size)]
+        prompts = [self.prompts[i] for i in idx for _ in range(cfg.group_size)]
+        keys = [request_key(f"train/{step}/{self.problems[i].id}", j) for i in idx for j in range(cfg.group_size)]
+        self.senior.eval()
+        rollouts = self.engine.generate(prompts, cfg.sampling, keys, solo=not cfg.is_tandem,
+                                        junior_logprobs=cfg.partner_reward.enabled and cfg.is_tandem)
+        self.senior.train()
+        responses = [r.token_ids for r in rollouts]
+        lengths = torch.tensor([len(r) for r in responses])
+        T = int(lengths.max())
+        health_before = grader_stats(this_thread=True)
+        scores = torch.tensor([self.reward_fn(r.text, p.answer) for r, p in zip(rollouts, problems)])
+        health = reward_health(health_before)
+        rewards, partner_metrics = self._with_partner_score(scores, problems, prompts, rollouts)
+        token_rewards = torch.zeros(len(rollouts), T)
+        token_rewards[torch.arange(len(rollouts)), lengths - 1] = rewards
+        batch = {
+            "verifier_scores": scores,
+            "reward_health": health,
+            "partner_metrics": partner_metrics,
+            "prompts": prompts,
+            "responses": pad_right(responses, self.tokenizer.pad_token_id, length=T),
+            "response_mask": (torch.arange(T)[None] < lengths[:, None]).float(),
+            "token_level_rewards": token_rewards,
+            "engine_log_probs": pad_right([r.senior_logprobs for r in rollouts], 0.0, torch.float32, length=T),
+            "index": [p.id for p in problems],
+            "finish_stop": [r.finish_reason == "stop" for r in rollouts],
+            "response_token_lists": responses,
+            "texts": [r.text for r in rollouts],
+        }
+        if cfg.is_tandem:
+            batch["authorship_mask"] = pad_right([r.authorship_mask for r in rollouts], 0, length=T)
+        return batch
+
+    def _with_partner_score(self, scores: torch.Tensor, problems, prompts, rollouts) -> tuple[torch.Tensor, dict]:
+        """(the rewards the advantages see, the partner score's metrics); the verifier's alone when it is off."""
+        partner = self.cfg.partner_reward
+        if not partner.enabled:
+            return scores, {}
+        t0 = time.time()
+        golds = [p.answer if partner.target == "answer" else p.solution for p in problems]
+        score, terms = partner_rewards(partner, self.scorer, self.tokenizer, prompts, rollouts, golds,
+                                       self.cfg.sampling.logprob_temperature,
+                                       scorer_wrote_with_engine=self.cfg.is_tandem)
+        rewards = combined_reward(scores.double(), score, partner.weight).float()
+        return rewards, {**step_metrics(terms, score), "time_partner": time.time() - t0}
+
+
+def rollout_metrics(batch: dict, group_size: int) -> dict:
+    """Reward (`reward_mean`: the verifier's), authorship, length and partner-score statistics of one batch."""
+    mask, scores = batch["response_mask"], batch["verifier_scores"]
+    authorship = batch.get("authorship_mask")
+    stats = rollout_stats(mask if authorship is None else authorship, mask).metrics()  # grpo: the senior wrote all
+    rewards = batch["token_level_rewards"].sum(-1)  # what the advantages see (verifier + partner score)
+    terse = terse_share(batch.get("texts", []))
+    return batch_metrics({
+        **({} if math.isnan(terse) else {"terse_frac": terse}),  # the demo task's notation (tandem_app.task)
+        "reward_mean": scores.mean(),
+        "accuracy": (scores > 0.5).float().mean(),
+        SENIOR_TOKEN_FRACTION: stats[SENIOR_TOKEN_FRACTION],
+        MEAN_HANDOFFS: stats[MEAN_HANDOFFS],
+        "resp_len": mask.sum(-1).mean(),
+        "stop_frac": sum(batch["finish_stop"]) / len(batch["finish_stop"]),
+        "zero_var_groups": (rewards.view(-1, group_size).std(-1) == 0).float().mean(),
+        **batch.get("reward_health", {}),  # grader calls cut short (time bound, length cap, errors)
+        **({"reward_with_partner_mean": rewards.mean(), **batch["partner_metrics"]}
+           if batch.get("partner_metrics") else {}),
+    })
