@@ -16,11 +16,13 @@ the senior taken before the first update: the paper's self-paired junior; with
 `tandem.junior_update` `sync:K` or `ema:BETA` that copy follows the senior after each
 optimizer step, through `hf_trl.junior_update.JuniorUpdater`, and is saved in each
 checkpoint). Every row's request key is `tandem.coins.request_key` of (mode, step, prompt
-ids) and the row's sample number, so a rerun replays the same coins and tokens. It returns the authorship
-mask as `env_mask` and the response's `senior_fraction` as an extra key; the batch's
-senior token fraction is logged every step (the key `"tandem/senior_token_fraction"` in TRL's logs, and
-`last_stats` here). Evaluation batches (`trainer.model.training` False) are written by
-the senior alone unless `solo_eval=False`.
+ids) and the row's sample number, so a rerun replays the same coins and tokens. It returns
+the authorship mask as `env_mask` and the response's `senior_fraction` as an extra key. The
+batch's authorship statistics are logged every step under the shared names
+(`RolloutStats.metrics` with the prefix `tandem.metric_log.TANDEM_PREFIX`:
+`tandem/senior_token_fraction`, `tandem/mean_handoffs`, ... in TRL's logs; `last_stats`
+here). Evaluation batches (`trainer.model.training` False) are written by the senior alone
+unless `solo_eval=False`.
 
 What is refused, in one line each before the first generation (`check(trainer)` runs the
 checks right after the trainer is built): a TRL without `rollout_func` or `env_mask`;
@@ -52,16 +54,12 @@ from tandem.engine import TandemEngine
 from tandem.errors import TandemError
 from tandem.models import check_same_vocab, load_model, load_tokenizer
 from tandem.partner_score import PartnerRewardConfig
+from tandem.metric_log import TANDEM_PREFIX
 from tandem.rollout import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, RolloutStats, stats_of_masks
 from tandem.sampling import SamplingConfig
 
 # What `from hf_trl.tandem_rollout import ...` gives (README): the rollout, and the grader as its reward.
 __all__ = ["TandemRolloutFunc", "tandem_rollout_func", "grader_reward"]
-
-METRIC_PREFIX = "tandem/"  # TRL's logs: tandem/senior_token_fraction, tandem/mean_handoffs, ...
-SENIOR_FRACTION_METRIC = METRIC_PREFIX + SENIOR_TOKEN_FRACTION
-HANDOFFS_METRIC = METRIC_PREFIX + MEAN_HANDOFFS
-
 
 @dataclass
 class BatchStats:
@@ -69,8 +67,8 @@ class BatchStats:
 
     step: int = -1
     mode: str = "train"
-    senior_fraction: float = float("nan")  # senior tokens / response tokens
-    num_handoffs: float = float("nan")  # mean authorship changes per response
+    senior_token_fraction: float = float("nan")  # senior tokens / response tokens
+    mean_handoffs: float = float("nan")  # mean authorship changes per response
     responses: int = 0
 
 
@@ -208,13 +206,13 @@ class TandemRolloutFunc:
         local = stats_of_masks([r.authorship_mask for r in rollouts]).as_tensor(trainer.accelerator.device)
         total = trainer.accelerator.reduce(local, reduction="sum") if trainer.accelerator.num_processes > 1 else local
         stats = RolloutStats.from_tensor(total.cpu())
-        logged = stats.metrics(prefix=METRIC_PREFIX)
-        self.last_stats = BatchStats(step, mode, logged[SENIOR_FRACTION_METRIC], logged[HANDOFFS_METRIC],
+        shared = stats.metrics()
+        self.last_stats = BatchStats(step, mode, shared[SENIOR_TOKEN_FRACTION], shared[MEAN_HANDOFFS],
                                      int(stats.responses))
         self.history.append(self.last_stats)
         metrics = getattr(trainer, "_metrics", None)  # TRL averages these into its logs (wandb, console)
         if metrics is not None:
-            for name, value in logged.items():
+            for name, value in stats.metrics(prefix=TANDEM_PREFIX).items():
                 metrics[mode][name].append(value)
 
 

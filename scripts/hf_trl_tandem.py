@@ -16,8 +16,9 @@ frozen copy of the senior before training (the paper's self-paired junior) unles
 `--junior` names another model of the same vocabulary. Validation: the senior alone,
 greedy, graded by the same grader (at the start, every `--val-every` steps, at the end).
 
-Writes DIR/metrics.jsonl (one line per step: `step`, `reward`, `senior_fraction`, `loss`,
-`num_handoffs`, ...; `val_acc` on validation steps), DIR/summary.json (final reward,
+Writes DIR/metrics.jsonl (one line per step under the shared metric names, as the embedded
+trainer's: `step`, `reward`, `senior_token_fraction`, `loss`, `mean_handoffs`, ...; `val_acc`
+on validation steps; `tandem.metric_log.read_metrics` reads it), DIR/summary.json (final reward,
 validation accuracy, senior fraction, wall time), and with `--wandb` an offline wandb run
 under DIR. The run holds DIR's lock (`tandem.run_lock`: a second process on DIR is
 refused); numeric flags must be finite, and a step whose loss or gradient norm is not
@@ -41,9 +42,11 @@ from tandem import run_lock  # noqa: E402
 from tandem.config import TandemConfig  # noqa: E402
 from tandem.errors import RunFailed, RunInterrupted, TandemError, run_reporting_errors  # noqa: E402
 from tandem.jsonl import write_json  # noqa: E402
+from tandem.metric_log import TANDEM_PREFIX, read_metrics  # noqa: E402
+from tandem.rollout import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION  # noqa: E402
 
 METHODS = ("tandem", "grpo")
-CONSOLE_KEYS = ("reward", "senior_fraction", "num_handoffs", "loss", "val_acc", "step_time")
+CONSOLE_KEYS = ("reward", SENIOR_TOKEN_FRACTION, MEAN_HANDOFFS, "loss", "val_acc", "step_time")
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -187,13 +190,10 @@ def check_args(a) -> None:
 
 
 def metrics_callback(logger, rollout, validate, val_every: int, max_steps: int):
-    """A TrainerCallback writing one metrics row per logged step (TRL logs every step here); a step whose loss
-    or gradient norm is not finite stops training (`.non_finite` says which step and what)."""
+    """A TrainerCallback writing one metrics row per logged step (TRL logs every step here), under the shared
+    names (TRL's `tandem/` prefix dropped); a step whose loss or gradient norm is not finite stops training
+    (`.non_finite` says which step and what)."""
     from transformers import TrainerCallback
-
-    from hf_trl.tandem_rollout import HANDOFFS_METRIC, SENIOR_FRACTION_METRIC
-
-    renames = {SENIOR_FRACTION_METRIC: "senior_fraction", HANDOFFS_METRIC: "num_handoffs"}  # metrics.jsonl's names
 
     class TandemMetrics(TrainerCallback):
         non_finite: str | None = None
@@ -201,8 +201,8 @@ def metrics_callback(logger, rollout, validate, val_every: int, max_steps: int):
         def on_log(self, args, state, control, logs=None, **kwargs):
             if not logs or "reward" not in logs:  # the end-of-training summary line
                 return
-            row = {renames.get(k, k): v for k, v in logs.items() if isinstance(v, (int, float))}
-            row.setdefault("senior_fraction", rollout.last_stats.senior_fraction)
+            row = {k.removeprefix(TANDEM_PREFIX): v for k, v in logs.items() if isinstance(v, (int, float))}
+            row.setdefault(SENIOR_TOKEN_FRACTION, rollout.last_stats.senior_token_fraction)
             step = state.global_step
             bad = {k: row[k] for k in ("loss", "grad_norm") if k in row and not math.isfinite(row[k])}
             if bad:
@@ -298,7 +298,7 @@ def train(a) -> int:
         "phase": "hf-trl", "method": a.method, "model": model_path, "steps": a.max_steps,
         "val_acc_start": val_start, "grader": "tandem.grading.reward",
         "final_reward": final.get("reward"), "val_acc": final.get("val_acc"),
-        "senior_fraction": final.get("senior_fraction"),
+        "senior_fraction": final.get(SENIOR_TOKEN_FRACTION),
         "saved_model": str(out / "model") if a.save_model else None,
         "train_seconds": time.time() - t_train, "wall_seconds": time.time() - t0,
     }
@@ -315,10 +315,8 @@ def _num(value) -> str:
 
 
 def _last_row(path: Path) -> dict:
-    from tandem.jsonl import read_jsonl
-
-    rows = read_jsonl(path)
-    return rows[-1] if rows else {}
+    rows = read_metrics(path)
+    return rows[-1][1] if rows else {}
 
 
 def main(argv=None) -> int:

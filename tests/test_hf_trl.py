@@ -27,12 +27,13 @@ from tandem.errors import TandemError  # noqa: E402
 from tandem.grpo import actor_loss, compute_grpo_outcome_advantage  # noqa: E402
 from tandem.senior_gate import token_weights  # noqa: E402
 from tandem.loss_config import PolicyLossConfig  # noqa: E402
-from hf_trl import tandem_rollout as hf_trl  # noqa: E402
 from hf_trl.junior_update import CHECKPOINT_FILE, JuniorUpdater  # noqa: E402
 from hf_trl.tandem_rollout import tandem_rollout_func  # noqa: E402
 from tandem.models import load_model, load_tokenizer  # noqa: E402
 from tandem.sampling import SamplingConfig  # noqa: E402
 from tandem_app.task import generate_problems  # noqa: E402
+from tandem.metric_log import TANDEM_PREFIX  # noqa: E402
+from tandem.rollout import SENIOR_TOKEN_FRACTION  # noqa: E402
 from tandem.logprobs import join_prompt_response, pad_right, response_logprobs  # noqa: E402
 
 PROMPTS, G, MAX_NEW = 2, 4, 16
@@ -192,7 +193,7 @@ def test_rollout_returns_the_authorship_mask_and_replays(tiny_dir, tmp_path):
     for ids, mask, logps, frac in zip(a["completion_ids"], a["env_mask"], a["logprobs"], a["senior_fraction"]):
         assert len(ids) == len(mask) == len(logps) and frac == sum(mask) / len(mask)
     assert len({tuple(c) for c in a["completion_ids"]}) > PROMPTS  # the G copies of a prompt differ
-    assert 0 < rollout.last_stats.senior_fraction < 1
+    assert 0 < rollout.last_stats.senior_token_fraction < 1
     trainer.state.global_step = 1
     assert rollout(prompts, trainer)["completion_ids"] != a["completion_ids"]  # a new step, new coins
     trainer.model.eval()
@@ -217,9 +218,9 @@ def test_a_two_step_trl_run_logs_the_senior_fraction(tiny_dir, tmp_path):
     rollout = tandem_rollout_func()
     trainer = make_trainer(tiny_dir, tmp_path, rollout, max_steps=2, logging_steps=1, disable_tqdm=True)
     trainer.train()
-    logged = [h for h in trainer.state.log_history if hf_trl.SENIOR_FRACTION_METRIC in h]
+    logged = [h for h in trainer.state.log_history if TANDEM_PREFIX + SENIOR_TOKEN_FRACTION in h]
     assert len(logged) == 2 and [s.step for s in rollout.history] == [0, 1]
-    assert all(0 < h[hf_trl.SENIOR_FRACTION_METRIC] < 1 for h in logged)
+    assert all(0 < h[TANDEM_PREFIX + SENIOR_TOKEN_FRACTION] < 1 for h in logged)
 
 
 # --- bad input, refused before the first step ---------------------------------------------
@@ -369,7 +370,7 @@ def test_a_smaller_junior_of_another_shape_co_writes_a_two_step_run(tiny_dir, ti
     trainer.train()
     junior = rollout.engine.junior.models[0]
     assert rollout.engine.paired is None and junior.config.hidden_size != rollout.senior.config.hidden_size
-    assert [s.step for s in rollout.history] == [0, 1] and all(0 < s.senior_fraction < 1 for s in rollout.history)
+    assert [s.step for s in rollout.history] == [0, 1] and all(0 < s.senior_token_fraction < 1 for s in rollout.history)
 
 
 # --- the partner score (tandem.partner_score) as a TRL reward function -----------------------

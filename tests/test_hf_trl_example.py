@@ -1,8 +1,10 @@
 """`scripts/hf_trl_tandem.py`, the TRL example, run as a user runs it: 2 steps on CPU, offline.
 
-Public contract: DIR/metrics.jsonl, one line per step with at least `step`, `reward` and
-`senior_fraction`. `--base-steps 0` keeps the default model path (the zoo's tiny model)
-but skips its SFT, so the run takes seconds.
+Public contract: DIR/metrics.jsonl, one line per step under the shared metric names (the
+embedded trainer's), with at least `step`, `reward`, `senior_token_fraction` and
+`mean_handoffs`; a log of an earlier version (`senior_fraction`, `num_handoffs`) reads back
+through `tandem.metric_log.read_metrics` under the same names. `--base-steps 0` keeps the
+default model path (the zoo's tiny model) but skips its SFT, so the run takes seconds.
 """
 
 from __future__ import annotations
@@ -15,6 +17,10 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from tandem import legacy
+from tandem.metric_log import read_metrics
+from tandem.rollout import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION
 
 pytest.importorskip("trl")
 
@@ -43,15 +49,16 @@ def test_the_example_runs_two_tandem_steps_and_logs_the_senior_fraction(tmp_path
     assert [m["step"] for m in metrics] == [1, 2]
     for m in metrics:
         assert 0.0 <= m["reward"] <= 1.0
-        assert 0.0 < m["senior_fraction"] < 1.0  # co-written: both authors wrote tokens
-        assert "loss" in m and "num_handoffs" in m
+        assert 0.0 < m[SENIOR_TOKEN_FRACTION] < 1.0  # co-written: both authors wrote tokens
+        assert "loss" in m and MEAN_HANDOFFS in m and not any(k.startswith("tandem/") for k in m)
     assert 0.0 <= metrics[-1]["val_acc"] <= 1.0  # solo validation at the end
-    assert "senior_fraction" in proc.stdout  # the console line of every step
+    assert SENIOR_TOKEN_FRACTION in proc.stdout and MEAN_HANDOFFS in proc.stdout  # the console line of every step
+    assert [step for step, _ in read_metrics(out / "metrics.jsonl")] == [1, 2]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["method"] == "tandem" and summary["steps"] == 2 and 0.0 <= summary["val_acc_start"] <= 1.0
     # the closing summary: the last step's reward and senior fraction, the final validation
     assert (summary["final_reward"], summary["senior_fraction"]) == (metrics[-1]["reward"],
-                                                                     metrics[-1]["senior_fraction"])
+                                                                     metrics[-1][SENIOR_TOKEN_FRACTION])
     assert summary["val_acc"] == metrics[-1]["val_acc"] and summary["wall_seconds"] > 0
     assert f"final reward {summary['final_reward']:.3f}" in proc.stdout.splitlines()[-1]
     assert not (out / "run.lock").exists()  # the folder's lock, released at the end
@@ -66,7 +73,15 @@ def test_the_grpo_baseline_and_a_local_dataset(tmp_path, tiny_dir):
                            "--out", str(out)]) == 0
     metrics = rows(out / "metrics.jsonl")
     assert [m["step"] for m in metrics] == [1, 2]
-    assert all(m["senior_fraction"] == 1.0 for m in metrics)  # the senior alone
+    assert all(m[SENIOR_TOKEN_FRACTION] == 1.0 for m in metrics)  # the senior alone
+
+
+def test_a_metrics_log_of_an_earlier_version_reads_back_under_the_shared_names(tmp_path):
+    old = {present: earlier for earlier, present in legacy.METRIC_NAMES.items()}
+    path = tmp_path / "metrics.jsonl"
+    path.write_text(json.dumps({"step": 1, "reward": 0.5, old[SENIOR_TOKEN_FRACTION]: 0.25,
+                                old[MEAN_HANDOFFS]: 3.0}) + "\n")
+    assert read_metrics(path) == [(1, {"reward": 0.5, SENIOR_TOKEN_FRACTION: 0.25, MEAN_HANDOFFS: 3.0})]
 
 
 def test_a_dataset_without_prompt_and_answer_columns_is_refused(tmp_path, tiny_dir, capsys):
