@@ -94,7 +94,7 @@ def trl_conflict() -> str | None:
 
     verl 0.9.1's FSDP actor imports trl's `AutoModelForCausalLMWithValueHead` whenever trl
     is installed (`verl/models/transformers/monkey_patch.py`); trl 1.16, the `hf-trl`
-    extra, no longer has it, so the actor would fail inside a Ray worker.
+    extra, lacks it, so the actor would fail inside a Ray worker.
     """
     if importlib.util.find_spec("trl") is None:
         return None

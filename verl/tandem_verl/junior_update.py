@@ -30,6 +30,7 @@ import ray
 from tandem import legacy
 from tandem.errors import TandemError
 from tandem.junior_update import CHECKPOINT_NAME, JuniorUpdate
+from tandem.metric_log import batch_metrics
 
 METRIC = "junior/"  # prefix of the metrics logged with each step
 
@@ -53,12 +54,12 @@ class JuniorUpdater:
             raise TandemError(f"after step {step} the rollout replicas' juniors differ (checksums {sums}); "
                               "the junior update must reach every replica alike")
         workers = per_replica[0]
-        self.metrics.update({
-            f"{prefix}updated": max(w["changed"] for w in workers),
-            f"{prefix}checksum": sums[0],
-            f"{prefix}senior_max_abs_diff_before": max(w["max_abs_diff_before"] for w in workers),
-            f"{prefix}senior_max_abs_diff": max(w["max_abs_diff_after"] for w in workers),
-        })
+        self.metrics.update(batch_metrics({
+            "updated": max(w["changed"] for w in workers),
+            "checksum": sums[0],
+            "senior_max_abs_diff_before": max(w["max_abs_diff_before"] for w in workers),
+            "senior_max_abs_diff": max(w["max_abs_diff_after"] for w in workers),
+        }, prefix))
 
     def save(self, step_folder: Path) -> None:
         self._call(self.servers[:1], "tandem_junior_save", str(step_folder / CHECKPOINT_NAME))

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 import torch
 
 from tandem.errors import TandemError
+from tandem.metric_log import batch_metrics
 from tandem.partner_score import (
     PartnerRewardConfig,
     check_fits,
@@ -147,7 +148,7 @@ class PartnerScorer:
         nested = torch.nested.as_nested_tensor(rm_scores, layout=torch.jagged)
         tq.kv_batch_put(keys=batch.keys, partition_id=batch.partition_id,
                         fields=TensorDict({"rm_scores": nested}, batch_size=len(batch)))
-        metrics.update({**step_metrics(terms, score), VERIFIER_METRIC: float(verifier.mean())})
+        metrics.update(batch_metrics({**step_metrics(terms, score), VERIFIER_METRIC: verifier.mean()}))
         self._trace(trainer, real, golds, sequences, rows, target_lp, terms, score)
 
     def _target_logprobs(self, trainer, batch, sequences: dict, tq, to_tensordict) -> dict[int, torch.Tensor]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from tandem.errors import TandemError
 from tandem.grading.grader import HEALTH_METRICS
+from tandem.metric_log import batch_metrics
 
 
 def compute_score(data_source: str, solution_str: str, ground_truth, extra_info: dict | None = None, **_) -> dict:
@@ -37,7 +38,6 @@ def compute_score(data_source: str, solution_str: str, ground_truth, extra_info:
     return {"score": score, "acc": score, **health}
 
 
-
 def health_metrics(extra_fields: list) -> dict[str, float]:
     """The step's grader calls cut short: each of `HEALTH_METRICS` summed over the samples.
 
@@ -50,4 +50,4 @@ def health_metrics(extra_fields: list) -> dict[str, float]:
         info = fields.get("reward_extra_info") or {} if isinstance(fields, dict) else {}
         for name in HEALTH_METRICS:
             totals[name] += float(info.get(name) or 0.0)
-    return totals
+    return batch_metrics(totals)
