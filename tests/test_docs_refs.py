@@ -98,7 +98,7 @@ def _is_config_key(dotted: str) -> bool:
     import typing
 
     from tandem.config import TandemConfig
-    from tandem_verl.wiring import LOSS_BLOCK_KEYS
+    from tandem_verl.tandem_block import LOSS_BLOCK_KEYS
     from tandem.strict import valid_keys
     from tandem_app.train.grpo_trainer import TrainConfig
 

@@ -86,7 +86,7 @@ class FakeRunner(Runner):
 def write_launch_files(run_dir: Path, tandem: bool, runner: str = "v1", variant: str | None = None) -> None:
     """What a finished launcher pair leaves: verl's metrics, the trace, checkpoints (as on CPU)."""
     def extra(s):
-        if variant == "moving":  # tandem_verl.moving_junior; the resumed launch rebuilt step 2's junior
+        if variant == "moving":  # tandem_verl.junior_update; the resumed launch rebuilt step 2's junior
             return {"junior/updated": 1.0, "junior/checksum": 10.0 + s,
                     "junior/senior_max_abs_diff": 0.0,
                     **({"junior/resumed_checksum": 12.0} if s == 3 else {})}
