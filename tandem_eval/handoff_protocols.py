@@ -33,6 +33,7 @@ def compare(senior, junior, prompts: list[list[int]], texts: list[str], keys: li
             golds: list[str] | None = None) -> dict:
     """Run both protocols on the same requests; counts of identical and differing responses."""
     from tandem.boundaries import boundary_ids
+    from tandem.rollout import MEAN_HANDOFFS, stats_of_masks
     from tandem_eval.handoff import run_step_handoff
 
     step_ids = boundary_ids(senior.tokenizer, "step")
@@ -43,8 +44,8 @@ def compare(senior, junior, prompts: list[list[int]], texts: list[str], keys: li
         "same_tokens": sum(a.token_ids == b.token_ids for a, b in zip(by_token, by_text)),
         "same_text": sum(a.text == b.text for a, b in zip(by_token, by_text)),
         "same_authorship": sum(a.authorship_mask == b.authorship_mask for a, b in zip(by_token, by_text)),
-        "mean_handoffs": {"token": sum(r.num_handoffs for r in by_token) / max(1, len(prompts)),
-                          "text": sum(r.num_handoffs for r in by_text) / max(1, len(prompts))},
+        "mean_handoffs": {name: stats_of_masks([r.authorship_mask for r in rollouts]).metrics()[MEAN_HANDOFFS]
+                          for name, rollouts in (("token", by_token), ("text", by_text))},
     }
     if golds is not None:
         grades = [(grader.grade(a.text, g), grader.grade(b.text, g)) for a, b, g in zip(by_token, by_text, golds)]

@@ -2,7 +2,7 @@
 
 A checkpoint's results live in one directory (the layout `tandem_eval.reproduce` writes):
     solo/       an `eval_solo` output directory (summary.json and <benchmark>.summary.json files)
-    handoff/    an `eval_sentence_handoff` output directory
+    handoff/    an `eval_step_handoff` output directory
     legibility.json   `tandem_eval.legibility` output (optional)
 Per benchmark, the per-problem (n, c) counts are what the bootstrap resamples; so are the
 handoff's counts over the samples without a leak and the prefix transfer's per fraction
@@ -50,8 +50,8 @@ def _read_json(path: Path) -> dict:
 
 
 def load_phase(directory: Path) -> PhaseResult:
-    """One `eval_solo` / `eval_sentence_handoff` output directory."""
-    from tandem_eval.runner import _file_stem
+    """One `eval_solo` / `eval_step_handoff` output directory."""
+    from tandem_eval.resume import file_stem
 
     summary_path = directory / "summary.json"
     if not summary_path.is_file():
@@ -60,13 +60,13 @@ def load_phase(directory: Path) -> PhaseResult:
     counts, rates, clean, prefix = {}, {}, {}, {}
     pairs = lambda rows: [(int(p["n"]), int(p["c"])) for p in rows]  # noqa: E731
     for name in overall.get("benchmarks", {}):
-        per = _read_json(directory / f"{_file_stem(name)}.summary.json")
+        per = _read_json(directory / f"{file_stem(name)}.summary.json")
         counts[name] = pairs(per["per_problem"])
         if "answer_visible" in per:
             rates[name] = {k: per[k] for k in ("answer_visible", "final_author", "hit_budget")}
         if "leak_controlled" in per:
             clean[name] = pairs(per["leak_controlled"]["per_problem"])
-        prefix_path = directory / f"{_file_stem(name)}.prefix.summary.json"
+        prefix_path = directory / f"{file_stem(name)}.prefix.summary.json"
         for fraction, result in (_read_json(prefix_path)["fractions"] if prefix_path.is_file() else {}).items():
             prefix.setdefault(fraction, {})[name] = pairs(result["per_problem"])
     if not counts:

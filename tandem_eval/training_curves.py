@@ -1,14 +1,17 @@
-"""Training curves from verl's metric logs, and the best-checkpoint rule.
+"""Training curves from a run's metric log, and the best-checkpoint rule.
 
-Input: the JSONL that verl's `file` logger writes (`trainer.logger=[console,file]`; one
-line per step, `{"step": s, "data": {metric: value}}`; its path is
-$VERL_FILE_LOGGER_PATH, else `<project>/<experiment>.jsonl` under $VERL_FILE_LOGGER_ROOT).
+Input: a metrics JSONL in either row form, read by `tandem.metric_log.read_metrics`: the
+one verl's `file` logger writes (`trainer.logger=[console,file]`; one line per step,
+`{"step": s, "data": {metric: value}}`; its path is $VERL_FILE_LOGGER_PATH, else
+`<project>/<experiment>.jsonl` under $VERL_FILE_LOGGER_ROOT), or the embedded trainer's
+`metrics.jsonl` (`{"step": s, metric: value}`). A name an older run wrote (the release's
+`actor/tandem_senior_token_frac`) is read under its present spelling (`tandem.legacy`).
 Read from it:
 - validation pass@k per data source, averaged over sources (the macro): `pass@k` where a
   metric of that name is logged, else verl's `best@k/mean` (its bootstrap best-of-k
   estimate), and pass@1 from `mean@n`; the accuracy variable `acc` (else `reward`);
-- the senior token fraction: `actor/tandem/senior_token_fraction` (ours, as verl logs it) or
-  `actor/tandem_senior_token_frac` (the release's);
+- the senior token fraction (`tandem.rollout.SENIOR_TOKEN_FRACTION`), as verl's actor logs
+  it (`actor/tandem/`), as a shared log holds it (`tandem/`) or unprefixed (the embedded trainer);
 - the mean response length: `response_length/mean`.
 
     python -m tandem_eval.training_curves plot --run trl=trl.jsonl --run grpo=grpo.jsonl --out curves
@@ -21,36 +24,21 @@ release's docs' rule); ties go to the earlier step.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import re
 import sys
 from pathlib import Path
 
 from tandem.errors import TandemError
+from tandem.metric_log import TANDEM_PREFIX, read_metrics
+from tandem.rollout import SENIOR_TOKEN_FRACTION
 
-SENIOR_FRACTION_KEYS = ("actor/tandem/senior_token_fraction", "tandem/senior_token_fraction",
-                        "actor/tandem_senior_token_frac")
+# The senior token fraction under each prefix a log gives it: verl's actor, a shared log, the embedded trainer.
+SENIOR_FRACTION_KEYS = tuple(prefix + SENIOR_TOKEN_FRACTION for prefix in ("actor/" + TANDEM_PREFIX, TANDEM_PREFIX, ""))
 LENGTH_KEY = "response_length/mean"
 _VAL = re.compile(r"^val-(?:core|aux)/(?P<source>.+)/(?P<var>acc|reward)/(?P<metric>.+)$")
 
 DESCRIPTION = "Training curves (validation pass@k, senior token fraction, response length) from verl metric logs."
-
-
-def read_log(path: str | Path) -> list[tuple[int, dict]]:
-    path = Path(path)
-    if not path.is_file():
-        raise TandemError(f"{path}: no such metrics log; pass the JSONL of verl's file logger (trainer.logger=[...,file])")
-    rows = []
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            rows.append((int(row["step"]), dict(row["data"])))
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-            raise TandemError(f"{path}:{lineno}: not a verl file-logger line ({{\"step\": ..., \"data\": {{...}}}})") from None
-    return rows
 
 
 def _metric_value(metrics: dict[str, float], k: int) -> float | None:
@@ -95,7 +83,7 @@ def series(rows: list[tuple[int, dict]], keys: tuple[str, ...] | str) -> dict[in
 
 def best_step(path: str | Path, k: int = 4) -> tuple[int, float]:
     """(step, its validation macro pass@k) with the highest value; the earliest on ties."""
-    val = validation_pass_at_k(read_log(path), k)
+    val = validation_pass_at_k(read_metrics(path), k)
     if not val:
         raise TandemError(f"{path}: no validation entries with pass@{k} (val-core/<source>/acc/best@{k}/mean or "
                           f"pass@{k}); train with trainer.test_freq > 0 and val_kwargs.n >= {k}")
@@ -109,7 +97,7 @@ def curves_figure(runs: list[tuple[str, str]], out_stem: str | Path, k: int = 4)
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    logs = [(label, read_log(path), path) for label, path in runs]
+    logs = [(label, read_metrics(path), path) for label, path in runs]
     for label, rows, path in logs:
         if not validation_pass_at_k(rows, 1) and not validation_pass_at_k(rows, k):
             raise TandemError(f"{path}: no validation entries (val-core/... metrics); nothing to draw for {label!r}; "

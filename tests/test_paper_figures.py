@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tandem.errors import TandemError
+from tandem.metric_log import metrics_row, read_metrics
 from tandem_eval import paper_figures, paper_table, training_curves
 from tandem_eval.bootstrap import pass_at_k_with_se
 from tandem_eval.paper_results import load_checkpoint
@@ -118,9 +119,21 @@ def test_best_step_is_the_best_validation_macro_pass_at_4(logs, capsys):
     assert training_curves.best_step(trl) == (40, pytest.approx(0.45))  # step 60 ties at 0.45: the earlier wins
     assert training_curves.main(["best-step", str(grpo)]) == 0
     assert capsys.readouterr().out.strip() == "20"
-    rows = training_curves.read_log(trl)
+    rows = read_metrics(trl)
     assert training_curves.validation_pass_at_k(rows, 1)[20] == pytest.approx(0.175)
     assert training_curves.series(rows, training_curves.SENIOR_FRACTION_KEYS) == {1: 0.51, 20: 0.49, 40: 0.5}
+
+
+def test_a_flat_log_and_a_verl_log_with_the_releases_key_give_one_curve(tmp_path):
+    steps = [(1, 0.51, 900.0), (20, 0.49, 950.0)]
+    flat = tmp_path / "metrics.jsonl"  # the embedded trainer's rows, its unprefixed names
+    flat.write_text("".join(json.dumps(metrics_row(s, {"senior_token_fraction": f, "response_length/mean": n}))
+                            + "\n" for s, f, n in steps))
+    verl = _log(tmp_path / "verl.jsonl", [(s, {"actor/tandem_senior_token_frac": f, "response_length/mean": n})
+                                          for s, f, n in steps])
+    curves = [(training_curves.series(rows, training_curves.SENIOR_FRACTION_KEYS),
+               training_curves.series(rows, training_curves.LENGTH_KEY)) for rows in map(read_metrics, (flat, verl))]
+    assert curves[0] == curves[1] == ({1: 0.51, 20: 0.49}, {1: 900.0, 20: 950.0})
 
 
 def test_training_curves_figure(logs, tmp_path):
