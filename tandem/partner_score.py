@@ -60,6 +60,8 @@ class PartnerRewardConfig:
     logprob_min: float | None = None
     kl_mean: float | None = None
     kl_max: float | None = None
+    # RLT's teacher input: the writer's prompt holds the reference solution (`tandem.solution_prompt`).
+    writer_sees_solution: bool = False
 
     def __post_init__(self) -> None:
         if self.preset not in PRESETS:
@@ -68,6 +70,9 @@ class PartnerRewardConfig:
             raise TandemError(f"partner_reward.target={self.target!r}: choose answer or solution")
         if not (isinstance(self.weight, (int, float)) and self.weight >= 0.0):
             raise TandemError(f"partner_reward.weight must be a number >= 0 (0 = off), got {self.weight!r}")
+        if self.writer_sees_solution and self.target != "solution":
+            raise TandemError("partner_reward.writer_sees_solution=true scores the solution the writer saw; set "
+                              "partner_reward.target=solution")
 
     @property
     def enabled(self) -> bool:
