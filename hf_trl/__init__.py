@@ -4,12 +4,17 @@
 - `rewards`: TRL reward functions, the project's grader and the partner score;
 - `junior_update`: `JuniorUpdater`, a junior that follows the senior (`tandem.junior_update`), as a callback;
 - `trainer_access`: what the rollout reads from the trainer (senior, sampling, prompt ids), checked;
-- `trl_version`: the TRL release the rollout needs.
+- `trl_version`: the TRL release the rollout needs;
+- `metrics_callback`: TRL's step logs as metrics rows under the shared names;
+- `solo_validation`: greedy accuracy of the senior alone.
 """
 
 from hf_trl.junior_update import JuniorUpdater
+from hf_trl.metrics_callback import MetricsCallback
 from hf_trl.rewards import grader_reward
+from hf_trl.solo_validation import solo_accuracy
 from hf_trl.tandem_rollout import TandemRolloutFunc, tandem_rollout_func
 from hf_trl.trl_version import check_trl
 
-__all__ = ["JuniorUpdater", "TandemRolloutFunc", "check_trl", "grader_reward", "tandem_rollout_func"]
+__all__ = ["JuniorUpdater", "MetricsCallback", "TandemRolloutFunc", "check_trl", "grader_reward", "solo_accuracy",
+           "tandem_rollout_func"]

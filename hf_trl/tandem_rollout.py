@@ -20,7 +20,7 @@ ids) and the row's sample number, so a rerun replays the same coins and tokens. 
 the authorship mask as `env_mask` and the response's `senior_fraction` as an extra key. The
 batch's authorship statistics are logged every step under the shared names
 (`RolloutStats.metrics` with the prefix `tandem.metric_log.TANDEM_PREFIX`:
-`tandem/senior_token_fraction`, `tandem/mean_handoffs`, ... in TRL's logs; `last_stats`
+`"tandem/senior_token_fraction"`, `"tandem/mean_handoffs"`, ... in TRL's logs; `last_stats`
 here). Evaluation batches (`trainer.model.training` False) are written by the senior alone
 unless `solo_eval=False`.
 

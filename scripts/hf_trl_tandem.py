@@ -10,8 +10,8 @@ reference engine runs (Qwen3, Qwen2, Llama, Mistral) and `--dataset` a `datasets
 dataset (a hub name or a local .jsonl/.json/.parquet file) with a `prompt` column (text
 or chat messages) and an `answer` column.
 
-The tandem part is three lines (see `main`): build the rollout function, pass it to
-`GRPOTrainer(rollout_func=...)`, and score with the project's grader. The junior is a
+The tandem part is three lines (see `tandem_trainer`): build the rollout function, pass it
+to `GRPOTrainer(rollout_func=...)`, and score with the project's grader. The junior is a
 frozen copy of the senior before training (the paper's self-paired junior) unless
 `--junior` names another model of the same vocabulary. Validation: the senior alone,
 greedy, graded by the same grader (at the start, every `--val-every` steps, at the end).
@@ -22,7 +22,8 @@ on validation steps; `tandem.metric_log.read_metrics` reads it), DIR/summary.jso
 validation accuracy, senior fraction, wall time), and with `--wandb` an offline wandb run
 under DIR. The run holds DIR's lock (`tandem.run_lock`: a second process on DIR is
 refused); numeric flags must be finite, and a step whose loss or gradient norm is not
-finite stops the run with one line, saving no model.
+finite stops the run with one line, saving no model (`hf_trl.metrics_callback`; validation
+is `hf_trl.solo_validation`).
 """
 
 from __future__ import annotations
@@ -42,11 +43,14 @@ from tandem import run_lock  # noqa: E402
 from tandem.config import TandemConfig  # noqa: E402
 from tandem.errors import RunFailed, RunInterrupted, TandemError, run_reporting_errors  # noqa: E402
 from tandem.jsonl import write_json  # noqa: E402
-from tandem.metric_log import TANDEM_PREFIX, read_metrics  # noqa: E402
+from tandem.metric_log import read_metrics  # noqa: E402
 from tandem.rollout import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION  # noqa: E402
 
 METHODS = ("tandem", "grpo")
 CONSOLE_KEYS = ("reward", SENIOR_TOKEN_FRACTION, MEAN_HANDOFFS, "loss", "val_acc", "step_time")
+
+
+# --- the arguments ------------------------------------------------------------------------
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -84,6 +88,20 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--wandb-mode", default="offline")
     p.add_argument("--save-model", action="store_true", help="save the trained senior to DIR/model")
     return p.parse_args(argv)
+
+
+def check_args(a) -> None:
+    """Every numeric flag finite, and in its range; one error line naming the flag."""
+    for flag in ("lr", "temperature", "prob_senior"):
+        if not math.isfinite(getattr(a, flag)):
+            raise TandemError(f"--{flag.replace('_', '-')} must be a finite number, got {getattr(a, flag)}")
+    if a.max_steps < 1 or a.prompts_per_step < 1 or a.num_generations < 2:
+        raise TandemError("--max-steps and --prompts-per-step must be >= 1 and --num-generations >= 2")
+    if not a.lr > 0 or a.temperature < 0 or a.max_new_tokens < 1 or a.n_val < 1:
+        raise TandemError(f"--lr must be > 0 (got {a.lr}), --temperature >= 0 (got {a.temperature}), "
+                          f"--max-new-tokens and --n-val >= 1 (got {a.max_new_tokens}, {a.n_val})")
+    if min(a.val_every, a.base_steps, a.threads) < 0:
+        raise TandemError("--val-every, --base-steps and --threads must be >= 0")
 
 
 # --- model and data -----------------------------------------------------------------------
@@ -149,72 +167,6 @@ def task_rows(a) -> tuple[list[dict], list[dict]]:
     return train[a.n_val:], train[: a.n_val]
 
 
-# --- validation and logging ---------------------------------------------------------------
-
-
-def solo_accuracy(trainer, rows: list[dict], max_new_tokens: int, batch: int = 64) -> float:
-    """Greedy accuracy of the senior alone (the reference engine), graded like the reward."""
-    import torch
-
-    from tandem.coins import request_key
-    from tandem.engine import TandemEngine
-    from tandem.grading import reward
-    from hf_trl.trainer_access import reachable_senior, tokenize_prompts
-    from tandem.sampling import SamplingConfig
-
-    engine = TandemEngine(reachable_senior(trainer), None, trainer.processing_class)
-    sampling = SamplingConfig(temperature=0.0, max_new_tokens=max_new_tokens)
-    correct = 0.0
-    for start in range(0, len(rows), batch):
-        chunk = rows[start: start + batch]
-        prompts = tokenize_prompts(trainer, [r["prompt"] for r in chunk])
-        keys = [request_key(f"val/{start + i}", 0) for i in range(len(chunk))]
-        with torch.no_grad():
-            rollouts = engine.generate(prompts, sampling, keys, solo=True)
-        correct += sum(reward(r.text, row["answer"]) for r, row in zip(rollouts, chunk))
-    return correct / max(1, len(rows))
-
-
-def check_args(a) -> None:
-    """Every numeric flag finite, and in its range; one error line naming the flag."""
-    for flag in ("lr", "temperature", "prob_senior"):
-        if not math.isfinite(getattr(a, flag)):
-            raise TandemError(f"--{flag.replace('_', '-')} must be a finite number, got {getattr(a, flag)}")
-    if a.max_steps < 1 or a.prompts_per_step < 1 or a.num_generations < 2:
-        raise TandemError("--max-steps and --prompts-per-step must be >= 1 and --num-generations >= 2")
-    if not a.lr > 0 or a.temperature < 0 or a.max_new_tokens < 1 or a.n_val < 1:
-        raise TandemError(f"--lr must be > 0 (got {a.lr}), --temperature >= 0 (got {a.temperature}), "
-                          f"--max-new-tokens and --n-val >= 1 (got {a.max_new_tokens}, {a.n_val})")
-    if min(a.val_every, a.base_steps, a.threads) < 0:
-        raise TandemError("--val-every, --base-steps and --threads must be >= 0")
-
-
-def metrics_callback(logger, rollout, validate, val_every: int, max_steps: int):
-    """A TrainerCallback writing one metrics row per logged step (TRL logs every step here), under the shared
-    names (TRL's `tandem/` prefix dropped); a step whose loss or gradient norm is not finite stops training
-    (`.non_finite` says which step and what)."""
-    from transformers import TrainerCallback
-
-    class TandemMetrics(TrainerCallback):
-        non_finite: str | None = None
-
-        def on_log(self, args, state, control, logs=None, **kwargs):
-            if not logs or "reward" not in logs:  # the end-of-training summary line
-                return
-            row = {k.removeprefix(TANDEM_PREFIX): v for k, v in logs.items() if isinstance(v, (int, float))}
-            row.setdefault(SENIOR_TOKEN_FRACTION, rollout.last_stats.senior_token_fraction)
-            step = state.global_step
-            bad = {k: row[k] for k in ("loss", "grad_norm") if k in row and not math.isfinite(row[k])}
-            if bad:
-                self.non_finite = f"step {step}: " + ", ".join(f"{k} {v}" for k, v in bad.items())
-                control.should_training_stop = True
-            if (val_every and step % val_every == 0) or step == max_steps:
-                row["val_acc"] = validate()
-            logger.log(step, row)
-
-    return TandemMetrics()
-
-
 # --- the run ------------------------------------------------------------------------------
 
 
@@ -228,35 +180,18 @@ def run(a) -> int:
                                  "the same command starts over") from None
 
 
-def train(a) -> int:
+def tandem_trainer(a, train_rows: list[dict], tokenizer, senior):
+    """The GRPOTrainer with the tandem lines: a rollout function and the grader as reward."""
     import torch
-
-    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is TRL-experimental; said in the README
-    if a.threads:
-        torch.set_num_threads(a.threads)
-    from hf_trl import check_trl, grader_reward, tandem_rollout_func
-
-    check_trl()
     from datasets import Dataset
     from trl import GRPOConfig, GRPOTrainer
 
-    from tandem.models import load_model, load_tokenizer
-    from tandem_app.train.metrics import MetricsLogger
+    from hf_trl import grader_reward, tandem_rollout_func
 
-    out = a.out
-    t0 = time.time()
-    train_rows, val_rows = task_rows(a)
-    model_path = a.model or str(default_model(out, a.base_steps, a.seed, a.threads))
-    tokenizer = load_tokenizer(model_path)
-    senior = load_model(model_path)
-    senior.requires_grad_(True)
-    train_rows, val_rows = as_chat(train_rows, tokenizer), as_chat(val_rows, tokenizer)
     tandem = TandemConfig(selection_strategy=a.selection_strategy, prob_senior=a.prob_senior, seed=a.seed)
-
-    # --- the tandem lines: a rollout function and the grader as reward -------------------
     rollout = tandem_rollout_func(junior=a.junior, tandem_config=tandem, solo=a.method == "grpo")
     args = GRPOConfig(
-        output_dir=str(out / "trl"), per_device_train_batch_size=a.prompts_per_step * a.num_generations,
+        output_dir=str(a.out / "trl"), per_device_train_batch_size=a.prompts_per_step * a.num_generations,
         num_generations=a.num_generations, max_completion_length=a.max_new_tokens, temperature=a.temperature,
         learning_rate=a.lr, loss_type=a.loss_type, max_steps=a.max_steps, logging_steps=1, save_strategy="no",
         report_to=[], seed=a.seed, use_cpu=not torch.cuda.is_available(), bf16=torch.cuda.is_available(),
@@ -266,22 +201,51 @@ def train(a) -> int:
                           train_dataset=Dataset.from_list(train_rows), processing_class=tokenizer,
                           rollout_func=rollout)
     rollout.check(trainer)  # every tandem check now, before the first step
-    # ---------------------------------------------------------------------------------------
+    return trainer, rollout
+
+
+def metrics_logger(a):
+    from tandem_app.train.metrics import MetricsLogger
+
+    wandb = None
+    if a.wandb:
+        wandb = dict(project=a.wandb_project, run_dir=str(a.out), config=vars(a) | {"out": str(a.out)},
+                     mode=a.wandb_mode, name=f"hf-trl-{a.method}-{a.out.name}")
+    return MetricsLogger(a.out / "metrics.jsonl", console=True, console_keys=CONSOLE_KEYS, wandb=wandb)
+
+
+def train(a) -> int:
+    import torch
+
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is TRL-experimental; said in the README
+    if a.threads:
+        torch.set_num_threads(a.threads)
+    from hf_trl import check_trl
+
+    check_trl()
+    from transformers.trainer_callback import PrinterCallback
+
+    from hf_trl.metrics_callback import MetricsCallback
+    from hf_trl.solo_validation import solo_accuracy
+    from tandem.models import load_model, load_tokenizer
+
+    t0 = time.time()
+    train_rows, val_rows = task_rows(a)
+    model_path = a.model or str(default_model(a.out, a.base_steps, a.seed, a.threads))
+    tokenizer = load_tokenizer(model_path)
+    senior = load_model(model_path)
+    senior.requires_grad_(True)
+    train_rows, val_rows = as_chat(train_rows, tokenizer), as_chat(val_rows, tokenizer)
+    trainer, rollout = tandem_trainer(a, train_rows, tokenizer, senior)
 
     def validate() -> float:
         return solo_accuracy(trainer, val_rows, a.max_new_tokens)
 
-    wandb = None
-    if a.wandb:
-        wandb = dict(project=a.wandb_project, run_dir=str(out), config=vars(a) | {"out": str(out)},
-                     mode=a.wandb_mode, name=f"hf-trl-{a.method}-{out.name}")
-    logger = MetricsLogger(out / "metrics.jsonl", console=True, console_keys=CONSOLE_KEYS, wandb=wandb)
+    logger = metrics_logger(a)
     val_start = validate()
     print(f"step     0 | val_acc {val_start:.4g} (senior alone, greedy)", flush=True)
-    from transformers.trainer_callback import PrinterCallback
-
     trainer.remove_callback(PrinterCallback)  # TRL's raw log dicts; the logger prints one line per step
-    callback = metrics_callback(logger, rollout, validate, a.val_every, a.max_steps)
+    callback = MetricsCallback(logger, rollout, validate, a.val_every, a.max_steps)
     trainer.add_callback(callback)
     t_train = time.time()
     try:
@@ -292,31 +256,36 @@ def train(a) -> int:
         raise RunFailed(f"{callback.non_finite} is not finite; training stopped there, no model saved; "
                         "lower --lr and start a new --out")
     if a.save_model:
-        trainer.save_model(str(out / "model"))
-    final = _last_row(out / "metrics.jsonl")
+        trainer.save_model(str(a.out / "model"))
+    write_summary(a, model_path, val_start, train_seconds=time.time() - t_train, wall_seconds=time.time() - t0)
+    return 0
+
+
+# --- the summary --------------------------------------------------------------------------
+
+
+def write_summary(a, model_path: str, val_start: float, train_seconds: float, wall_seconds: float) -> None:
+    """DIR/summary.json from the last metrics row, and its one console line."""
+    out = a.out
+    rows = read_metrics(out / "metrics.jsonl")
+    final = rows[-1][1] if rows else {}
     summary = {
         "phase": "hf-trl", "method": a.method, "model": model_path, "steps": a.max_steps,
         "val_acc_start": val_start, "grader": "tandem.grading.reward",
         "final_reward": final.get("reward"), "val_acc": final.get("val_acc"),
-        "senior_fraction": final.get(SENIOR_TOKEN_FRACTION),
+        "senior_fraction": final.get(SENIOR_TOKEN_FRACTION),  # summary.json's field name, kept
         "saved_model": str(out / "model") if a.save_model else None,
-        "train_seconds": time.time() - t_train, "wall_seconds": time.time() - t0,
+        "train_seconds": train_seconds, "wall_seconds": wall_seconds,
     }
     write_json(out / "summary.json", summary)
-    print(f"{a.method}: {a.max_steps} steps in {summary['wall_seconds']:.1f} s ({summary['train_seconds']:.1f} s "
+    print(f"{a.method}: {a.max_steps} steps in {wall_seconds:.1f} s ({train_seconds:.1f} s "
           f"training); final reward {_num(summary['final_reward'])}, validation accuracy {_num(summary['val_acc'])}, "
           f"senior fraction {_num(summary['senior_fraction'])}; wrote {out / 'metrics.jsonl'}"
           + (f", the senior in {out / 'model'}" if a.save_model else ""), flush=True)
-    return 0
 
 
 def _num(value) -> str:
     return f"{value:.3f}" if isinstance(value, (int, float)) else "n/a"
-
-
-def _last_row(path: Path) -> dict:
-    rows = read_metrics(path)
-    return rows[-1][1] if rows else {}
 
 
 def main(argv=None) -> int:

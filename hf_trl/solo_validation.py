@@ -1,0 +1,31 @@
+"""Validation of a TRL-trained senior: greedy accuracy of the senior alone, graded like the reward.
+
+The senior generates alone (`solo=True`) on the reference engine, over the model TRL trains
+as the rollout reads it (`hf_trl.trainer_access`), and `tandem.grading.reward` grades each
+response against the row's `answer`, as `hf_trl.rewards.grader_reward` does in training.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from hf_trl.trainer_access import reachable_senior, tokenize_prompts
+from tandem.coins import request_key
+from tandem.engine import TandemEngine
+from tandem.grading import reward
+from tandem.sampling import SamplingConfig
+
+
+def solo_accuracy(trainer, rows: list[dict], max_new_tokens: int, batch: int = 64) -> float:
+    """Greedy accuracy of the senior alone over `rows` (each with `prompt` and `answer`)."""
+    engine = TandemEngine(reachable_senior(trainer), None, trainer.processing_class)
+    sampling = SamplingConfig(temperature=0.0, max_new_tokens=max_new_tokens)
+    correct = 0.0
+    for start in range(0, len(rows), batch):
+        chunk = rows[start: start + batch]
+        prompts = tokenize_prompts(trainer, [r["prompt"] for r in chunk])
+        keys = [request_key(f"val/{start + i}", 0) for i in range(len(chunk))]
+        with torch.no_grad():
+            rollouts = engine.generate(prompts, sampling, keys, solo=True)
+        correct += sum(reward(r.text, row["answer"]) for r, row in zip(rollouts, chunk))
+    return correct / max(1, len(rows))
