@@ -425,11 +425,12 @@ def test_the_hf_example_stops_at_a_non_finite_loss():
     pytest.importorskip("transformers")
     from types import SimpleNamespace
 
-    callback_of = runpy.run_path(str(REPO / "scripts" / "hf_trl_tandem.py"))["metrics_callback"]
+    from hf_trl.metrics_callback import MetricsCallback
+
     rows = []
     logger = SimpleNamespace(log=lambda step, row: rows.append((step, row)))
     rollout = SimpleNamespace(last_stats=SimpleNamespace(senior_token_fraction=0.5))
-    callback = callback_of(logger, rollout, lambda: 0.0, 0, 10)
+    callback = MetricsCallback(logger, rollout, lambda: 0.0, 0, 10)
     control = SimpleNamespace(should_training_stop=False)
     callback.on_log(None, SimpleNamespace(global_step=1), control, logs={"reward": 0.5, "loss": 0.1, "grad_norm": 1.0})
     assert not control.should_training_stop and callback.non_finite is None
