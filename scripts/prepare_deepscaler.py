@@ -23,7 +23,12 @@ Each row follows verl's RL parquet schema (as in verl's examples/data_preprocess
     prompt        chat messages: one user turn, the problem + the eval suite's instruction
     ability       "math"
     reward_model  {"style": "rule", "ground_truth": <answer string>}
-    extra_info    {"split", "index", "id", "source"}
+    extra_info    {"split", "index", "id", "source"}, plus "solution" on training and held-out rows
+The training rows carry the source's worked solution (DeepScaleR's `solution` column) in
+`extra_info.solution`: `partner_reward.target=solution` scores it and
+`partner_reward.writer_sees_solution=true` shows it to the writer (SPEC §13). A row the source
+gives no solution keeps `solution: null`, is counted and reported in one line, and trains
+verifier-only runs; those two settings refuse it.
 The instruction and the validation sets (the paper's 121-problem AMC set, AIME 2024-2026,
 Minerva) come from `tandem_eval`, so training-time validation scores the same problems,
 with the same prompt, as the evaluation suite.
@@ -51,9 +56,16 @@ HELDOUT_SEED = 0
 VAL_BENCHMARKS = ("amc_23_25", "aime_24_26", "minerva")
 
 
+SOLUTION_COLUMN = "solution"  # DeepScaleR-Preview's worked-solution column
+
+
 def verl_row(problem, split: str, index: int, data_source: str, instruction: str | None = None,
-             preset: str = "ours") -> dict:
-    """One problem (`tandem_eval.datasets.Problem`) as a verl RL parquet row, prompted as the eval `preset` does."""
+             preset: str = "ours", solution: str | None | bool = False) -> dict:
+    """One problem (`tandem_eval.datasets.Problem`) as a verl RL parquet row, prompted as the eval `preset` does.
+
+    `solution`: the row's worked solution for `extra_info.solution` (None = the source has none);
+    False leaves the key out (validation rows).
+    """
     from tandem_eval.presets import get_preset
     from tandem_eval.prompts import user_message
 
@@ -67,7 +79,8 @@ def verl_row(problem, split: str, index: int, data_source: str, instruction: str
         "prompt": [{"role": "user", "content": text}],
         "ability": "math",
         "reward_model": {"style": "rule", "ground_truth": str(problem.answer)},
-        "extra_info": {"split": split, "index": index, "id": str(problem.id), "source": problem.source},
+        "extra_info": {"split": split, "index": index, "id": str(problem.id), "source": problem.source,
+                       **({} if solution is False else {SOLUTION_COLUMN: solution})},
     }
 
 
@@ -80,6 +93,37 @@ def load_train(spec: str) -> list:
     else:
         problems = load_hub(HubSource(spec, "train", fields=FieldMap(id=None)), TRAIN_SOURCE)
     return problems
+
+
+def load_solutions(spec: str, rows: int) -> list[str | None]:
+    """Each training row's worked solution (None where the source has none), in `load_train`'s order."""
+    if spec.endswith(".parquet"):
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(spec)
+        values = table.column(SOLUTION_COLUMN).to_pylist() if SOLUTION_COLUMN in table.column_names else []
+    elif spec.endswith(".jsonl"):
+        from tandem.jsonl import read_jsonl
+
+        values = [row.get(SOLUTION_COLUMN) for row in read_jsonl(spec)]
+    else:
+        import datasets
+
+        table = datasets.load_dataset(spec, split="train")  # cached by load_train's read
+        values = table[SOLUTION_COLUMN] if SOLUTION_COLUMN in table.column_names else []
+    if values and len(values) != rows:
+        raise TandemError(f"{spec}: {len(values)} solutions for {rows} problems; the file changed while read, rerun")
+    out = [v if isinstance(v, str) and v.strip() else None for v in values]
+    return out or [None] * rows
+
+
+def solution_note(spec: str, solutions: list[str | None]) -> str:
+    """The one line that says how many training rows lack a worked solution."""
+    missing = sum(s is None for s in solutions)
+    if not missing:
+        return f"{spec}: every row has a worked solution (extra_info.solution)"
+    return (f"{spec}: {missing} of {len(solutions)} rows have no worked solution (extra_info.solution is null); "
+            "verifier-only runs train on them, partner_reward.target=solution and writer_sees_solution refuse them")
 
 
 def heldout_positions(num_rows: int, heldout: int, seed: int = HELDOUT_SEED) -> list[int]:
@@ -119,18 +163,23 @@ def write_parquet(rows: list[dict], path: Path) -> None:
 def prepare(out: Path, train: str, data_dir: str | None, max_train: int | None = None,
             val: tuple[str, ...] = VAL_BENCHMARKS, instruction: str | None = None,
             max_val: int | None = None, heldout: int = HELDOUT_ROWS,
-            seed: int = HELDOUT_SEED, preset: str = "ours") -> dict[str, int]:
+            seed: int = HELDOUT_SEED, preset: str = "ours", report=print) -> dict[str, int]:
     """Write the training file, the held-out file and one file per validation benchmark; returns {relative path: rows}.
 
     `extra_info.index` is a row's position in the full training source, in both files.
+    `report` gets the one line on rows without a worked solution (`solution_note`).
     """
     from tandem_eval.datasets import load_benchmark
 
     if max_train is not None and max_train < 1:
         raise TandemError(f"--max-train must be >= 1, got {max_train}")
-    train_part, held_part = split_heldout(load_train(train), heldout, seed)
-    train_rows = [verl_row(p, "train", i, TRAIN_SOURCE, instruction, preset) for i, p in train_part[:max_train]]
-    held_rows = [verl_row(p, "heldout", i, TRAIN_SOURCE, instruction, preset) for i, p in held_part]
+    problems = load_train(train)
+    solutions = load_solutions(train, len(problems))
+    train_part, held_part = split_heldout(problems, heldout, seed)
+    train_rows = [verl_row(p, "train", i, TRAIN_SOURCE, instruction, preset, solutions[i])
+                  for i, p in train_part[:max_train]]
+    held_rows = [verl_row(p, "heldout", i, TRAIN_SOURCE, instruction, preset, solutions[i]) for i, p in held_part]
+    report(solution_note(train, [r["extra_info"][SOLUTION_COLUMN] for r in train_rows + held_rows]))
     written = {}
     write_parquet(train_rows, out / "deepscaler" / "train.parquet")
     written["deepscaler/train.parquet"] = len(train_rows)
