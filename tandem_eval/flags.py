@@ -1,4 +1,4 @@
-"""The flags every evaluation tool shares (`eval_solo`, `eval_sentence_handoff`, `handoff_protocols`).
+"""The flags every evaluation tool shares (`eval_solo`, `eval_step_handoff`, `handoff_protocols`).
 
 A flag left out is None and takes the `--preset`'s value (`tandem_eval.presets`);
 `tandem_eval.run_config.EvalRun.from_args` turns the parsed flags into the run's typed settings.

@@ -1,6 +1,6 @@
 """`EvalRun`: one evaluation's settings, typed, resolved from the flags once and checked once.
 
-The flags of `eval_solo`, `eval_sentence_handoff` and `handoff_protocols` (see
+The flags of `eval_solo`, `eval_step_handoff` and `handoff_protocols` (see
 `tandem_eval.flags.add_common_arguments`) arrive as an argparse namespace in which a
 flag left out is None; `EvalRun.from_args` fills each from the `--preset`
 (`tandem_eval.presets`) and builds the frozen settings with `tandem.strict.build`, the

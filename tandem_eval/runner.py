@@ -1,4 +1,4 @@
-"""The shared driver of `eval_solo` and `eval_sentence_handoff`: generation, grading, outputs.
+"""The shared driver of `eval_solo` and `eval_step_handoff`: generation, grading, outputs.
 
 For each benchmark it writes, under `--out-dir`:
 - `<benchmark>.samples.jsonl`: one row per sample (`tandem_eval.rows.SampleRow`: problem id,

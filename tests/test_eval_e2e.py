@@ -11,7 +11,7 @@ import pytest
 
 from tandem.jsonl import read_jsonl
 from tandem_eval import legibility, plot, tool
-from tandem_eval.MATH import eval_sentence_handoff, eval_solo
+from tandem_eval.MATH import eval_solo, eval_step_handoff
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_KEYS = {"problem_id", "benchmark", "source", "sample", "gold", "extracted_answer", "correct",
@@ -43,7 +43,7 @@ def handoff_run(tiny_dir, tiny_dir_seed1, mini_benchmark, tmp_path_factory):
     out = tmp_path_factory.mktemp("handoff")
     args = ["--senior", str(tiny_dir), "--junior", str(tiny_dir_seed1), "--benchmarks", str(mini_benchmark),
             "--out-dir", str(out), *SMALL]
-    assert eval_sentence_handoff.main(args) == 0
+    assert eval_step_handoff.main(args) == 0
     return out
 
 
@@ -116,6 +116,8 @@ def test_bad_input_gives_one_error_line_and_exit_2(extra, message, tmp_path, min
 @pytest.mark.parametrize("command", [
     [sys.executable, "tandem_eval/MATH/eval_solo.py", "--help"],
     [sys.executable, "-m", "tandem_eval.MATH.eval_sentence_handoff", "--help"],
+    [sys.executable, "-m", "tandem_eval.MATH.eval_step_handoff", "--help"],
+    [sys.executable, "tandem_eval/MATH/eval_sentence_handoff.py", "--help"],
     [sys.executable, "-m", "tandem_eval.legibility", "--help"],
     [sys.executable, "-m", "tandem_eval.plot", "--help"],
 ])

@@ -12,7 +12,7 @@ from tandem.errors import TandemError
 from tandem.jsonl import read_jsonl
 from tandem_eval import leak, prefix_transfer
 from tandem_eval.leak import NOT_VISIBLE, UNDETERMINED, VISIBLE
-from tandem_eval.MATH import eval_sentence_handoff, eval_solo
+from tandem_eval.MATH import eval_solo, eval_step_handoff
 from tandem_eval.rows import SampleRow
 
 
@@ -163,7 +163,7 @@ def mini(tmp_path):
 
 def test_eval_handoff_refuses_a_bad_fraction_before_any_work(tiny_dir, mini, tmp_path, capsys):
     out = tmp_path / "h"
-    code = eval_sentence_handoff.main(["--senior", str(tiny_dir), "--junior", str(tiny_dir), "--benchmarks",
+    code = eval_step_handoff.main(["--senior", str(tiny_dir), "--junior", str(tiny_dir), "--benchmarks",
                                        str(mini), "--out-dir", str(out), "--prefix-fractions", "0.5", "1"])
     err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert code == 2 and len(err) == 1 and "outside (0, 1)" in err[0]
@@ -182,9 +182,9 @@ def test_eval_handoff_reports_leaks_and_prefix_transfer(tiny_dir, tiny_dir_seed1
     handoff = ["--senior", str(tiny_dir), "--junior", str(tiny_dir_seed1), *common, "--leak-control",
                "--prefix-fractions", "0.3", "0.7"]
     generated, read = tmp_path / "gen", tmp_path / "read"
-    assert eval_sentence_handoff.main([*handoff, "--out-dir", str(generated)]) == 0
+    assert eval_step_handoff.main([*handoff, "--out-dir", str(generated)]) == 0
     assert "leak-controlled" in capsys.readouterr().out
-    assert eval_sentence_handoff.main([*handoff, "--out-dir", str(read), "--prefix-solo-dir", str(solo)]) == 0
+    assert eval_step_handoff.main([*handoff, "--out-dir", str(read), "--prefix-solo-dir", str(solo)]) == 0
 
     summary = json.loads((generated / "mini.summary.json").read_text())
     assert summary["answer_visible"]["unknown"] == 0 and summary["answer_visible"]["undetermined"] == 2
@@ -208,7 +208,7 @@ def test_eval_handoff_reports_leaks_and_prefix_transfer(tiny_dir, tiny_dir_seed1
     # the senior's responses generated here are eval-solo's: reading them back gives the same continuations
     assert read_jsonl(read / "mini.prefix.jsonl") == read_jsonl(generated / "mini.prefix.jsonl")
     capsys.readouterr()
-    assert eval_sentence_handoff.main([*handoff, "--out-dir", str(generated)]) == 0
+    assert eval_step_handoff.main([*handoff, "--out-dir", str(generated)]) == 0
     assert "mini: prefix transfer already done with this config, skipped" in capsys.readouterr().err
 
 

@@ -15,7 +15,7 @@ from tandem_eval import presets, runner, tool
 from tandem_eval.backends import EvalBackend
 from tandem_eval.run_config import EvalRun
 from tandem_eval.handoff import cap_rounds, turn_spans
-from tandem_eval.MATH import eval_sentence_handoff, eval_solo
+from tandem_eval.MATH import eval_solo, eval_step_handoff
 from tandem.metrics import ks_for
 from tandem_eval.prompts import PAPER_INSTRUCTION, chat_prompt_text
 
@@ -134,7 +134,7 @@ def test_a_killed_run_resumes_from_its_finished_samples(tiny_dir, tiny_dir_seed1
     common = ["--senior", str(tiny_dir), "--junior", str(tiny_dir_seed1), "--benchmarks", str(mini), "--preset",
               "paper", *SMALL]
     whole = tmp_path / "whole"
-    assert eval_sentence_handoff.main([*common, "--out-dir", str(whole)]) == 0  # one chunk of all 5 problems
+    assert eval_step_handoff.main([*common, "--out-dir", str(whole)]) == 0  # one chunk of all 5 problems
     common += ["--save-every", "2"]
 
     real, calls = runner._generate, []
@@ -147,7 +147,7 @@ def test_a_killed_run_resumes_from_its_finished_samples(tiny_dir, tiny_dir_seed1
 
     out = tmp_path / "killed"
     monkeypatch.setattr(runner, "_generate", dies_on_the_second_chunk)
-    assert eval_sentence_handoff.main([*common, "--out-dir", str(out)]) == 130  # "interrupted"
+    assert eval_step_handoff.main([*common, "--out-dir", str(out)]) == 130  # "interrupted"
     assert not (out / "mini.summary.json").exists()
     partial = read_jsonl(out / "mini.partial.jsonl")
     assert [r["problem_id"] for r in partial[1:]] == ["m0", "m0", "m1", "m1"]
@@ -156,7 +156,7 @@ def test_a_killed_run_resumes_from_its_finished_samples(tiny_dir, tiny_dir_seed1
 
     calls.clear()
     monkeypatch.setattr(runner, "_generate", lambda *a, **k: (calls.append([p.id for p in a[1]]), real(*a, **k))[1])
-    assert eval_sentence_handoff.main([*common, "--out-dir", str(out)]) == 0
+    assert eval_step_handoff.main([*common, "--out-dir", str(out)]) == 0
     assert calls == [["m2", "m3"], ["m4"]]  # the finished problems were not generated again
     assert not (out / "mini.partial.jsonl").exists()
     assert json.loads((out / "mini.summary.json").read_text())["chains_cut_by_max_rounds"] == 0

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 def register(sub) -> None:
     from tandem_eval import legibility, paper_figures, paper_table, plot
-    from tandem_eval.MATH import eval_sentence_handoff, eval_solo
+    from tandem_eval.MATH import eval_solo, eval_step_handoff
 
     commands = [
         ("eval-solo", "solo pass@k of one model on math benchmarks", eval_solo),
-        ("eval-handoff", "handoff pass@k: senior and junior alternate reasoning steps", eval_sentence_handoff),
+        ("eval-handoff", "handoff pass@k: senior and junior alternate reasoning steps", eval_step_handoff),
         ("eval-legibility", "legibility (junior cross-entropy) and drift (JS divergence) of a senior", legibility),
         ("eval-plot", "pass@k curves per benchmark from eval summaries", plot),
         ("eval-table", "Table 2: macro solo and handoff pass@k per checkpoint with bootstrap SEs", paper_table),
