@@ -206,3 +206,14 @@ def test_train_help_still_lists_every_config_field_once_printed(capsys):
     with pytest.raises(SystemExit):
         main(["train", "--help"])
     assert "partner_reward.weight=0.0" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", ["train", "sft"])
+def test_the_help_explains_the_logging_keys(command, capsys):
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    out = capsys.readouterr().out
+    assert "metrics_format=flat" in out and "tensorboard=False" in out and "tensorboard_dir=" in out
+    for key in ("metrics_format", "tensorboard", "tensorboard_dir", "wandb"):
+        assert f"\n  {key} " in out, key
+    assert "`pip install tensorboard`" in out and "{\"step\": s, \"data\":" in out

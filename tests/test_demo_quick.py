@@ -89,15 +89,29 @@ def test_the_seed_table_reads_finished_runs(quick_demo, tmp_path):
     assert json.loads((tmp_path / "seeds.json").read_text())["0"]["minutes"] > 0
 
 
-def _write_runs(out, grpo_rewards, tandem_rewards):
+def _write_runs(out, grpo_rewards, tandem_rewards, form="flat"):
     """metrics.jsonl of a GRPO and a TRL run: a reward and terse share per step, validation every 2 steps."""
     from tandem.jsonl import write_jsonl
+    from tandem.metric_log import metrics_row
 
     for method, rewards in (("grpo", grpo_rewards), ("tandem", tandem_rewards)):
-        rows = [{"step": s, "reward_mean": r, "terse_frac": r / 2} for s, r in enumerate(rewards)]
-        rows += [{"step": s, "val_acc": rewards[s]} for s in range(0, len(rewards), 2)]
+        rows = [(s, {"reward_mean": r, "terse_frac": r / 2}) for s, r in enumerate(rewards)]
+        rows += [(s, {"val_acc": rewards[s]}) for s in range(0, len(rewards), 2)]
         (out / method).mkdir(parents=True)
-        write_jsonl(out / method / "metrics.jsonl", rows)
+        write_jsonl(out / method / "metrics.jsonl", [metrics_row(s, m, form) for s, m in rows])
+
+
+def test_the_report_reads_a_verl_form_metrics_log_as_the_flat_form(tmp_path):
+    from tandem_app.train.report import reward_figure
+
+    rewards = [0.1, 0.3, 0.2, 0.5]
+    for form in ("flat", "verl"):
+        _write_runs(tmp_path / form, rewards, rewards[::-1], form=form)
+    flat, verl = reward_figure(tmp_path / "flat"), reward_figure(tmp_path / "verl")
+    assert [len(ax.get_lines()) for ax in verl.axes] == [4, 2, 2]  # reward raw + smoothed, terse, validation
+    for a, b in zip(flat.axes, verl.axes, strict=True):
+        for x, y in zip(a.get_lines(), b.get_lines(), strict=True):
+            assert (x.get_xdata() == y.get_xdata()).all() and (x.get_ydata() == y.get_ydata()).all()
 
 
 def test_the_reward_plot_names_raw_and_smoothed_keeps_equal_runs_visible_and_counts_whole_steps(tmp_path):

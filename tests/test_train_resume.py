@@ -248,6 +248,35 @@ def test_a_torn_last_metrics_line_is_dropped_with_a_note(tiny_dir, tmp_path, cap
     assert _rows(out) == _rows(tmp_path / "straight")
 
 
+def test_a_verl_form_run_with_tensorboard_resumes_and_reads_as_the_flat_form(tiny_dir, tmp_path):
+    pytest.importorskip("tensorboard")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from tandem.metric_log import read_metrics
+
+    straight = GRPOTrainer(_cfg(tiny_dir, tmp_path / "straight"), reward_fn=_text_reward, progress=False).train()
+    out = tmp_path / "run"
+    logged = dict(metrics_format="verl", tensorboard=True)
+    crashed = GRPOTrainer(_cfg(tiny_dir, out, **logged), reward_fn=_crashing_reward(3 * 8), progress=False)
+    with pytest.raises(_Crash):
+        crashed.train()  # dies during step 4, after the checkpoint of step 2 and the row of step 3
+    with (out / "metrics.jsonl").open("a") as f:
+        f.write('{"step": 4, "data": {"rew')  # a torn tail in verl's form
+    resumed = GRPOTrainer(_cfg(tiny_dir, out, **logged), reward_fn=_text_reward, progress=False).train(resume=True)
+    rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert all(set(r) == {"step", "data"} for r in rows) and [r["step"] for r in rows] == list(range(STEPS + 1))
+
+    def numbers(path):
+        return [(s, {k: v for k, v in m.items() if not k.startswith("time_")}) for s, m in read_metrics(path)]
+
+    assert numbers(out / "metrics.jsonl") == numbers(tmp_path / "straight" / "metrics.jsonl")
+    assert {k: v for k, v in resumed.items() if "seconds" not in k} == \
+        {k: v for k, v in straight.items() if "seconds" not in k} | {"model": str(out / "model")}
+    events = EventAccumulator(str(out / "tensorboard"))
+    events.Reload()
+    assert [e.step for e in events.Scalars("reward_mean")] == list(range(1, STEPS + 1))  # step 3 once: purged
+
+
 def test_sft_resumes_exactly_and_a_finished_sft_says_so(tiny_dir, tmp_path, capsys, monkeypatch):
     from tandem.models import load_model
     from tandem_app.train import sft

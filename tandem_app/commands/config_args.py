@@ -14,6 +14,14 @@ import argparse
 from tandem.config_files import load_config
 
 
+LOGGING_HELP = """logging keys (both trainers):
+  metrics_format   rows of OUT/metrics.jsonl: flat {"step": s, name: value, ...} or verl
+                   {"step": s, "data": {name: value, ...}} (verl's file logger); both read alike
+  tensorboard      true: also log every step to tensorboard (needs `pip install tensorboard`)
+  tensorboard_dir  the tensorboard event files' folder (default OUT/tensorboard)
+  wandb            true: also log to wandb (wandb_project; wandb_mode offline unless set)"""
+
+
 def add_config_arguments(p: argparse.ArgumentParser, config_name: str) -> None:
     p.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="config overrides, applied after --config")
     p.add_argument("--config", help=f"YAML or JSON file with {config_name} fields")

@@ -5,7 +5,13 @@ from __future__ import annotations
 import argparse
 import shlex
 
-from tandem_app.commands.config_args import add_config_arguments, add_run_arguments, config_from_args, lazy_epilog
+from tandem_app.commands.config_args import (
+    LOGGING_HELP,
+    add_config_arguments,
+    add_run_arguments,
+    config_from_args,
+    lazy_epilog,
+)
 
 HELP = "supervised fine-tuning on worked solutions: writes the pre-RL base to OUT/model"
 
@@ -48,4 +54,4 @@ def _epilog() -> str:
     from tandem.config_files import describe_config
     from tandem_app.train.sft import SFTConfig
 
-    return describe_config(SFTConfig)
+    return describe_config(SFTConfig) + "\n\n" + LOGGING_HELP

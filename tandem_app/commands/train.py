@@ -6,7 +6,13 @@ import argparse
 import shlex
 from pathlib import Path
 
-from tandem_app.commands.config_args import add_config_arguments, add_run_arguments, config_from_args, lazy_epilog
+from tandem_app.commands.config_args import (
+    LOGGING_HELP,
+    add_config_arguments,
+    add_run_arguments,
+    config_from_args,
+    lazy_epilog,
+)
 
 HELP = "GRPO training of a senior: tandem rollouts with the frozen base as junior (tandem) or solo (grpo)"
 
@@ -61,4 +67,4 @@ def _epilog() -> str:
     from tandem.config_files import describe_config
     from tandem_app.train.train_config import TrainConfig
 
-    return describe_config(TrainConfig)
+    return describe_config(TrainConfig) + "\n\n" + LOGGING_HELP

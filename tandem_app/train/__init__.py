@@ -3,7 +3,7 @@
 Modules, one idea each:
 - `data`: chat formatting of task problems and padding of token batches.
 - `checkpoint`: atomic checkpoints and bit-for-bit resume; `resume`: what a resume accepts.
-- `metrics`: per-step metrics to console, `metrics.jsonl` and (optionally) wandb.
+- `metrics`: per-step metrics to console and `metrics.jsonl` (flat or verl rows); `log_sinks`: wandb, tensorboard.
 - `sft`: supervised fine-tuning on worked solutions -> the pre-RL base.
 - `train_config`: the GRPO/TRL run's typed settings.
 - `rollout_batch`: one step's groups, sampled and scored; `ppo_update`: the update of the senior.

@@ -30,7 +30,8 @@ from tandem_app.train.checkpoint import (
     stopped_words,
 )
 from tandem_app.train.finite import NonFiniteStep
-from tandem_app.train.metrics import METRICS_NAME, MetricsLogger, wandb_settings
+from tandem_app.train.log_sinks import logger_settings
+from tandem_app.train.metrics import METRICS_NAME, MetricsLogger
 from tandem_app.train.resume import SUMMARY_NAME, start_run
 
 log = logging.getLogger(__name__)
@@ -67,9 +68,9 @@ def _run(trainer, out: Path, resume: bool) -> dict:
     if start.state is not None:
         restore_checkpoint(start.state, trainer.senior, trainer.opt, junior=trainer.updating_junior)
         earlier = start.state.get("extra", {}).get("elapsed_s", 0.0)
-    wandb = wandb_settings(cfg, out, f"{cfg.method}-{out.name}")
     logger = MetricsLogger(out / METRICS_NAME, resume_step=start.step if start.state else None,
-                           console=trainer.progress, console_keys=CONSOLE_KEYS, wandb=wandb)
+                           console=trainer.progress, console_keys=CONSOLE_KEYS,
+                           **logger_settings(cfg, out, f"{cfg.method}-{out.name}"))
     t0 = time.time()
     try:
         if start.step == 0:

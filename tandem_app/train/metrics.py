@@ -1,7 +1,9 @@
-"""Per-step metrics: one console line, one JSONL row, and optionally a wandb log.
+"""Per-step metrics: one console line, one `metrics.jsonl` row, and the optional sinks (wandb, tensorboard).
 
-wandb is imported only when enabled and runs offline unless told otherwise. On resume
-the JSONL file keeps the rows up to the checkpoint step and continues after them, so a
+A row is written in the run's `metrics_format` (`tandem.metric_log.metrics_row`): `flat`,
+`{"step": s, name: value, ...}`, or `verl`, `{"step": s, "data": {...}}` as verl's `file`
+logger writes it; `tandem.metric_log.read_metrics` reads either. On resume the file keeps
+the rows up to the checkpoint step, in the run's form, and continues after them, so a
 resumed run's log reads like an uninterrupted one; a torn last line (a crash mid-write)
 is dropped with a note, a bad line anywhere else is an error naming it.
 """
@@ -15,10 +17,10 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from tandem.errors import TandemError
-from tandem.config_files import config_to_dict
-from tandem.jsonl import read_jsonl, write_jsonl
+from tandem.jsonl import write_jsonl
+from tandem.metric_log import batch_metrics, metrics_row, read_metrics
 from tandem.run_lock import note
+from tandem_app.train.log_sinks import TensorboardSink, WandbSink
 
 METRICS_NAME = "metrics.jsonl"  # a run's metrics log, under its folder
 
@@ -29,16 +31,8 @@ def _fmt(v) -> str:
     return str(v)
 
 
-def wandb_settings(cfg, run_dir, name: str) -> dict | None:
-    """The `wandb=` argument of `MetricsLogger` for a config with wandb fields, or None when off."""
-    if not cfg.wandb:
-        return None
-    return dict(project=cfg.wandb_project, run_dir=str(run_dir), config=config_to_dict(cfg),
-                mode=cfg.wandb_mode, name=name)
-
-
 class MetricsLogger:
-    """Writes `metrics.jsonl` under the run directory (and to wandb when enabled)."""
+    """Writes `metrics.jsonl` under the run directory (and to wandb and tensorboard when enabled)."""
 
     def __init__(
         self,
@@ -47,36 +41,42 @@ class MetricsLogger:
         console: bool = True,
         console_keys: tuple[str, ...] | None = None,
         wandb: dict | None = None,
+        tensorboard: str | None = None,
+        form: str = "flat",
     ):
-        self.path, self.console, self.console_keys = Path(path), console, console_keys
+        self.path, self.console, self.console_keys, self.form = Path(path), console, console_keys, form
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        rows = []
+        kept = []
         if resume_step is not None and self.path.is_file():
-            rows = [r for r in _rows_but_a_torn_tail(self.path) if r.get("step", 0) <= resume_step]
-        write_jsonl(self.path, rows)
-        self.last_step = rows[-1].get("step") if rows else None  # the last step written down
+            kept = [(s, m) for s, m in _rows_but_a_torn_tail(self.path) if s <= resume_step]
+        write_jsonl(self.path, [metrics_row(s, m, form) for s, m in kept])
+        self.last_step = kept[-1][0] if kept else None  # the last step written down
         self._file = self.path.open("a", encoding="utf-8")
-        self._wandb = _start_wandb(**wandb) if wandb else None
+        self._sinks = []
+        if wandb:
+            self._sinks.append(WandbSink(**wandb))
+        if tensorboard:
+            self._sinks.append(TensorboardSink(tensorboard, resume_step))
 
     def log(self, step: int, metrics: dict) -> None:
-        row = {"step": step, **{k: (float(v) if hasattr(v, "item") else v) for k, v in metrics.items()}}
-        self._file.write(json.dumps(row) + "\n")
+        metrics = batch_metrics(metrics)
+        self._file.write(json.dumps(metrics_row(step, metrics, self.form)) + "\n")
         self._file.flush()
         self.last_step = step
-        if self._wandb is not None:
-            self._wandb.log(row, step=step)
+        for sink in self._sinks:
+            sink.log(step, metrics)
         if self.console:
-            keys = self.console_keys or [k for k in row if k != "step"]
-            tqdm.write(f"step {step:>5} | " + " | ".join(f"{k} {_fmt(row[k])}" for k in keys if k in row))
+            keys = self.console_keys or list(metrics)
+            tqdm.write(f"step {step:>5} | " + " | ".join(f"{k} {_fmt(metrics[k])}" for k in keys if k in metrics))
 
     def close(self) -> None:
         self._file.close()
-        if self._wandb is not None:
-            self._wandb.finish()
+        for sink in self._sinks:
+            sink.close()
 
 
-def _rows_but_a_torn_tail(path: Path) -> list[dict]:
-    """The file's rows; an unreadable last line (a write a crash cut short) is dropped with a note."""
+def _rows_but_a_torn_tail(path: Path) -> list[tuple[int, dict]]:
+    """The file's (step, metrics) rows; an unreadable last line (a write a crash cut short) is dropped, with a note."""
     lines = path.read_text(encoding="utf-8").rstrip("\n").split("\n")
     try:
         json.loads(lines[-1] or "{}")
@@ -85,15 +85,4 @@ def _rows_but_a_torn_tail(path: Path) -> list[dict]:
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text("".join(line + "\n" for line in lines[:-1]), encoding="utf-8")
         os.replace(tmp, path)
-    return read_jsonl(path)
-
-
-def _start_wandb(project: str, run_dir: str, config: dict, mode: str = "offline", name: str | None = None):
-    try:
-        import wandb
-    except ImportError:
-        raise TandemError(
-            "wandb logging is on but wandb is not installed; `pip install wandb` or set wandb=false"
-        ) from None
-    os.environ.setdefault("WANDB_SILENT", "true")
-    return wandb.init(project=project, dir=run_dir, config=config, mode=mode, name=name, reinit=True)
+    return read_metrics(path)

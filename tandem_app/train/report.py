@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tandem.jsonl import read_jsonl
+from tandem.metric_log import read_metrics
 from tandem_app.train.findings import findings
 from tandem_app.train.stats import accuracy
 
@@ -22,8 +22,9 @@ def per_problem_se(r: dict, mode: str) -> float:
 
 
 def _metrics(out: Path, method: str) -> list[dict]:
+    """The run's metrics rows as flat dicts, whichever form its `metrics.jsonl` was written in."""
     path = out / method / "metrics.jsonl"
-    return read_jsonl(path) if path.is_file() else []
+    return [{"step": step, **m} for step, m in read_metrics(path)] if path.is_file() else []
 
 
 SMOOTH = 5  # the reward curve's running mean: the last SMOOTH steps

@@ -3,11 +3,12 @@
 A new run needs an empty folder. `--resume` compares this run's config with the one in
 `config.json` and with the one saved inside the checkpoint, whichever of the two is
 there, so a deleted `config.json` cannot let another learning rate in silently. Settings
-that do not change the result (`NEUTRAL`: threads, validation and save cadence, wandb;
-a path spelled differently that names the same folder) are accepted with a note; any
-other difference is refused. `steps` may grow, never fall below the checkpoint's step.
-Resuming with no checkpoint says so and starts over from step 0; resuming a finished run
-says it is finished and does nothing.
+that do not change the result (`NEUTRAL`: threads, validation and save cadence, the
+logging keys; a path spelled differently that names the same folder) are accepted with a
+note (none for a logging key an older run's config lacks); any other difference is
+refused. `steps` may grow, never fall below the checkpoint's step. Resuming with no
+checkpoint says so and starts over from step 0; resuming a finished run says it is
+finished and does nothing.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from tandem_app.train.checkpoint import read_checkpoint
 CONFIG_NAME = "config.json"
 SUMMARY_NAME = "summary.json"
 # Keys that change what is logged or saved, or how fast, never the weights or the logged numbers.
-NEUTRAL = ("threads", "val_every", "save_every", "log_every", "wandb", "wandb_project", "wandb_mode")
+NEUTRAL = ("threads", "val_every", "save_every", "log_every", "wandb", "wandb_project", "wandb_mode",
+           "metrics_format", "tensorboard", "tensorboard_dir")
 PATH_KEYS = ("model", "tandem.junior_model")  # compared as the folders they name
 IGNORED = ("out", "steps")  # out: this very folder; steps: checked against the checkpoint
 
@@ -45,6 +47,13 @@ def _get(tree: dict, dotted: str):
     return tree
 
 
+def _has(tree: dict, dotted: str) -> bool:
+    *parents, last = dotted.split(".")
+    for part in parents:
+        tree = tree.get(part) if isinstance(tree, dict) else None
+    return isinstance(tree, dict) and last in tree
+
+
 def _same_folder(a, b) -> bool:
     return isinstance(a, str) and isinstance(b, str) and bool(a) and Path(a).resolve() == Path(b).resolve()
 
@@ -57,7 +66,8 @@ def compare_config(saved: dict, config: dict, source: str) -> None:
         if key in IGNORED:
             continue
         if key in NEUTRAL:
-            note(f"resuming with {key}={now} (the run had {was}): it does not change the result")
+            if _has(saved, key):  # silent for a key an older run's config lacks
+                note(f"resuming with {key}={now} (the run had {was}): it does not change the result")
         elif key in PATH_KEYS and _same_folder(was, now):
             note(f"resuming with {key}={now}, spelled {was} in the run: the same folder")
         else:

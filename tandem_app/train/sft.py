@@ -40,7 +40,8 @@ from tandem_app.train.finite import (
     check_positive,
     check_step_finite,
 )
-from tandem_app.train.metrics import MetricsLogger, wandb_settings
+from tandem_app.train.log_sinks import check_logging_keys, logger_settings
+from tandem_app.train.metrics import METRICS_NAME, MetricsLogger
 from tandem_app.train.resume import start_run
 
 SUMMARY = "summary.json"
@@ -71,6 +72,9 @@ class SFTConfig:
     wandb: bool = False
     wandb_project: str = "tandem-rlvr"
     wandb_mode: str = "offline"
+    metrics_format: str = "flat"  # metrics.jsonl rows: flat {step, name: value} | verl {step, data: {...}}
+    tensorboard: bool = False  # also log every step to tensorboard (needs `pip install tensorboard`)
+    tensorboard_dir: str = ""  # tensorboard's event files; empty = OUT/tensorboard
     task: TaskConfig = field(default_factory=TaskConfig)
     demos: Demonstrations = field(default_factory=Demonstrations)  # how the worked solutions are written
 
@@ -82,6 +86,7 @@ class SFTConfig:
                 raise TandemError(f"sft: {name} must be >= 1, got {getattr(self, name)}")
         check_positive(self, "sft", ("lr", "grad_clip"))
         check_non_negative(self, "sft", ("min_lr_ratio", "warmup_steps", "weight_decay", "val_every", "threads"))
+        check_logging_keys(self, "sft")
 
 
 def sft_batch(examples: list[tuple[list[int], list[int]]], pad_id: int):
@@ -132,8 +137,8 @@ def _run_sft(cfg: SFTConfig, out: Path, resume: bool, progress: bool) -> dict:
     if start.state is not None:
         restore_checkpoint(start.state, model, opt)
         earlier = start.state.get("extra", {}).get("elapsed_s", 0.0)
-    wandb = wandb_settings(cfg, out, f"sft-{out.name}")
-    logger = MetricsLogger(out / "metrics.jsonl", resume_step=start.step if start.state else None, wandb=wandb)
+    logger = MetricsLogger(out / METRICS_NAME, resume_step=start.step if start.state else None,
+                           **logger_settings(cfg, out, f"sft-{out.name}"))
     t0 = time.time()
     try:
         final_loss = _sft_loop(cfg, out, model, opt, tokenizer, examples, val, logger, start.step,

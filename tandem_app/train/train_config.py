@@ -18,6 +18,7 @@ from tandem.partner_score import PartnerRewardConfig
 from tandem.sampling import SamplingConfig
 from tandem_app.task import TaskConfig
 from tandem_app.train.finite import check_finite_numbers, check_non_negative, check_positive
+from tandem_app.train.log_sinks import check_logging_keys
 
 METHODS = ("tandem", "grpo")
 POSITIVE_COUNTS = ("steps", "prompts_per_step", "group_size", "ppo_epochs", "ppo_mini_batches", "n_train_problems",
@@ -54,6 +55,9 @@ class TrainConfig:
     wandb: bool = False
     wandb_project: str = "tandem-rlvr"
     wandb_mode: str = "offline"
+    metrics_format: str = "flat"  # metrics.jsonl rows: flat {step, name: value} | verl {step, data: {...}}
+    tensorboard: bool = False  # also log every step to tensorboard (needs `pip install tensorboard`)
+    tensorboard_dir: str = ""  # tensorboard's event files; empty = OUT/tensorboard
     sampling: SamplingConfig = field(default_factory=lambda: SamplingConfig(max_new_tokens=160))  # rollouts
     tandem: TandemConfig = field(default_factory=TandemConfig)
     loss: PolicyLossConfig = field(default_factory=PolicyLossConfig)
@@ -77,6 +81,7 @@ class TrainConfig:
             raise TandemError(f"unknown engine_mode {self.engine_mode!r}; choose one of {', '.join(ENGINE_MODES)}")
         if self.prompts_per_step * self.group_size < self.ppo_mini_batches:
             raise TandemError("train: ppo_mini_batches exceeds the number of responses per step")
+        check_logging_keys(self, "train")
 
     def _one_seed(self) -> None:
         """A run has one seed: the sections take `seed`, and a section seed that disagrees is refused."""
