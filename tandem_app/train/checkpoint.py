@@ -28,6 +28,7 @@ from pathlib import Path
 
 import torch
 
+from tandem import junior_update
 from tandem.errors import RunFailed, TandemError
 from tandem.jsonl import write_json
 from tandem.run_lock import note
@@ -83,8 +84,8 @@ def save_checkpoint(run_dir: str | Path, model, optimizer, step: int, extra: dic
     state = {"step": step, "model": model.state_dict(), "optimizer": optimizer.state_dict(), "rng": rng_state(),
              "extra": extra or {}}
     if junior is not None:
-        state["junior"] = junior.state_dict()
-    bad = first_non_finite({k: state[k] for k in ("model", "optimizer", "junior") if k in state})
+        state[junior_update.CHECKPOINT_NAME] = junior.state_dict()
+    bad = first_non_finite({k: state[k] for k in ("model", "optimizer", junior_update.CHECKPOINT_NAME) if k in state})
     if bad is not None:
         raise RunFailed(f"step {step}: {bad} holds NaN or inf; no checkpoint written ({stopped_words(run_dir)})")
     buffer = io.BytesIO()
@@ -168,12 +169,12 @@ def _load(path: Path, data: bytes, map_location) -> dict:
 
 def restore_checkpoint(state: dict, model, optimizer, junior=None) -> int:
     """Put a read checkpoint's model, optimizer, RNG (and `junior`'s) states back; return its step."""
-    if junior is not None and "junior" not in state:
+    if junior is not None and junior_update.CHECKPOINT_NAME not in state:
         raise TandemError("the checkpoint holds no junior, but this run's junior follows the senior "
                           "(tandem.junior_update); resume with the config the run was started with")
     model.load_state_dict(state["model"])
     if junior is not None:
-        junior.load_state_dict(state["junior"])
+        junior.load_state_dict(state[junior_update.CHECKPOINT_NAME])
     optimizer.load_state_dict(state["optimizer"])
     set_rng_state(state["rng"])
     return int(state["step"])
