@@ -5,7 +5,7 @@ paper's numbers, read from the release (CSSLab/Tandem-RLVR at 7ba85e0: `eval/con
 `eval/common.py`, `eval/solo.py`, `eval/handoff.py`, `data/build_evals.py`). A preset
 fills every flag the user leaves out; a flag given explicitly wins and is recorded as
 given. Every output records the preset's name, and a run refuses to mix its outputs with
-those of another preset (`tandem_eval.runner`). `tandem_eval/README.md` lists what the
+those of another preset (`tandem_eval.resume`). `tandem_eval/README.md` lists what the
 `paper` preset still does differently from the release, and why.
 """
 

@@ -26,7 +26,7 @@ leaves a default out (the `base` is the junior and the drift reference: point it
 elsewhere with `--checkpoint base=DIR` instead).
 
 Resuming: run the same command again. Finished benchmarks are skipped, a benchmark cut
-short continues from its finished samples (`tandem_eval.runner`), a finished legibility
+short continues from its finished samples (`tandem_eval.resume`), a finished legibility
 file is kept. Refused before any work, each with one line: a label given twice, a path
 that is neither a local directory nor a hub id, checkpoints that cannot be had (all named
 in one line), outputs in DIR made with another preset or other settings (nothing is

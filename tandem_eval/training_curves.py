@@ -38,7 +38,8 @@ SENIOR_FRACTION_KEYS = tuple(prefix + SENIOR_TOKEN_FRACTION for prefix in ("acto
 LENGTH_KEY = "response_length/mean"
 _VAL = re.compile(r"^val-(?:core|aux)/(?P<source>.+)/(?P<var>acc|reward)/(?P<metric>.+)$")
 
-DESCRIPTION = "Training curves (validation pass@k, senior token fraction, response length) from verl metric logs."
+DESCRIPTION = ("Training curves (validation pass@k, senior token fraction, response length) from a metrics log: verl's file "
+               "logger or the embedded trainer's metrics.jsonl.")
 
 
 def _metric_value(metrics: dict[str, float], k: int) -> float | None:

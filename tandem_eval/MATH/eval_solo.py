@@ -3,7 +3,7 @@
     python -m tandem_eval.MATH.eval_solo --model PATH --out-dir runs/eval/solo-step120
     python tandem_eval/MATH/eval_solo.py --model PATH --benchmarks amc_23_25 --n 16 --out-dir ...
 
-Outputs and resuming are described in `tandem_eval.runner`.
+Outputs are described in `tandem_eval.runner`, resuming in `tandem_eval.resume`.
 """
 
 from __future__ import annotations
