@@ -49,7 +49,7 @@ LIGHT=(verl_classes)
 # Files the main suite runs whole (no test needs vLLM; the same verl, transformers, torch and ray
 # in both venvs: scripts/scale/install.sh and pyproject.toml pin them): not run twice.
 # tests/test_lane_files.py checks that none of them asks for vLLM.
-IN_MAIN_SUITE=(launchers prepare_data verl_agent_loop verl_config verl_gate verl_reward vllm_backend)
+IN_MAIN_SUITE=(launchers prepare_data verl_agent_loop verl_config verl_gate verl_reward verl_writer_sees_solution vllm_backend)
 jobs_=()  # each entry: the test files of one pytest process, space-separated
 for name in "${LONGEST_FIRST[@]}"; do jobs_+=("tests/test_scale_$name.py"); done
 light="" in_main=""

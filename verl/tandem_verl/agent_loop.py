@@ -5,7 +5,9 @@ its replayable request key, `request_key(uid, session_id)`, in
 `SamplingParams.extra_args`, so the engine's logits processor draws that request's coins,
 and (2) returns the response's `authorship_mask`, replayed from its tokens with the same
 key, as a per-token field that travels with the sample through TransferQueue to the
-actor update. Validation requests are solo (the senior writes every token).
+actor update. Validation requests are solo (the senior writes every token). With
+`partner_reward.writer_sees_solution=true` a training request's prompt holds the row's
+solution (`tandem_verl.solution_writer`).
 
 verl does not tell an agent loop whether it is validating, so `TandemAgentLoopWorker`
 adds that flag from the trajectory info, and `TandemAgentLoopManager` starts those
@@ -36,13 +38,13 @@ from omegaconf import OmegaConf
 from tandem.boundaries import config_boundary_lookup
 from tandem.config import TandemConfig
 from tandem.errors import TandemError
-from tandem_verl.names import AGENT_LOOP
+from tandem_verl.names import AGENT_LOOP, VALIDATE_KEY
+from tandem_verl.solution_writer import PlainPromptOutput, SolutionWriterMixin
 from tandem_verl.tandem_block import TandemVerlConfig
 from tandem.coins import request_key
 from tandem.process import response_authorship_mask
 from vllm_source.requests import tandem_extra_args
 
-VALIDATE_KEY = "tandem_validate"
 TRACE_ENV = "TANDEM_ROLLOUT_TRACE"
 
 
@@ -63,7 +65,7 @@ def _lookup(tandem_block: str, tokenizer) -> torch.Tensor | None:
     return _LOOKUPS[key]
 
 
-class TandemAgentLoopOutput(AgentLoopOutput):
+class TandemAgentLoopOutput(PlainPromptOutput):
     authorship_mask: list[int]
     """1 where the senior wrote the response token, 0 where the junior did."""
 
@@ -74,13 +76,14 @@ class TandemAgentLoopOutput(AgentLoopOutput):
 
 
 @register(AGENT_LOOP)
-class TandemAgentLoop(SingleTurnAgentLoop):
+class TandemAgentLoop(SolutionWriterMixin, SingleTurnAgentLoop):
     """Single-turn generation by the senior/junior team; see the module docstring."""
 
     async def run(self, sampling_params: dict[str, Any], **kwargs) -> AgentLoopOutput:
         if VALIDATE_KEY not in kwargs:
             raise TandemError(f"{AGENT_LOOP} needs TandemAgentLoopManager (it marks validation requests)")
         solo = bool(kwargs.pop(VALIDATE_KEY))
+        self.prepare_writer(solo, kwargs)
         key = request_key(str(kwargs["uid"]), int(kwargs["session_id"]))
         params = dict(sampling_params)
         params["extra_args"] = {**(params.get("extra_args") or {}), **tandem_extra_args(key, solo=solo)}
@@ -92,7 +95,7 @@ class TandemAgentLoop(SingleTurnAgentLoop):
         # serves every other request of this worker.
         mask = await asyncio.to_thread(response_authorship_mask, cfg, lookup, list(out.response_ids), key, solo)
         _trace(validate=solo, request_key=key, response_tokens=len(mask), senior_tokens=sum(mask))
-        return TandemAgentLoopOutput(**out.model_dump(exclude_unset=True), authorship_mask=mask)
+        return self.with_plain_prompt(out, TandemAgentLoopOutput, authorship_mask=mask)
 
 
 def _trace(**row) -> None:

@@ -17,6 +17,12 @@ the senior's base). Per step, after verl's reference pass and before its advanta
 3. each response's reward (`rm_scores`, at its last token, where verl put the verifier's)
    gains `weight * partner_score`, before verl computes the advantages.
 
+With `writer_sees_solution=true` the writer read a prompt holding the solution, but the
+junior reads the PLAIN question prompt (`plain_prompt_ids`, from `tandem_verl.solution_writer`):
+its pass then reads plain prompt -> response + cue + solution, which gives both the target's
+log-probs and the junior's own log-probs of the response for the KL terms (`ref_log_prob`
+was read after the writer's prompt, which the junior never sees).
+
 The terms and the score are `tandem.partner_score`'s functions. With `$TANDEM_PARTNER_TRACE`
 naming a file, each scored response appends one JSON line (its tokens, the log-probs read
 and the terms), so a test can recompute them offline.
@@ -31,6 +37,7 @@ from collections.abc import Sequence
 import torch
 
 from tandem.errors import TandemError
+from tandem_verl.names import PLAIN_PROMPT
 from tandem.metric_log import batch_metrics
 from tandem.partner_score import (
     PartnerRewardConfig,
@@ -121,6 +128,7 @@ class PartnerScorer:
 
         read = [f for f in READ if not (self.solo and f == AUTHORSHIP)]
         read += ["extra_info"] if self.cfg.target == "solution" else []
+        read += [PLAIN_PROMPT] if self.cfg.writer_sees_solution else []
         data = tq.kv_batch_get(keys=batch.keys, partition_id=batch.partition_id, select_fields=read)
         rows = {name: as_list(data[name]) for name in read}
         if self.solo:  # a GRPO run: every response token is the senior's
@@ -128,11 +136,19 @@ class PartnerScorer:
         real = [i for i, tag in enumerate(batch.tags) if not tag.get("is_padding")]  # verl's no-op samples score 0
         extra = rows.get("extra_info", [None] * len(batch))
         golds = {i: gold_of(rows["reward_model"][i], extra[i], self.cfg.target, i) for i in real}
-        sequences = {i: target_sequences(self.tokenizer, rows["prompts"][i].tolist(), rows["responses"][i].tolist(),
+        prompts = rows[PLAIN_PROMPT] if self.cfg.writer_sees_solution else rows["prompts"]
+        sequences = {i: target_sequences(self.tokenizer, prompts[i].tolist(), rows["responses"][i].tolist(),
                                          golds[i], self.cfg.target) for i in real}
         for i in real:  # before the extra reference pass: verl's forward would not refuse an overlong row
             check_fits(i, *sequences[i], self.context, self.cfg.target)
-        target_lp = self._target_logprobs(trainer, batch, sequences, tq, list_of_dict_to_tensordict)
+        if self.cfg.writer_sees_solution:  # one pass: plain prompt -> response + cue + solution
+            passes = {i: (prompts[i].tolist(), sequences[i][0][len(prompts[i]):] + sequences[i][1]) for i in real}
+            read_lp = self._target_logprobs(trainer, batch, passes, tq, list_of_dict_to_tensordict)
+            target_lp = {i: read_lp[i][len(read_lp[i]) - len(sequences[i][1]):] for i in real}
+            for i in real:  # the junior's log-probs of the response after the plain prompt, for the KL terms
+                rows["ref_log_prob"][i] = read_lp[i][: len(rows["responses"][i])]
+        else:
+            target_lp = self._target_logprobs(trainer, batch, sequences, tq, list_of_dict_to_tensordict)
 
         terms = partner_terms(padded([target_lp[i] for i in real]),
                               padded([torch.ones(len(sequences[i][1])) for i in real]),

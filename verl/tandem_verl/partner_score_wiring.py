@@ -5,18 +5,30 @@ The partner score scores with verl's reference worker, loaded with the junior
 builds that worker only for a KL term: a run without one gets `use_kl_loss` with
 coefficient 0 (no gradient). A GRPO run (`tandem.enable=false`) is scored by its base,
 verl's usual reference (RLT's setting), through `PARTNER_TRAINER_MODE`.
+
+`writer_sees_solution=true` (RLT's teacher input) needs the partner score on (it is what
+scores the solution shown) and a worked solution in every training row's
+`extra_info.solution`, checked here before Ray starts; a GRPO run's writer then runs in
+`tandem_verl.solution_writer`'s agent loop (a tandem run's loop does it itself).
 """
 
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from tandem.errors import TandemError
 from tandem.partner_score import PartnerRewardConfig
 from tandem.strict import build
-from tandem_verl.names import PARTNER_TRAINER_MODE, SCORER_KEY
+from tandem.solution_prompt import require_solution
+from tandem_verl.names import (
+    AGENT_LOOP_MANAGER,
+    PARTNER_TRAINER_MODE,
+    SCORER_KEY,
+    SOLUTION_AGENT_LOOP,
+)
 from tandem_verl.tandem_block import TandemVerlConfig
 
 logger = logging.getLogger(__name__)
@@ -37,6 +49,8 @@ def wire_partner_reward(config: DictConfig, t: TandemVerlConfig) -> None:
     than verl's sync one.
     """
     partner = partner_reward_config(config)
+    if partner.writer_sees_solution:
+        wire_solution_writer(config, t, partner)
     if not partner.enabled:
         return
     actor, model = config.actor_rollout_ref.actor, config.actor_rollout_ref.model.path
@@ -63,3 +77,32 @@ def wire_partner_reward(config: DictConfig, t: TandemVerlConfig) -> None:
             config.actor_rollout_ref[SCORER_KEY] = junior
         if not t.enable:
             config.trainer.v1.trainer_mode = PARTNER_TRAINER_MODE
+
+
+def require_row_solutions(files) -> None:
+    """Every training row has `extra_info.solution`; the first without one is one error naming its file and row."""
+    import pyarrow.parquet as pq
+
+    for path in [files] if isinstance(files, str) else list(files or []):
+        if not str(path).endswith(".parquet") or not Path(path).expanduser().is_file():
+            continue  # verl reports a missing file itself
+        extra = pq.read_table(Path(path).expanduser(), columns=["extra_info"]).column("extra_info").to_pylist()
+        for i, info in enumerate(extra):
+            info = info or {}
+            require_solution(info.get("solution"), f"{path}: row {i} (id {info.get('id', '?')})")
+
+
+def wire_solution_writer(config: DictConfig, t: TandemVerlConfig, partner: PartnerRewardConfig) -> None:
+    """Check what `writer_sees_solution` needs and point a GRPO run at the solution writer's agent loop."""
+    if not partner.enabled:
+        raise TandemError("partner_reward.writer_sees_solution=true shows the writer the solution the partner score "
+                          "scores; set partner_reward.weight > 0 (or writer_sees_solution=false)")
+    agent = config.actor_rollout_ref.rollout.agent
+    if not t.enable and agent.default_agent_loop not in ("single_turn_agent", SOLUTION_AGENT_LOOP):
+        raise TandemError(f"rollout.agent.default_agent_loop={agent.default_agent_loop}: only verl's single-turn loop "
+                          "can show the writer the solution; drop that override or set writer_sees_solution=false")
+    require_row_solutions(config.data.train_files)
+    if not t.enable:  # a tandem run's agent loop builds the writer's prompt itself (apply_tandem points verl at it)
+        with open_dict(config):
+            agent.default_agent_loop = SOLUTION_AGENT_LOOP
+            agent.agent_loop_manager_class = AGENT_LOOP_MANAGER
