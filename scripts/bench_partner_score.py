@@ -50,7 +50,8 @@ def record(trainer: str, score_s: list[float], step_s: list[float]) -> dict:
 def embedded(model: Path, out: Path, args) -> dict:
     from tandem.partner_score import PartnerRewardConfig
     from tandem.sampling import SamplingConfig
-    from tandem_app.train.grpo_trainer import GRPOTrainer, TrainConfig
+    from tandem_app.train.grpo_trainer import GRPOTrainer
+    from tandem_app.train.train_config import TrainConfig
 
     cfg = TrainConfig(method="tandem", model=str(model), out=str(out), steps=args.steps, prompts_per_step=PROMPTS,
                       group_size=G, sampling=SamplingConfig(max_new_tokens=MAX_NEW), val_every=0,

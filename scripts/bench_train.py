@@ -60,7 +60,8 @@ def main(argv=None) -> int:
 
     from tandem.jsonl import write_json
     from tandem.sampling import SamplingConfig
-    from tandem_app.train.grpo_trainer import GRPOTrainer, TrainConfig
+    from tandem_app.train.grpo_trainer import GRPOTrainer
+    from tandem_app.train.train_config import TrainConfig
     from tandem_app.zoo import build_tiny
 
     with tempfile.TemporaryDirectory() as tmp:

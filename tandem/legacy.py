@@ -54,6 +54,9 @@ METRIC_NAMES = {
     "senior_fraction": "senior_token_fraction",
     "num_handoffs": "mean_handoffs",
 }
+# The release's script names -> ours: its "sentence handoff" runs the `step` strategy
+# (`tandem_eval/MATH/eval_sentence_handoff.py` is kept as the release's entry point).
+SCRIPT_NAMES = {"eval_sentence_handoff": "eval_step_handoff"}
 # Checkpoint names of the junior update's state in earlier versions -> the present ones
 # (`tandem.junior_update.CHECKPOINT_NAME`): HF TRL's file and verl's folder.
 JUNIOR_CHECKPOINT_NAMES = {"tandem_junior.pt": "junior.pt", "tandem_junior": "junior"}

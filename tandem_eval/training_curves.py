@@ -4,8 +4,8 @@ Input: a metrics JSONL in either row form, read by `tandem.metric_log.read_metri
 one verl's `file` logger writes (`trainer.logger=[console,file]`; one line per step,
 `{"step": s, "data": {metric: value}}`; its path is $VERL_FILE_LOGGER_PATH, else
 `<project>/<experiment>.jsonl` under $VERL_FILE_LOGGER_ROOT), or the embedded trainer's
-`metrics.jsonl` (`{"step": s, metric: value}`). A name an older run wrote (the release's
-`actor/tandem_senior_token_frac`) is read under its present spelling (`tandem.legacy`).
+`metrics.jsonl` (`{"step": s, metric: value}`). A name an older run or the release wrote is
+read under its present spelling (`tandem.legacy.METRIC_NAMES`).
 Read from it:
 - validation pass@k per data source, averaged over sources (the macro): `pass@k` where a
   metric of that name is logged, else verl's `best@k/mean` (its bootstrap best-of-k

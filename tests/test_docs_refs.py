@@ -100,7 +100,7 @@ def _is_config_key(dotted: str) -> bool:
     from tandem.config import TandemConfig
     from tandem_verl.tandem_block import LOSS_BLOCK_KEYS
     from tandem.strict import valid_keys
-    from tandem_app.train.grpo_trainer import TrainConfig
+    from tandem_app.train.train_config import TrainConfig
 
     parts = dotted.split(".")
     if len(parts) == 2 and parts[1] in {"enable", *LOSS_BLOCK_KEYS, *valid_keys(TandemConfig)}:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from vllm_source import stack
-from vllm_source.runtime import TESTED_VLLM, check_vllm_version
+from vllm_source.compat import TESTED_VLLM, check_vllm_version
 from tandem.errors import TandemError
 
 REPO = Path(__file__).resolve().parents[1]

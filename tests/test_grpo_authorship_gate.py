@@ -130,7 +130,8 @@ def test_release_denominator_needs_the_response_mask():
 def test_trainer_honours_the_loss_denominator(tiny_dir, tmp_path):
     """The trainer's update: the release's gradient is the senior fraction times ours (one on-policy step)."""
     from tandem.sampling import SamplingConfig
-    from tandem_app.train.grpo_trainer import GRPOTrainer, TrainConfig
+    from tandem_app.train.grpo_trainer import GRPOTrainer
+    from tandem_app.train.train_config import TrainConfig
 
     norms, fracs = {}, {}
     for denominator in ("senior_tokens", "all_response_tokens"):

@@ -45,7 +45,7 @@ def test_the_config_classes_take_their_legacy_tables_from_the_room():
     assert TandemConfig.ALIASES is legacy.PROCESS_KEYS
     assert TandemConfig.RETIRED is legacy.PROCESS_RETIRED
     assert TandemLossConfig.ALIASES is legacy.LOSS_KEYS
-    from tandem_app.train.grpo_trainer import TrainConfig  # noqa: PLC0415 - the app floor's class
+    from tandem_app.train.train_config import TrainConfig  # noqa: PLC0415 - the app floor's class
     assert TrainConfig.MOVED is legacy.TRAIN_MOVED
 
 

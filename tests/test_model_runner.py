@@ -51,7 +51,7 @@ def test_a_launch_whose_workers_wrote_nothing_is_an_error(tmp_path):
 
 
 def test_the_runner_generation_is_read_from_the_class_module():
-    from vllm_source.runner import runner_generation
+    from vllm_source.compat import runner_generation
 
     def cls(module):
         return type("Runner", (), {"__module__": module})

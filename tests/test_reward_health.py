@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from tandem.grading.grader import HEALTH_METRICS
 from tandem.sampling import SamplingConfig
-from tandem_app.train.grpo_trainer import GRPOTrainer, TrainConfig, rollout_metrics
+from tandem_app.train.grpo_trainer import GRPOTrainer
+from tandem_app.train.rollout_batch import rollout_metrics
+from tandem_app.train.train_config import TrainConfig
 
 STALLING = "\\boxed{" + "9" * 5000 + "}"  # over the grader's length cap: refused, counted as too long
 

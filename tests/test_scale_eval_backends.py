@@ -3,7 +3,7 @@
 Runs in the scale lane (vLLM's CPU build) and skips where vLLM is not installed. Greedy
 decoding in float32 on the scale lane's tiny bases (a senior and a junior of other
 weights) and a few problems of the synthetic task, graded by the real grader:
-`eval_solo.py` on both backends, and `eval_sentence_handoff.py` on the reference engine,
+`eval_solo.py` on both backends, and `eval_step_handoff.py` on the reference engine,
 on vLLM's tandem engine and on vLLM's two-engine turn loop. vLLM engines run in-process.
 """
 
@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("vllm", reason="vLLM is not installed; the scale lane (bash scripts/test_scale.sh) runs this")
 pytestmark = pytest.mark.vllm
 
-from tandem_eval.MATH import eval_sentence_handoff, eval_solo  # noqa: E402
+from tandem_eval.MATH import eval_step_handoff, eval_solo  # noqa: E402
 
 PROBLEMS = 6
 FIELDS = ("response_ids", "text", "extracted_answer", "correct", "finish_reason")
@@ -65,7 +65,7 @@ def handoff_runs(scale_senior, scale_junior, benchmark, tmp_path_factory):
     for name, extra in routes:
         out_dir = tmp_path_factory.mktemp(f"handoff-{name}")
         argv = ["--senior", str(scale_senior), "--junior", str(scale_junior), *extra, *common(benchmark, out_dir)]
-        assert eval_sentence_handoff.main(argv) == 0
+        assert eval_step_handoff.main(argv) == 0
         out[name] = samples(out_dir)
     return out
 

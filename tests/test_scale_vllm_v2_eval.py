@@ -4,7 +4,7 @@ Runs in the V2 lane (`bash scripts/test_scale.sh --v2`) beside `test_scale_vllm_
 on its 2-layer pair, and skips where vLLM decodes tandem on V1 (the scale lane's
 `test_scale_eval_backends.py` covers that). Greedy decoding in float32 on a few problems of
 the synthetic task, graded by the real grader: `eval_solo.py` on both backends, and
-`eval_sentence_handoff.py` on the reference engine and on vLLM's tandem engine (the two-engine
+`eval_step_handoff.py` on the reference engine and on vLLM's tandem engine (the two-engine
 turn loop runs solo engines, which the solo run covers on V2; the scale lane runs that route on
 V1). The backend pins both arms to the V2 runner (`$VLLM_USE_V2_MODEL_RUNNER=1`).
 """
@@ -19,7 +19,7 @@ import pytest
 vllm = pytest.importorskip("vllm", reason="vLLM is not installed; the V2 lane (bash scripts/test_scale.sh --v2) runs this")
 pytestmark = pytest.mark.vllm
 
-from tandem_eval.MATH import eval_sentence_handoff, eval_solo  # noqa: E402
+from tandem_eval.MATH import eval_step_handoff, eval_solo  # noqa: E402
 from vllm_source.runner import RUNNER_ENV  # noqa: E402
 from test_scale_vllm_v2_engine import v2_junior, v2_senior  # noqa: E402,F401  (fixtures; skips on V1)
 
@@ -69,7 +69,7 @@ def handoff_runs(v2_senior, v2_junior, benchmark, tmp_path_factory):
     for name, extra in routes:
         out_dir = tmp_path_factory.mktemp(f"handoff-{name}")
         argv = ["--senior", str(v2_senior), "--junior", str(v2_junior), *extra, *common(benchmark, out_dir)]
-        assert eval_sentence_handoff.main(argv) == 0
+        assert eval_step_handoff.main(argv) == 0
         out[name] = samples(out_dir)
     return out
 

@@ -1,6 +1,6 @@
 """The split placement refuses an attention backend that sizes the query heads from the model config.
 
-The table (`vllm_source/split_attention.py`) is checked against the installed vLLM's own
+The table (`vllm_source/compat.py`, applied by `vllm_source/split_attention.py`) is checked against the installed vLLM's own
 backend source in the scale lane (`tests/test_scale_vllm_split_attention.py`); here, the
 refusal rule itself, with no vLLM.
 """
@@ -10,9 +10,8 @@ from __future__ import annotations
 import pytest
 
 from tandem.errors import TandemError
+from vllm_source.compat import CONFIG, HEADS_FROM
 from vllm_source.split_attention import (
-    CONFIG,
-    HEADS_FROM,
     check_model_backends,
     check_requested_backend,
     check_split_backend,

@@ -77,7 +77,8 @@ def vllm_problem() -> str | None:
 
     from tandem.errors import TandemError
     from vllm_source.runner import pin_v1_runner
-    from vllm_source.runtime import VLLM_MISSING, check_vllm_version
+    from vllm_source.compat import check_vllm_version
+    from vllm_source.runtime import VLLM_MISSING
 
     try:
         check_vllm_version(version("vllm"))
