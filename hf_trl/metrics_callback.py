@@ -17,8 +17,7 @@ from collections.abc import Callable, Mapping
 
 from transformers import TrainerCallback
 
-from tandem.metric_log import TANDEM_PREFIX
-from tandem.rollout import SENIOR_TOKEN_FRACTION
+from tandem.metric_log import SENIOR_TOKEN_FRACTION, TANDEM_PREFIX
 
 
 def shared_names(logs: Mapping) -> dict:

@@ -54,8 +54,8 @@ from tandem.engine import TandemEngine
 from tandem.errors import TandemError
 from tandem.models import check_same_vocab, load_model, load_tokenizer
 from tandem.partner_score import PartnerRewardConfig
-from tandem.metric_log import TANDEM_PREFIX
-from tandem.rollout import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, RolloutStats, stats_of_masks
+from tandem.metric_log import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, TANDEM_PREFIX
+from tandem.rollout import RolloutStats, stats_of_masks
 from tandem.sampling import SamplingConfig
 
 # What `from hf_trl.tandem_rollout import ...` gives (README): the rollout, and the grader as its reward.

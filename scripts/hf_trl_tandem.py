@@ -43,8 +43,7 @@ from tandem import run_lock  # noqa: E402
 from tandem.config import TandemConfig  # noqa: E402
 from tandem.errors import RunFailed, RunInterrupted, TandemError, run_reporting_errors  # noqa: E402
 from tandem.jsonl import write_json  # noqa: E402
-from tandem.metric_log import read_metrics  # noqa: E402
-from tandem.rollout import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION  # noqa: E402
+from tandem.metric_log import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, read_metrics  # noqa: E402
 
 METHODS = ("tandem", "grpo")
 CONSOLE_KEYS = ("reward", SENIOR_TOKEN_FRACTION, MEAN_HANDOFFS, "loss", "val_acc", "step_time")

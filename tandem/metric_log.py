@@ -19,6 +19,10 @@ from pathlib import Path
 from tandem import legacy
 from tandem.errors import TandemError
 
+# The shared names of a batch's authorship statistics (`tandem.rollout.RolloutStats.metrics`).
+SENIOR_TOKEN_FRACTION = "senior_token_fraction"  # senior-written tokens / response tokens
+MEAN_HANDOFFS = "mean_handoffs"  # authorship changes per response
+JUNIOR_ONLY_RESPONSE_FRACTION = "junior_only_response_fraction"  # responses without a senior token
 ROW_FORMS = ("flat", "verl")  # flat: {"step", name: value}; verl: {"step", "data": {name: value}}
 TANDEM_PREFIX = "tandem/"  # the namespace of the tandem metrics in a shared log (TRL, verl)
 

@@ -22,12 +22,9 @@ from typing import Any, Protocol, runtime_checkable
 import torch
 
 from tandem.errors import TandemError
-from tandem.metric_log import batch_metrics
+from tandem.metric_log import JUNIOR_ONLY_RESPONSE_FRACTION, MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, batch_metrics
 from tandem.sampling import SamplingConfig
 
-SENIOR_TOKEN_FRACTION = "senior_token_fraction"  # senior-written tokens / response tokens
-MEAN_HANDOFFS = "mean_handoffs"  # authorship changes per response
-JUNIOR_ONLY_RESPONSE_FRACTION = "junior_only_response_fraction"  # responses without a senior token
 
 
 @dataclass

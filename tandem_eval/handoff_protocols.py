@@ -33,7 +33,8 @@ def compare(senior, junior, prompts: list[list[int]], texts: list[str], keys: li
             golds: list[str] | None = None) -> dict:
     """Run both protocols on the same requests; counts of identical and differing responses."""
     from tandem.boundaries import boundary_ids
-    from tandem.rollout import MEAN_HANDOFFS, stats_of_masks
+    from tandem.rollout import stats_of_masks
+    from tandem.metric_log import MEAN_HANDOFFS
     from tandem_eval.handoff import run_step_handoff
 
     step_ids = boundary_ids(senior.tokenizer, "step")

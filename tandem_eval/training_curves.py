@@ -10,7 +10,7 @@ Read from it:
 - validation pass@k per data source, averaged over sources (the macro): `pass@k` where a
   metric of that name is logged, else verl's `best@k/mean` (its bootstrap best-of-k
   estimate), and pass@1 from `mean@n`; the accuracy variable `acc` (else `reward`);
-- the senior token fraction (`tandem.rollout.SENIOR_TOKEN_FRACTION`), as verl's actor logs
+- the senior token fraction (`tandem.metric_log.SENIOR_TOKEN_FRACTION`), as verl's actor logs
   it (`actor/tandem/`), as a shared log holds it (`tandem/`) or unprefixed (the embedded trainer);
 - the mean response length: `response_length/mean`.
 
@@ -30,8 +30,7 @@ import sys
 from pathlib import Path
 
 from tandem.errors import TandemError
-from tandem.metric_log import TANDEM_PREFIX, read_metrics
-from tandem.rollout import SENIOR_TOKEN_FRACTION
+from tandem.metric_log import SENIOR_TOKEN_FRACTION, TANDEM_PREFIX, read_metrics
 
 # The senior token fraction under each prefix a log gives it: verl's actor, a shared log, the embedded trainer.
 SENIOR_FRACTION_KEYS = tuple(prefix + SENIOR_TOKEN_FRACTION for prefix in ("actor/" + TANDEM_PREFIX, TANDEM_PREFIX, ""))

@@ -32,8 +32,7 @@ from hf_trl.tandem_rollout import tandem_rollout_func  # noqa: E402
 from tandem.models import load_model, load_tokenizer  # noqa: E402
 from tandem.sampling import SamplingConfig  # noqa: E402
 from tandem_app.task import generate_problems  # noqa: E402
-from tandem.metric_log import TANDEM_PREFIX  # noqa: E402
-from tandem.rollout import SENIOR_TOKEN_FRACTION  # noqa: E402
+from tandem.metric_log import SENIOR_TOKEN_FRACTION, TANDEM_PREFIX  # noqa: E402
 from tandem.logprobs import join_prompt_response, pad_right, response_logprobs  # noqa: E402
 
 PROMPTS, G, MAX_NEW = 2, 4, 16

@@ -19,8 +19,7 @@ from pathlib import Path
 import pytest
 
 from tandem import legacy
-from tandem.metric_log import read_metrics
-from tandem.rollout import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION
+from tandem.metric_log import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, read_metrics
 
 pytest.importorskip("trl")
 

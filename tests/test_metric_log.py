@@ -6,8 +6,16 @@ import pytest
 import torch
 
 from tandem.errors import TandemError
-from tandem.metric_log import TANDEM_PREFIX, batch_metrics, metrics_row, read_metrics, row_metrics
-from tandem.rollout import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, stats_of_masks
+from tandem.metric_log import (
+    MEAN_HANDOFFS,
+    SENIOR_TOKEN_FRACTION,
+    TANDEM_PREFIX,
+    batch_metrics,
+    metrics_row,
+    read_metrics,
+    row_metrics,
+)
+from tandem.rollout import stats_of_masks
 
 
 def test_batch_metrics_puts_the_shared_names_under_a_prefix_as_plain_floats():

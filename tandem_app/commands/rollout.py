@@ -127,7 +127,8 @@ def run(args) -> int:
     from tandem.errors import TandemError
     from tandem.jsonl import read_jsonl, write_jsonl
     from tandem.models import check_model_path
-    from tandem.rollout import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, stats_of_masks
+    from tandem.rollout import stats_of_masks
+    from tandem.metric_log import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION
     from tandem.strict import build
     from tandem_eval.backends import EvalBackend
 

@@ -20,8 +20,7 @@ from tandem import run_lock
 from tandem.config_files import config_to_dict
 from tandem.errors import RunFailed, RunInterrupted
 from tandem.jsonl import write_json
-from tandem.metric_log import read_metrics
-from tandem.rollout import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION
+from tandem.metric_log import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, read_metrics
 from tandem_app.train.checkpoint import (
     kept_words,
     restore_checkpoint,

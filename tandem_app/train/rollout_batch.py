@@ -19,9 +19,9 @@ from tandem.coins import request_key
 from tandem.grading.grader import reward_health
 from tandem.grading.grader import stats as grader_stats
 from tandem.logprobs import pad_right
-from tandem.metric_log import batch_metrics
+from tandem.metric_log import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, batch_metrics
 from tandem.partner_score import combined_reward, partner_rewards, step_metrics
-from tandem.rollout import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, rollout_stats
+from tandem.rollout import rollout_stats
 from tandem_app.task import terse_share
 from tandem_app.train.data import batch_indices
 from tandem_app.train.train_config import TrainConfig
