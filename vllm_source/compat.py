@@ -203,6 +203,6 @@ def compile_tag(tag: str):
 
 def engine_defaults() -> dict:
     """Engine keyword defaults this vLLM build needs (see the module docstring)."""
-    from vllm_source.runtime import vllm_platform
+    from vllm.platforms import current_platform  # the build's platform (vllm_source.runtime names it)
 
-    return {"enable_chunked_prefill": False} if vllm_platform() == "cpu" else {}
+    return {"enable_chunked_prefill": False} if current_platform.is_cpu() else {}
