@@ -4,6 +4,8 @@ A prompt is the chat template applied to the user turn with the assistant's gene
 prompt; a response is what the model writes after it and ends in `<|im_end|>`. SFT
 trains on exactly the token sequences the RL rollouts produce (prompt ids + response
 ids, tokenised separately), so the base and the trainer agree on every boundary.
+With `partner_reward.writer_sees_solution` a training rollout's writer reads RLT's
+teacher prompt instead, the question and its solution (`writer_prompt_ids_batch`).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import random
 
 from tandem.errors import TandemError
+from tandem.solution_prompt import require_solution, writer_prompt_text
 from tandem_app.task import Problem
 
 IM_END = "<|im_end|>"
@@ -33,6 +36,14 @@ def prompt_ids_batch(tokenizer, problems: list[Problem]) -> list[list[int]]:
         )
         for p in problems
     ]
+    return tokenizer(texts, add_special_tokens=False)["input_ids"] if texts else []
+
+
+def writer_prompt_ids_batch(tokenizer, problems: list[Problem]) -> list[list[int]]:
+    """The prompts of a writer who sees each problem's solution (`tandem.solution_prompt.writer_prompt_ids`),
+    tokenised in one batch; a problem without a solution is one error naming it, before any generation."""
+    texts = [writer_prompt_text(tokenizer, p.prompt, require_solution(p.solution, f"training problem {p.id}"))
+             for p in problems]
     return tokenizer(texts, add_special_tokens=False)["input_ids"] if texts else []
 
 

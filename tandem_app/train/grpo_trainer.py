@@ -6,6 +6,8 @@
    the paper's `selection_strategy=word, prob_senior=0.5, max_gap_tokens=32`), and score them.
 2. `update` (`ppo_update.PPOUpdate`): GRPO advantages and the PPO update of the senior,
    every per-token term weighted by the senior gate.
+With `partner_reward.writer_sees_solution` the training rollouts' writer reads each problem's
+solution (RLT's teacher prompt, `data.writer_prompt_ids_batch`); validation does not.
 `train` runs the steps in OUT (`grpo_run`): resume, validation, logs, checkpoints, summary.
 The settings are `train_config.TrainConfig`.
 """
@@ -25,7 +27,7 @@ from tandem.grading import reward
 from tandem.junior_update import check_self_paired
 from tandem.models import check_same_vocab, load_model, load_tokenizer
 from tandem_app.task import generate_problems
-from tandem_app.train.data import prompt_ids_batch
+from tandem_app.train.data import prompt_ids_batch, writer_prompt_ids_batch
 from tandem_app.train.evaluate import greedy_solo_accuracy
 from tandem_app.train.grpo_run import run_grpo
 from tandem_app.train.ppo_update import PPOUpdate
@@ -58,10 +60,14 @@ class GRPOTrainer:
         )
         self.train_problems = generate_problems("train", cfg.n_train_problems, cfg.seed, cfg.task)
         self.train_prompts = prompt_ids_batch(self.tokenizer, self.train_problems)
+        # RLT's teacher input for training rollouts; validation keeps the plain prompt (the model deployed).
+        self.writer_prompts = (writer_prompt_ids_batch(self.tokenizer, self.train_problems)
+                               if cfg.partner_reward.writer_sees_solution else None)
         self.val_problems = generate_problems("validation", cfg.n_val_problems, cfg.seed, cfg.task)
         self.sampling = cfg.sampling
         self._sample = GroupSampler(cfg, self.engine, self.senior, self.tokenizer, self.train_problems,
-                                    self.train_prompts, reward_fn, scorer=self.junior if cfg.is_tandem else self.base)
+                                    self.train_prompts, reward_fn, scorer=self.junior if cfg.is_tandem else self.base,
+                                    writer_prompts=self.writer_prompts)
         self._update = PPOUpdate(cfg, self.senior, self.opt, self.tokenizer, base=self.base, junior=self.junior,
                                  junior_update=self.junior_update)
 

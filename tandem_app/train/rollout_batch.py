@@ -5,6 +5,12 @@ each. `tandem`: the senior and the junior co-write every response, authorship re
 word boundaries; `grpo`: the senior alone. Both methods see the same problems and the same
 sampling uniforms (`tandem.coins.request_key`). The verifier scores each response, and the
 partner score, when on, is added to the reward the advantages see.
+
+With `partner_reward.writer_sees_solution` the writer (the senior, or the team) reads RLT's
+teacher prompt, the question and its solution, and the update trains on that prompt (the
+batch's `prompts`: what the policy was conditioned on). The scorer reads the plain question
+prompt, as RLT's student does: its target context, and for a team whose junior co-wrote, its
+log-probs of the response for the KL terms, read again after the plain prompt.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 import torch
 
@@ -20,7 +27,7 @@ from tandem.grading.grader import reward_health
 from tandem.grading.grader import stats as grader_stats
 from tandem.logprobs import pad_right
 from tandem.metric_log import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, batch_metrics
-from tandem.partner_score import combined_reward, partner_rewards, step_metrics
+from tandem.partner_score import combined_reward, partner_rewards, scored_logprobs, step_metrics
 from tandem.rollout import rollout_stats
 from tandem_app.task import terse_share
 from tandem_app.train.data import batch_indices
@@ -28,12 +35,17 @@ from tandem_app.train.train_config import TrainConfig
 
 
 class GroupSampler:
-    """Samples and scores one step's groups with the trainer's engine; `scorer` scores the partner reward."""
+    """Samples and scores one step's groups with the trainer's engine; `scorer` scores the partner reward.
+
+    `prompts` are the plain question prompts; `writer_prompts` (one per problem, or None) are
+    what the writer reads instead when it sees the solution.
+    """
 
     def __init__(self, cfg: TrainConfig, engine, senior, tokenizer, problems: list, prompts: list,
-                 reward_fn: Callable[[str, str], float], scorer):
+                 reward_fn: Callable[[str, str], float], scorer, writer_prompts: list | None = None):
         self.cfg, self.engine, self.senior, self.tokenizer = cfg, engine, senior, tokenizer
         self.problems, self.prompts, self.reward_fn, self.scorer = problems, prompts, reward_fn, scorer
+        self.writer_prompts = writer_prompts
 
     def __call__(self, step: int) -> dict:
         """The step's batch (CPU tensors + lists): responses, masks, token-level rewards, scores."""
@@ -41,9 +53,11 @@ class GroupSampler:
         idx = batch_indices(len(self.problems), cfg.prompts_per_step, cfg.seed, step)
         problems = [self.problems[i] for i in idx for _ in range(cfg.group_size)]
         prompts = [self.prompts[i] for i in idx for _ in range(cfg.group_size)]
+        written = prompts if self.writer_prompts is None else [self.writer_prompts[i] for i in idx
+                                                                for _ in range(cfg.group_size)]
         keys = [request_key(f"train/{step}/{self.problems[i].id}", j) for i in idx for j in range(cfg.group_size)]
         self.senior.eval()
-        rollouts = self.engine.generate(prompts, cfg.sampling, keys, solo=not cfg.is_tandem,
+        rollouts = self.engine.generate(written, cfg.sampling, keys, solo=not cfg.is_tandem,
                                         junior_logprobs=cfg.partner_reward.enabled and cfg.is_tandem)
         self.senior.train()
         responses = [r.token_ids for r in rollouts]
@@ -59,7 +73,7 @@ class GroupSampler:
             "verifier_scores": scores,
             "reward_health": health,
             "partner_metrics": partner_metrics,
-            "prompts": prompts,
+            "prompts": written,  # what the writer read: the update's log-probs are conditioned on it
             "responses": pad_right(responses, self.tokenizer.pad_token_id, length=T),
             "response_mask": (torch.arange(T)[None] < lengths[:, None]).float(),
             "token_level_rewards": token_rewards,
@@ -80,11 +94,24 @@ class GroupSampler:
             return scores, {}
         t0 = time.time()
         golds = [p.answer if partner.target == "answer" else p.solution for p in problems]
+        if partner.writer_sees_solution and self.cfg.is_tandem:
+            rollouts = read_after(self.scorer, prompts, rollouts, self.tokenizer.pad_token_id,
+                                  self.cfg.sampling.logprob_temperature)
         score, terms = partner_rewards(partner, self.scorer, self.tokenizer, prompts, rollouts, golds,
                                        self.cfg.sampling.logprob_temperature,
                                        scorer_wrote_with_engine=self.cfg.is_tandem)
         rewards = combined_reward(scores.double(), score, partner.weight).float()
         return rewards, {**step_metrics(terms, score), "time_partner": time.time() - t0}
+
+
+def read_after(scorer, prompts: list[list[int]], rollouts: list, pad_id: int, temperature: float) -> list:
+    """The rollouts with the scorer's log-probs of each response read after `prompts` (the plain ones).
+
+    A co-writing junior's engine log-probs were read after the writer's prompt, which the
+    scorer, as RLT's student, never sees; the KL terms compare the senior with the student.
+    """
+    logprobs = scored_logprobs(scorer, prompts, [r.token_ids for r in rollouts], pad_id, temperature)[0]
+    return [replace(r, junior_logprobs=logprobs[i, : len(r.token_ids)].tolist()) for i, r in enumerate(rollouts)]
 
 
 def rollout_metrics(batch: dict, group_size: int) -> dict:

@@ -82,6 +82,9 @@ class TrainConfig:
         if self.prompts_per_step * self.group_size < self.ppo_mini_batches:
             raise TandemError("train: ppo_mini_batches exceeds the number of responses per step")
         check_logging_keys(self, "train")
+        if self.partner_reward.writer_sees_solution and not self.partner_reward.enabled:
+            raise TandemError("partner_reward.writer_sees_solution=true shows the writer the solution the partner score "
+                              "scores; set partner_reward.weight > 0 (or writer_sees_solution=false)")
 
     def _one_seed(self) -> None:
         """A run has one seed: the sections take `seed`, and a section seed that disagrees is refused."""
