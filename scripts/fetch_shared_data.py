@@ -10,25 +10,13 @@ runs from any directory with nothing installed.
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
-PACKAGE = "_tandem_shared_data"
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # scripts/, for the loader beside this file
+from script_packages import load_package  # noqa: E402
 
-
-def _load_package():
-    if PACKAGE not in sys.modules:
-        folder = Path(__file__).resolve().parent / "shared_data"
-        spec = importlib.util.spec_from_file_location(PACKAGE, folder / "__init__.py",
-                                                      submodule_search_locations=[str(folder)])
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[PACKAGE] = module  # its modules import one another relatively, through this name
-        spec.loader.exec_module(module)
-    return sys.modules[PACKAGE]
-
-
-_load_package()
+load_package("_tandem_shared_data", Path(__file__).resolve().parent / "shared_data")
 
 from _tandem_shared_data.cli import main  # noqa: E402
 

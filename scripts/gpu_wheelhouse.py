@@ -8,25 +8,13 @@ below (the manifest, the join, the stack's requirement lines).
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
-PACKAGE = "_tandem_wheelhouse"
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # scripts/, for the loader beside this file
+from script_packages import load_package  # noqa: E402
 
-
-def _load_package():
-    if PACKAGE not in sys.modules:
-        folder = Path(__file__).resolve().parent / "wheelhouse"
-        spec = importlib.util.spec_from_file_location(PACKAGE, folder / "__init__.py",
-                                                      submodule_search_locations=[str(folder)])
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[PACKAGE] = module  # its modules import one another relatively, through this name
-        spec.loader.exec_module(module)
-    return sys.modules[PACKAGE]
-
-
-_load_package()
+load_package("_tandem_wheelhouse", Path(__file__).resolve().parent / "wheelhouse")
 
 from _tandem_wheelhouse.basics import MANIFEST, MIB, Dist, WheelhouseError  # noqa: E402
 from _tandem_wheelhouse.build import build, resolve_only  # noqa: E402
