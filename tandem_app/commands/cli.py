@@ -30,6 +30,8 @@ COMMANDS = {
     "eval-plot": ("eval", "pass@k curves per benchmark from eval summaries"),
     "eval-table": ("eval", "Table 2: macro solo and handoff pass@k per checkpoint with bootstrap SEs"),
     "eval-figures": ("eval", "pass@k grid per benchmark and macro with bootstrap SE bands"),
+    "distill": ("distill", "distil a teacher into a student: the teacher's solo traces, the student's SFT on them, "
+                "its solo accuracy before and after"),
     "demo": ("demo", "build a tiny model, SFT it into the pre-RL base, train TRL and GRPO with the same seed and "
              "budget, evaluate solo / handoff accuracy and drift, and write report.md with figures"),
 }

@@ -4,10 +4,18 @@ Each example is a chat: user = the problem, assistant = its worked solution foll
 `<|im_end|>`. The loss is the token-mean cross-entropy over assistant tokens only. The
 result, saved under `OUT/model`, is the base the paper pairs with itself: the junior
 (frozen) and the senior's initialisation.
+
+`run_sft(..., examples=...)` trains on given (prompt ids, response ids) pairs instead of
+the task's demonstrations (a teacher's traces: `tandem-rlvr distill`), with the same loop,
+checkpoints, resume and lock; their count and digest join the saved config, so a resume
+on other examples is refused like one with another learning rate. Such a run has no task
+to validate on: its summary's `val_greedy_acc` is None.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import random
 import time
 from dataclasses import dataclass, field
@@ -105,18 +113,43 @@ def sft_loss(model, input_ids: torch.Tensor, labels: torch.Tensor) -> torch.Tens
     )
 
 
-def run_sft(cfg: SFTConfig, resume: bool = False, progress: bool = True) -> dict:
-    """Train, validate (greedy solo accuracy) and save the base, holding OUT's lock; return the summary."""
+Example = tuple[list[int], list[int]]  # (prompt ids, response ids); the loss covers the response only
+
+
+def examples_record(examples: list[Example]) -> dict:
+    """What a run's config records of given examples: their count and a digest of every id."""
+    digest = hashlib.sha256(json.dumps(examples, separators=(",", ":")).encode()).hexdigest()
+    return {"count": len(examples), "sha256": digest}
+
+
+def run_sft(cfg: SFTConfig, resume: bool = False, progress: bool = True,
+            examples: list[Example] | None = None) -> dict:
+    """Train, validate (greedy solo accuracy) and save the base, holding OUT's lock; return the summary.
+
+    `examples` (prompt ids, response ids): train on these instead of the task's demonstrations (no validation).
+    """
     if not cfg.model:
         raise TandemError("sft needs model=DIR (an HF model, e.g. from `tandem-rlvr build-tiny`)")
     if not cfg.out:
         raise TandemError("sft needs out=DIR (or --out DIR), where the base is written")
+    if examples is not None and not examples:
+        raise TandemError("sft was given no examples to train on")
     with run_lock.hold(cfg.out):
-        return _run_sft(cfg, Path(cfg.out), resume, progress)
+        return _run_sft(cfg, Path(cfg.out), resume, progress, examples)
 
 
-def _run_sft(cfg: SFTConfig, out: Path, resume: bool, progress: bool) -> dict:
+def _task_examples(cfg: SFTConfig, tokenizer) -> list[Example]:
+    """The task's training problems, each with a demonstrator's worked solution."""
+    train = generate_problems("train", cfg.n_train_problems, cfg.seed, cfg.task)
+    rng = random.Random(f"demonstrations/{cfg.seed}")
+    texts = [demonstration(p, cfg.demos, rng) for p in train]
+    return list(zip(prompt_ids_batch(tokenizer, train), (response_ids(tokenizer, t) for t in texts)))
+
+
+def _run_sft(cfg: SFTConfig, out: Path, resume: bool, progress: bool, given: list[Example] | None) -> dict:
     config = config_to_dict(cfg)
+    if given is not None:
+        config["examples"] = examples_record(given)
     start = start_run(out, config, resume)
     if start.finished is not None:
         return start.finished
@@ -127,11 +160,8 @@ def _run_sft(cfg: SFTConfig, out: Path, resume: bool, progress: bool) -> dict:
     model = load_model(cfg.model, device=cfg.device).train().requires_grad_(True)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, betas=(0.9, 0.95))
 
-    train = generate_problems("train", cfg.n_train_problems, cfg.seed, cfg.task)
-    val = generate_problems("validation", cfg.n_val_problems, cfg.seed, cfg.task)
-    rng = random.Random(f"demonstrations/{cfg.seed}")
-    texts = [demonstration(p, cfg.demos, rng) for p in train]
-    examples = list(zip(prompt_ids_batch(tokenizer, train), (response_ids(tokenizer, t) for t in texts)))
+    examples = _task_examples(cfg, tokenizer) if given is None else given
+    val = generate_problems("validation", cfg.n_val_problems, cfg.seed, cfg.task) if given is None else None
 
     earlier = 0.0  # wall time of the launches before this one, up to their last checkpoint
     if start.state is not None:
@@ -143,8 +173,10 @@ def _run_sft(cfg: SFTConfig, out: Path, resume: bool, progress: bool) -> dict:
     try:
         final_loss = _sft_loop(cfg, out, model, opt, tokenizer, examples, val, logger, start.step,
                                lambda: {"config": config, "elapsed_s": earlier + time.time() - t0}, progress)
-        val_acc = greedy_solo_accuracy(model, tokenizer, val, cfg.max_new_tokens)
-        logger.log(cfg.steps, {"val_greedy_acc": val_acc})
+        val_acc = None
+        if val is not None:
+            val_acc = greedy_solo_accuracy(model, tokenizer, val, cfg.max_new_tokens)
+            logger.log(cfg.steps, {"val_greedy_acc": val_acc})
     except KeyboardInterrupt:
         raise RunInterrupted(kept_words(out, logger.last_step, cfg.steps)) from None
     finally:
@@ -154,7 +186,7 @@ def _run_sft(cfg: SFTConfig, out: Path, resume: bool, progress: bool) -> dict:
         "phase": "sft",
         "steps": cfg.steps,
         "final_loss": final_loss,  # the mean loss of the last logged steps (None when this launch logged none)
-        "val_greedy_acc": val_acc,
+        "val_greedy_acc": val_acc,  # None when trained on given examples
         "model": str(out / "model"),
         "wall_seconds": earlier + time.time() - t0,  # every launch, each up to its last checkpoint
         "train_seconds": time.time() - t0,  # this launch
@@ -192,7 +224,7 @@ def _sft_loop(cfg: SFTConfig, out: Path, model, opt, tokenizer, examples, val, l
             metrics.update(loss=last_loss, lr=lr, grad_norm=float(grad_norm), elapsed_s=extra()["elapsed_s"])
             bar.set_postfix(loss=f"{last_loss:.3f}")
             recent = []
-        if cfg.val_every and done % cfg.val_every == 0 and done != cfg.steps:
+        if val is not None and cfg.val_every and done % cfg.val_every == 0 and done != cfg.steps:
             metrics["val_greedy_acc"] = greedy_solo_accuracy(model, tokenizer, val, cfg.max_new_tokens)
         if metrics:
             logger.log(done, metrics)

@@ -1,0 +1,143 @@
+"""`DistillConfig`: the typed settings of one distillation run, and the checks that refuse a bad one.
+
+Every field is a config key (`--config` file or `key=value`; `tandem-rlvr distill --help`
+prints `KEY_HELP`, one line per key). The defaults are the demo's: its task, its rollout
+temperature for the teacher's traces, its evaluation sampling for the student.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tandem.errors import TandemError
+from tandem_app.task import TaskConfig
+from tandem_eval.sampling import EvalSampling
+
+BACKENDS = {"reference": "engine", "vllm": "vllm"}  # this command's name -> tandem_eval's EngineSettings.backend
+SFT_BACKENDS = ("embedded", "verl")
+TOO_LONG = ("drop", "cut")
+TASK = "task"
+
+
+def _demo_task() -> TaskConfig:
+    from tandem_app.train.demo import DEMO_TASK  # the demo's task: the one its teachers were trained on
+
+    return DEMO_TASK
+
+
+def _demo_eval_sampling() -> EvalSampling:
+    from tandem_app.train.evaluate import EvalConfig
+
+    return EvalConfig().sampling
+
+
+@dataclass
+class DistillConfig:
+    """A teacher's traces -> a student's SFT -> the student's solo accuracy before and after."""
+
+    teacher: str = ""  # HF model dir that writes the traces
+    student: str = ""  # HF model dir that is fine-tuned on them (required: no default base is assumed)
+    out: str = ""  # run directory
+    seed: int = 0
+    data: str = TASK  # `task` (the toy task) or a training JSONL file (problem, answer, optional solution / id)
+    test_data: str = ""  # the test JSONL file (required with a data file; `task` uses the task's test split)
+    task: TaskConfig = field(default_factory=_demo_task)
+    n_train_problems: int = 1000  # problems read from the training split, in order
+    only_correct: bool = False  # keep only traces the grader scores correct
+    token_budget: int = 0  # stop collecting once the kept traces hold this many response tokens; 0 = no cap
+    writer_sees_solution: bool = False  # the teacher writes with RLT's teacher input (question and solution)
+    retokenize: bool = False  # allow a student of another vocabulary: traces re-tokenised by its tokenizer
+    too_long: str = "drop"  # a trace longer than the student's context: drop | cut (counted and printed either way)
+    temperature: float = 1.0  # the teacher's sampling (the demo's rollout temperature)
+    top_p: float = 1.0
+    top_k: int = 0
+    max_new_tokens: int = 128  # the teacher's response budget (the demo's evaluation room)
+    backend: str = "reference"  # generation for traces and eval: reference (tandem.engine) | vllm
+    generation_batch_size: int = 64  # reference engine: rows per generate call
+    device: str = "cpu"
+    threads: int = 0  # torch CPU threads; 0 = torch's default
+    sft_backend: str = "embedded"  # embedded (tandem_app.train.sft) | verl (verl/run_distill_sft.sh)
+    steps: int = 200  # the student's SFT optimizer steps
+    batch_size: int = 32
+    lr: float = 1e-3
+    warmup_steps: int = 10
+    min_lr_ratio: float = 0.1
+    save_every: int = 50  # the student's SFT checkpoints
+    n_eval_problems: int = 200  # test problems, the same before and after
+    n_samples: int = 4  # sampled responses per test problem
+    eval_sampling: EvalSampling = field(default_factory=_demo_eval_sampling)
+
+    def __post_init__(self):
+        for name in ("n_train_problems", "n_eval_problems", "n_samples", "steps", "batch_size", "save_every",
+                     "max_new_tokens", "generation_batch_size"):
+            if getattr(self, name) < 1:
+                raise TandemError(f"distill: {name} must be >= 1, got {getattr(self, name)}")
+        for name in ("token_budget", "threads", "warmup_steps", "top_k"):
+            if getattr(self, name) < 0:
+                raise TandemError(f"distill: {name} must be >= 0, got {getattr(self, name)}")
+        if not self.lr > 0 or not 0 <= self.min_lr_ratio <= 1:
+            raise TandemError(f"distill: lr must be > 0 and min_lr_ratio in [0, 1], got {self.lr}, {self.min_lr_ratio}")
+        if self.temperature < 0 or not 0 < self.top_p <= 1:
+            raise TandemError(f"distill: temperature must be >= 0 and top_p in (0, 1], got {self.temperature}, "
+                              f"{self.top_p}")
+        _one_of("backend", self.backend, tuple(BACKENDS))
+        _one_of("sft_backend", self.sft_backend, SFT_BACKENDS)
+        _one_of("too_long", self.too_long, TOO_LONG)
+        if self.data != TASK and not self.test_data:
+            raise TandemError(f"distill: data={self.data} is a file, so the test split needs test_data=FILE.jsonl too")
+
+    def require_paths(self) -> None:
+        """teacher, student and out must be given (checked before any work; `--help` needs none)."""
+        for name in ("teacher", "student", "out"):
+            if not getattr(self, name):
+                raise TandemError(f"distill needs {name}=... ({KEY_HELP[name]})")
+
+    @property
+    def task_data(self) -> bool:
+        return self.data == TASK
+
+
+def _one_of(name: str, value: str, choices) -> None:
+    if value not in choices:
+        raise TandemError(f"distill: unknown {name} {value!r}; choose one of {', '.join(choices)}")
+
+
+KEY_HELP = {
+    "teacher": "the teacher's HF model dir: it writes one solo trace per training problem",
+    "student": "the student's HF model dir: evaluated, fine-tuned on the traces, evaluated again (required)",
+    "out": "run directory: traces.jsonl, student/, eval/, summary.json (locked while a run writes)",
+    "seed": "the problems' seed, the traces' and the eval's request keys, the SFT's batches",
+    "data": "`task`: the toy task (tandem_app.task); or a training JSONL file with problem, answer and optional "
+            "solution, id",
+    "test_data": "the test JSONL file (required when data is a file)",
+    "task": "the toy task's difficulty knobs (default: the demo's task)",
+    "n_train_problems": "training problems read, in a fixed order (each gets one trace)",
+    "only_correct": "true: keep only the traces the project's grader scores correct (default: raw traces, as RLT)",
+    "token_budget": "stop collecting once the kept traces hold this many response tokens (the student's tokens), "
+                    "so teachers compare at equal tokens; 0 = no cap",
+    "writer_sees_solution": "true: the teacher writes with RLT's teacher input (question + solution, "
+                            "tandem.solution_prompt); the student still learns question -> trace",
+    "retokenize": "true: a student with another vocabulary is allowed; the traces' text is re-tokenised for it",
+    "too_long": "a trace longer than the student's context (max_position_embeddings): drop it or cut it; "
+                "counted and printed either way",
+    "temperature": "the teacher's sampling temperature (default: the demo's rollout temperature)",
+    "top_p": "the teacher's top-p",
+    "top_k": "the teacher's top-k (0 = off)",
+    "max_new_tokens": "the teacher's response budget in tokens",
+    "backend": "generation for traces and eval: reference (the reference engine, CPU or one GPU) or vllm "
+               "(tandem_eval's vLLM backend, the scale path)",
+    "generation_batch_size": "reference engine: rows per generate call",
+    "device": "where the reference engine and the embedded SFT run (cpu, cuda)",
+    "threads": "torch CPU threads (0 = torch's default)",
+    "sft_backend": "embedded: the project's SFT (tandem_app.train.sft); verl: verl 0.9.1's SFT trainer through "
+                   "verl/run_distill_sft.sh",
+    "steps": "the student's SFT optimizer steps",
+    "batch_size": "traces per SFT step",
+    "lr": "the SFT's peak learning rate",
+    "warmup_steps": "linear warm-up steps of the SFT's learning rate (embedded SFT)",
+    "min_lr_ratio": "the SFT's cosine decay ends at lr * min_lr_ratio (embedded SFT)",
+    "save_every": "SFT checkpoint every N steps (a rerun resumes from the last one)",
+    "n_eval_problems": "test problems the student is evaluated on, the same before and after",
+    "n_samples": "sampled responses per test problem; accuracy is their mean",
+    "eval_sampling": "the eval's sampling: temperature, top_p, top_k, max_new_tokens, seed (default: the demo's)",
+}

@@ -1,0 +1,88 @@
+"""Bad input refused before any work: each in one line naming the problem and the fix.
+
+- the teacher's or the student's directory missing;
+- a teacher and a student of different vocabularies (unless `retokenize=true`, which
+  re-tokenises the traces' text for the student);
+- a student whose config names no context length (`max_position_embeddings`), which the
+  long-trace rule needs;
+- `writer_sees_solution=true` with a training problem that has no reference solution;
+- an empty split.
+
+The checks read tokenizers, configs and problem files only; no model is loaded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tandem.errors import TandemError
+from tandem_app.distill.problems import DistillProblem, load_split
+
+
+@dataclass
+class Inputs:
+    """What the phases read, checked: the tokenizers, the student's context and both splits."""
+
+    teacher_tokenizer: object
+    student_tokenizer: object
+    same_vocab: bool
+    student_context: int
+    train: list[DistillProblem]
+    test: list[DistillProblem]
+
+
+def check_vocab(teacher_tok, student_tok, retokenize: bool) -> bool:
+    """Whether both share one vocabulary; a mismatch is refused unless `retokenize`."""
+    from tandem.models import check_same_vocab
+
+    try:
+        check_same_vocab(teacher_tok, student_tok)
+    except TandemError:
+        if not retokenize:
+            a, b = teacher_tok.get_vocab(), student_tok.get_vocab()
+            raise TandemError(f"teacher and student vocabularies differ ({len(a)} vs {len(b)} ids, "
+                              f"{len(set(a.items()) ^ set(b.items()))} entries differ); the student cannot train on "
+                              "the teacher's token ids: pass retokenize=true to re-tokenise the traces' text for "
+                              "the student") from None
+        return False
+    return True
+
+
+def student_context(student: str) -> int:
+    """The student's context in tokens: `max_position_embeddings` of its config."""
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(student)
+    value = getattr(config, "max_position_embeddings", None)
+    if not isinstance(value, int) or value < 1:
+        raise TandemError(f"student {student}: its config names no max_position_embeddings, so traces cannot be "
+                          "checked against its context; set it in config.json")
+    return value
+
+
+def check_solutions(problems: list[DistillProblem], data: str) -> None:
+    """Every training problem has a reference solution, or one line names the first that has none."""
+    for p in problems:
+        if not isinstance(p.solution, str) or not p.solution.strip():
+            raise TandemError(f"{data}: problem {p.id} has no reference solution, but writer_sees_solution=true "
+                              "shows the teacher one; give every row a 'solution' or set writer_sees_solution=false")
+
+
+def check_inputs(cfg) -> Inputs:
+    """Every check of the module docstring, in that order; returns what the phases read."""
+    from tandem.models import check_model_path, load_tokenizer
+
+    cfg.require_paths()
+    for name in ("teacher", "student"):
+        check_model_path(getattr(cfg, name), what=f"{name} model")
+    teacher_tok, student_tok = load_tokenizer(cfg.teacher), load_tokenizer(cfg.student)
+    same = check_vocab(teacher_tok, student_tok, cfg.retokenize)
+    context = student_context(cfg.student)
+    train = load_split(cfg, "train", cfg.n_train_problems)
+    test = load_split(cfg, "test", cfg.n_eval_problems)
+    for split, problems in (("training", train), ("test", test)):
+        if not problems:
+            raise TandemError(f"distill: the {split} split has no problems; point data / test_data at rows")
+    if cfg.writer_sees_solution:
+        check_solutions(train, cfg.data)
+    return Inputs(teacher_tok, student_tok, same, context, train, test)

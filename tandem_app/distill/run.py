@@ -1,0 +1,109 @@
+"""A distillation run, phase by phase, in one locked folder; each finished phase is reused.
+
+    OUT/config.json          the run's config (a rerun needs --resume and the same config)
+    OUT/traces.jsonl         the teacher's kept traces, OUT/traces_meta.json their counts
+    OUT/eval/before.json     the student alone on the test split before its fine-tuning
+    OUT/student/, student_sft.json   the fine-tuning (embedded: OUT/student/model; verl: OUT/student-verl)
+    OUT/eval/after.json      the fine-tuned student, same problems, keys and sampling
+    OUT/summary.json         accuracy before and after, the paired gain, the traces' counts, seconds per phase
+
+Bad input is refused before any phase runs (`tandem_app.distill.preflight`). `--resume`
+compares the config with the saved one as the trainers do (`tandem_app.train.resume`):
+a setting that changes the result is refused in one line; `steps` may not change
+(the evaluation after depends on it). The folder is held with `tandem.run_lock`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from tandem import run_lock
+from tandem.config_files import config_to_dict
+from tandem.errors import TandemError
+from tandem.jsonl import write_json
+from tandem.run_lock import LOCK_NAME, note
+from tandem_app.distill import student_sft, traces
+from tandem_app.distill.summary import build_summary
+
+CONFIG = "config.json"
+TIMINGS = "timings.json"
+SUMMARY = "summary.json"
+
+
+def run_distill(cfg, resume: bool = False, progress: bool = True) -> dict:
+    """Every unfinished phase, holding OUT's lock; returns the summary."""
+    cfg.require_paths()
+    with run_lock.hold(cfg.out):
+        return _run(cfg, Path(cfg.out), resume, progress)
+
+
+def start(out: Path, config: dict, resume: bool) -> None:
+    """A new run needs an empty folder; `resume` needs the saved config (steps included) to agree."""
+    from tandem_app.train.resume import compare_config
+
+    saved = out / CONFIG
+    if not resume:
+        if any(p.name != LOCK_NAME for p in out.iterdir()):
+            raise TandemError(f"{out} is not empty; pass --resume to continue that run or choose a new --out")
+    elif saved.is_file():
+        was = json.loads(saved.read_text())
+        compare_config(was, config, str(saved))
+        if was.get("steps") != config["steps"]:
+            raise TandemError(f"--resume with steps={config['steps']} but {saved} has steps={was.get('steps')}; "
+                              "use the run's steps or a new --out")
+    else:
+        note(f"--resume: {out} holds no {CONFIG}; starting the run there")
+    write_json(saved, config)
+
+
+def _run(cfg, out: Path, resume: bool, progress: bool) -> dict:
+    from tandem_app.distill.preflight import check_inputs
+
+    inputs = check_inputs(cfg)
+    start(out, config_to_dict(cfg), resume)
+    if cfg.threads:
+        import torch
+
+        torch.set_num_threads(cfg.threads)
+    seconds = _read(out / TIMINGS)
+
+    def phase(name: str, fn):
+        t0 = time.time()
+        value = fn()
+        seconds[name] = seconds.get(name, 0.0) + time.time() - t0
+        write_json(out / TIMINGS, seconds)
+        return value
+
+    found = traces.read(out)
+    if found is None:
+        phase("traces", lambda: traces.write(out, *traces.collect(cfg, inputs)))
+        found = traces.read(out)
+    rows, meta = found
+    counts = traces.TraceCounts(**{k: v for k, v in meta.items() if k in traces.TraceCounts.__dataclass_fields__})
+    print(counts.long_line(), flush=True)
+    empty = traces.nothing_left(cfg, counts)
+    if empty:
+        raise TandemError(empty)
+    before = _eval_phase(cfg, out, "before", cfg.student, inputs, phase)
+    model = student_sft.done(out) or phase("sft", lambda: student_sft.train(cfg, out, rows, inputs, progress))
+    after = _eval_phase(cfg, out, "after", model, inputs, phase)
+    summary = build_summary(cfg, meta, before, after, seconds, model)
+    write_json(out / SUMMARY, summary)
+    return summary
+
+
+def _eval_phase(cfg, out: Path, name: str, model: str, inputs, phase) -> dict:
+    from tandem_app.distill.evaluation import evaluate_solo
+
+    path = out / "eval" / f"{name}.json"
+    if not path.is_file():
+        result = phase(f"eval_{name}", lambda: evaluate_solo(cfg, model, inputs.test))
+        path.parent.mkdir(exist_ok=True)
+        write_json(path, result)
+    return _read(path)
+
+
+def _read(path: Path) -> dict:
+    return json.loads(path.read_text()) if path.is_file() else {}
