@@ -5,19 +5,23 @@ key the rollout returned) as keyword arguments, one value per row, plus `log_met
 metrics logged beside the reward; it sums the functions' rewards. `grader_reward` is the
 verifier (`tandem.grading.reward` against the `answer` column). `partner_reward_function`
 builds the partner score's (`tandem.partner_score`) from a bound `TandemRolloutFunc`, whose
-scorer, tokenizer and sampling it reads when TRL calls it.
+scorer, tokenizer and sampling it reads when TRL calls it. With
+`partner_reward.writer_sees_solution` the scorer reads each row's plain prompt (the rollout's
+`plain_prompt_ids`), never the writer's, and a co-writing junior's log-probs of the response,
+read by the engine after the writer's prompt, are read again after the plain one.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from tandem.errors import TandemError
 from tandem.grading import reward as grade_reward
 from tandem.grading.grader import reward_health
 from tandem.grading.grader import stats as grader_stats
 from tandem.partner_score import METRIC as PARTNER_METRIC
-from tandem.partner_score import partner_rewards, step_metrics
+from tandem.partner_score import partner_rewards, scored_logprobs, step_metrics
 
 
 def completion_text(completion) -> str:
@@ -48,7 +52,7 @@ def partner_reward_function(rollout):
         raise TandemError("partner_reward.weight is 0 (off); build the rollout with a PartnerRewardConfig of "
                           "weight > 0 to get its reward function")
 
-    def partner_score(completions, tandem_rollout, log_metric=None, **columns) -> list[float]:
+    def partner_score(completions, tandem_rollout, log_metric=None, plain_prompt_ids=None, **columns) -> list[float]:
         t0 = time.perf_counter()
         golds = columns.get(cfg.target)
         if golds is None:
@@ -56,9 +60,12 @@ def partner_reward_function(rollout):
                               f"add it or set partner_reward.target={'answer' if cfg.target == 'solution' else 'solution'}")
         rollouts = list(tandem_rollout)
         co_wrote = all(r.junior_logprobs is not None for r in rollouts)
-        score, terms = partner_rewards(cfg, rollout.scorer, rollout.engine.tokenizer, [r.prompt_ids for r in rollouts],
-                                       rollouts, [str(g) for g in golds], rollout.sampling.logprob_temperature,
-                                       scorer_wrote_with_engine=co_wrote)
+        tokenizer, temperature = rollout.engine.tokenizer, rollout.sampling.logprob_temperature
+        prompts = [r.prompt_ids for r in rollouts] if plain_prompt_ids is None else [list(p) for p in plain_prompt_ids]
+        if co_wrote and any(p != r.prompt_ids for p, r in zip(prompts, rollouts)):  # the writer read another prompt
+            rollouts = read_after(rollout.scorer, prompts, rollouts, tokenizer.pad_token_id, temperature)
+        score, terms = partner_rewards(cfg, rollout.scorer, tokenizer, prompts, rollouts, [str(g) for g in golds],
+                                       temperature, scorer_wrote_with_engine=co_wrote)
         if log_metric is not None:
             for name, value in {**step_metrics(terms, score), "time_partner": time.perf_counter() - t0}.items():
                 log_metric(name, value)
@@ -66,3 +73,9 @@ def partner_reward_function(rollout):
 
     partner_score.__name__ = PARTNER_METRIC  # TRL logs rewards/<name>/mean
     return partner_score
+
+
+def read_after(scorer, prompts: list[list[int]], rollouts: list, pad_id: int, temperature: float) -> list:
+    """The rollouts with the scorer's log-probs of each response read after `prompts` (the plain ones)."""
+    logprobs = scored_logprobs(scorer, prompts, [r.token_ids for r in rollouts], pad_id, temperature)[0]
+    return [replace(r, junior_logprobs=logprobs[i, : len(r.token_ids)].tolist()) for i, r in enumerate(rollouts)]

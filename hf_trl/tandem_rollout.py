@@ -22,7 +22,10 @@ batch's authorship statistics are logged every step under the shared names
 (`RolloutStats.metrics` with the prefix `tandem.metric_log.TANDEM_PREFIX`:
 `"tandem/senior_token_fraction"`, `"tandem/mean_handoffs"`, ... in TRL's logs; `last_stats`
 here). Evaluation batches (`trainer.model.training` False) are written by the senior alone
-unless `solo_eval=False`.
+unless `solo_eval=False`. With `partner_reward.writer_sees_solution` a training batch is
+written from RLT's teacher prompt, question and solution (`hf_trl.solution_writer`), returned
+as `prompt_ids` so TRL's loss sees what the writer read; evaluation batches keep the plain
+prompt, and the plain prompt ids go to the partner score as `plain_prompt_ids`.
 
 What is refused, in one line each before the first generation (`check(trainer)` runs the
 checks right after the trainer is built): a TRL without `rollout_func` or `env_mask`;
@@ -45,6 +48,7 @@ import torch
 
 from hf_trl.junior_update import JuniorUpdater
 from hf_trl.rewards import grader_reward, partner_reward_function
+from hf_trl.solution_writer import SolutionBook
 from hf_trl.trainer_access import (check_generation_settings, reachable_senior, text_tokenizer, tokenize_prompts,
                                    trainer_sampling)
 from hf_trl.trl_version import check_trl
@@ -89,7 +93,10 @@ class TandemRolloutFunc:
         check_trl()
         if self.engine_mode not in ENGINE_MODES:
             raise TandemError(f"unknown engine_mode {self.engine_mode!r}; choose one of {', '.join(ENGINE_MODES)}")
-        self.engine, self.trainer, self.senior, self.scorer = None, None, None, None
+        if self.partner_reward.writer_sees_solution and not self.partner_reward.enabled:
+            raise TandemError("partner_reward.writer_sees_solution=true shows the writer the solution the partner score "
+                              "scores; set partner_reward.weight > 0 (or writer_sees_solution=false)")
+        self.engine, self.trainer, self.senior, self.scorer, self.book = None, None, None, None, None
         self.last_stats, self.history = BatchStats(), []
 
     # --- binding to the trainer: every check, once, before the first generation ------------
@@ -104,6 +111,8 @@ class TandemRolloutFunc:
         self.senior = reachable_senior(trainer)
         tokenizer = text_tokenizer(trainer)
         self.sampling = trainer_sampling(trainer.args, self.sampling)
+        if self.partner_reward.writer_sees_solution:  # each training prompt's solution, read once
+            self.book = SolutionBook(trainer.train_dataset, tokenizer)
         junior, junior_tokenizer = (None, None) if self.solo else self._junior(trainer, tokenizer)
         if self.partner_reward.enabled:  # the junior scores a TRL run; a GRPO run's base scores it (RLT's setting)
             self.scorer = junior if junior is not None else self._base_copy(trainer)
@@ -155,15 +164,18 @@ class TandemRolloutFunc:
         self.check(trainer)
         mode = "train" if trainer.model.training else "eval"
         solo = self.solo or (mode == "eval" and self.solo_eval)
-        prompt_ids = tokenize_prompts(trainer, prompts)
+        plain_ids = tokenize_prompts(trainer, prompts)
+        # The writer who sees the solution writes training batches only: evaluation asks the deployed question.
+        writes_solution = self.book is not None and mode == "train"
+        prompt_ids = self.book.writer_prompt_ids(prompts) if writes_solution else plain_ids
         step = trainer.state.global_step
-        keys = self.request_keys(prompt_ids, mode, step, trainer.accelerator.process_index)
+        keys = self.request_keys(plain_ids, mode, step, trainer.accelerator.process_index)
         with torch.no_grad():
             rollouts = self.engine.generate(prompt_ids, self.sampling, keys, solo=solo,
                                             junior_logprobs=self.partner_reward.enabled and not solo)
         self._log(trainer, rollouts, mode, step)
         out = {
-            "prompt_ids": [r.prompt_ids for r in rollouts],
+            "prompt_ids": [r.prompt_ids for r in rollouts],  # what the writer read: TRL's loss is conditioned on it
             "completion_ids": [r.token_ids for r in rollouts],
             "logprobs": [r.senior_logprobs for r in rollouts],
             "env_mask": [r.authorship_mask for r in rollouts],
@@ -171,6 +183,8 @@ class TandemRolloutFunc:
         }
         if self.partner_reward.enabled:  # what partner_reward_func reads back, row by row
             out["tandem_rollout"] = rollouts
+        if self.book is not None:  # the scorer reads the plain prompt, never the writer's
+            out["plain_prompt_ids"] = plain_ids
         return out
 
     def partner_reward_func(self):
@@ -228,7 +242,9 @@ def tandem_rollout_func(junior=None, tandem_config: TandemConfig | None = None, 
     solo=True: the senior writes every response (the GRPO baseline with the same engine,
     request keys and sampling uniforms); `env_mask` is then all ones.
     partner_reward: a `partner_reward` section of weight > 0 makes `partner_reward_func()` the
-    partner score's reward function (scored by the junior; with solo=True by the base).
+    partner score's reward function (scored by the junior; with solo=True by the base). With
+    `writer_sees_solution=True` (and target "solution") training batches are written from the
+    question and its solution; the training dataset then needs a `solution` column.
     """
     return TandemRolloutFunc(junior=junior, tandem=tandem_config or TandemConfig(), sampling=sampling,
                              junior_tokenizer=junior_tokenizer, engine_mode=engine_mode, solo_eval=solo_eval,
