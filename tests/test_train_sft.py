@@ -45,3 +45,24 @@ def test_sft_lowers_the_loss_and_saves_a_loadable_base(tiny_dir, tmp_path):
         after = sft_loss(load_model(summary["model"]), *batch).item()
     assert after < 0.6 * before, (before, after)
     assert 0.0 <= summary["val_greedy_acc"] <= 1.0
+
+
+def test_sft_on_given_examples_trains_on_them_and_refuses_a_resume_on_others(tiny_dir, tmp_path):
+    import json
+
+    import pytest
+
+    from tandem.errors import TandemError
+
+    tok = load_tokenizer(tiny_dir)
+    problems = generate_problems("train", 4)
+    examples = [(prompt_ids(tok, p), response_ids(tok, "The answer is \\boxed{7}.")) for p in problems]
+    cfg = SFTConfig(model=str(tiny_dir), out=str(tmp_path / "sft"), steps=2, batch_size=2, warmup_steps=0,
+                    save_every=1, log_every=1)
+    summary = run_sft(cfg, progress=False, examples=examples)
+    assert summary["val_greedy_acc"] is None and summary["steps"] == 2
+    saved = json.loads((tmp_path / "sft" / "config.json").read_text())
+    assert saved["examples"]["count"] == 4 and len(saved["examples"]["sha256"]) == 64
+    assert run_sft(cfg, resume=True, progress=False, examples=examples)["steps"] == 2  # finished: reused
+    with pytest.raises(TandemError, match=r"different config .*\(examples.sha256\)"):
+        run_sft(cfg, resume=True, progress=False, examples=examples[:3] + examples[:1])
