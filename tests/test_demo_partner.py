@@ -19,6 +19,7 @@ from tandem_app.commands.cli import main
 from tandem_app.train.demo import demo_config, train_config
 from tandem_app.train.partner_demo import (
     EMA,
+    LABELS,
     SCORE_WEIGHT,
     SYNC,
     VARIANTS,
@@ -35,6 +36,7 @@ CHANGED = {
     "ema": ["tandem.junior_update"],
     "score": ["partner_reward.target", "partner_reward.weight"],
     "grpo_score": ["method", "partner_reward.target", "partner_reward.weight"],
+    "rlt": ["method", "partner_reward.target", "partner_reward.weight", "partner_reward.writer_sees_solution"],
 }
 
 
@@ -47,8 +49,10 @@ def test_each_variant_changes_one_thing_of_the_demos_trl_run(name):
     assert variant["out"].endswith(f"partner-{name}")
     if name in ("sync", "ema"):
         assert variant["tandem"]["junior_update"] == {"sync": SYNC, "ema": EMA}[name]
-    if name.endswith("score"):
+    if name.endswith("score") or name == "rlt":
         assert variant["partner_reward"]["weight"] == SCORE_WEIGHT
+    assert variant["partner_reward"]["writer_sees_solution"] == (name == "rlt")  # RLT's setting: the writer sees it
+    assert name in LABELS
 
 
 def test_the_weaker_junior_is_the_bases_sft_stopped_at_a_quarter():

@@ -8,7 +8,9 @@ into OUT/seed-S/partner-NAME:
     sync        TRL, tandem.junior_update = SYNC (the junior becomes the senior every K optimizer steps)
     ema         TRL, tandem.junior_update = EMA
     score       TRL with the partner score (partner_reward: weight SCORE_WEIGHT, target solution)
-    grpo_score  GRPO with the partner score, scored by the base (RLT's setting)
+    grpo_score  GRPO with the partner score, scored by the base (RLT's student)
+    rlt         grpo_score whose writer sees each problem's solution (partner_reward.writer_sees_solution):
+                RLT's setting, the teacher's prompt holding the solution; evaluated on plain prompts as the rest
 
 Every senior (the demo's TRL and GRPO included) is evaluated on the demo's test problems:
 solo accuracy, handoff to the base, handoff to the weaker junior, drift from the base
@@ -42,21 +44,23 @@ from tandem_app.train.stats import mean_and_se, paired_difference
 WEAK_SFT_FRACTION = 0.25  # the weaker junior: the base's SFT, same seed and data, a quarter of the steps
 SYNC, EMA = "sync:20", "ema:0.9"  # per optimizer step; the demo makes 2 per training step (200 in all)
 SCORE_WEIGHT = 0.1  # partner score per unit of verifier reward
-VARIANTS = ("weaker", "sync", "ema", "score", "grpo_score")
+VARIANTS = ("weaker", "sync", "ema", "score", "grpo_score", "rlt")
 SENIORS = ("grpo", "tandem", *VARIANTS)  # evaluated; `tandem` is the paper's TRL (frozen base)
 LABELS = {"grpo": "GRPO", "tandem": "TRL (frozen base)", "weaker": "TRL, weaker junior", "sync": f"TRL, {SYNC}",
-          "ema": f"TRL, {EMA}", "score": "TRL + partner score", "grpo_score": "GRPO + partner score (RLT)"}
+          "ema": f"TRL, {EMA}", "score": "TRL + partner score", "grpo_score": "GRPO + partner score",
+          "rlt": "RLT: GRPO + partner score, writer sees the solution"}
 
 
 def variant_config(cfg: DemoConfig, seed_dir: Path, name: str):
     """The `TrainConfig` of variant `name`: the demo's TRL (or GRPO) config with one thing changed."""
-    tc = train_config(cfg, seed_dir, "grpo" if name == "grpo_score" else "tandem")
+    tc = train_config(cfg, seed_dir, "grpo" if name in ("grpo_score", "rlt") else "tandem")
     tc = replace(tc, out=str(seed_dir / f"partner-{name}"))
     if name == "weaker":
         return replace(tc, tandem=replace(tc.tandem, junior_model=str(seed_dir / "sft-weak" / "model")))
     if name in ("sync", "ema"):
         return replace(tc, tandem=replace(tc.tandem, junior_update=SYNC if name == "sync" else EMA))
-    return replace(tc, partner_reward=PartnerRewardConfig(weight=SCORE_WEIGHT, target="solution"))
+    return replace(tc, partner_reward=PartnerRewardConfig(weight=SCORE_WEIGHT, target="solution",
+                                                          writer_sees_solution=name == "rlt"))
 
 
 def weak_sft_config(cfg: DemoConfig, seed_dir: Path):
