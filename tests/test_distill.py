@@ -52,8 +52,8 @@ def test_a_run_writes_the_summary_with_consistent_numbers(finished):
     assert (out / "student" / "model" / "config.json").is_file() and s["student_after"].endswith("student/model")
     lines = printed.strip().splitlines()
     assert "traces: none of 8 is longer than the student's context (1024 tokens)" in lines
-    assert lines[-1].startswith(f"distill: student solo accuracy {s['accuracy_before']:.3f} -> ")
-    assert "gain +0.000 ± 0.000" in lines[-1] or "gain " in lines[-1]
+    assert lines[-1].startswith(f"distill: student solo accuracy {s['accuracy_before']:.3f} -> "
+                                f"{s['accuracy_after']:.3f}, gain {s['gain']:+.3f} ± {s['gain_se']:.3f} (paired SE")
 
 
 def test_a_rerun_reuses_every_phase(finished, tmp_path, monkeypatch, capsys):
@@ -163,3 +163,14 @@ def test_the_defaults_are_the_demos():
     demo, cfg = demo_config(), DistillConfig()
     assert cfg.temperature == demo.train.sampling.temperature
     assert cfg.eval_sampling == demo.eval.sampling and cfg.task == demo.task
+
+
+def test_a_student_context_without_room_for_the_eval_is_refused_before_any_work(tiny_dir, tmp_path, capsys):
+    student = shutil.copytree(tiny_dir, tmp_path / "short-student")
+    config = json.loads((student / "config.json").read_text())
+    config["max_position_embeddings"] = 40
+    (student / "config.json").write_text(json.dumps(config))
+    assert distill(tiny_dir, tmp_path / "run", student=student) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "the student's context (40 tokens) cannot hold the longest test prompt" in err[0]
+    assert sorted(p.name for p in (tmp_path / "run").iterdir()) == []

@@ -4,7 +4,7 @@
 - a teacher and a student of different vocabularies (unless `retokenize=true`, which
   re-tokenises the traces' text for the student);
 - a student whose config names no context length (`max_position_embeddings`), which the
-  long-trace rule needs;
+  long-trace rule needs, or whose context cannot hold a test prompt and the eval's response budget;
 - `writer_sees_solution=true` with a training problem that has no reference solution;
 - an empty split.
 
@@ -68,6 +68,17 @@ def check_solutions(problems: list[DistillProblem], data: str) -> None:
                               "shows the teacher one; give every row a 'solution' or set writer_sees_solution=false")
 
 
+def check_eval_room(cfg, student_tok, test: list[DistillProblem], context: int) -> None:
+    """The student's context holds the longest test prompt and the eval's response budget."""
+    from tandem_app.distill.problems import question_prompt_ids
+
+    longest = max(len(p) for p in question_prompt_ids(student_tok, test, cfg.task_data))
+    budget = cfg.eval_sampling.max_new_tokens
+    if longest + budget > context:
+        raise TandemError(f"the student's context ({context} tokens) cannot hold the longest test prompt ({longest} "
+                          f"tokens) and eval_sampling.max_new_tokens={budget}; lower eval_sampling.max_new_tokens")
+
+
 def check_inputs(cfg) -> Inputs:
     """Every check of the module docstring, in that order; returns what the phases read."""
     from tandem.models import check_model_path, load_tokenizer
@@ -85,4 +96,5 @@ def check_inputs(cfg) -> Inputs:
             raise TandemError(f"distill: the {split} split has no problems; point data / test_data at rows")
     if cfg.writer_sees_solution:
         check_solutions(train, cfg.data)
+    check_eval_room(cfg, student_tok, test, context)
     return Inputs(teacher_tok, student_tok, same, context, train, test)
