@@ -14,14 +14,13 @@ read by the engine after the writer's prompt, are read again after the plain one
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 
 from tandem.errors import TandemError
 from tandem.grading import reward as grade_reward
 from tandem.grading.grader import reward_health
 from tandem.grading.grader import stats as grader_stats
 from tandem.partner_score import METRIC as PARTNER_METRIC
-from tandem.partner_score import partner_rewards, scored_logprobs, step_metrics
+from tandem.partner_score import partner_rewards, read_after, step_metrics
 
 
 def completion_text(completion) -> str:
@@ -75,7 +74,3 @@ def partner_reward_function(rollout):
     return partner_score
 
 
-def read_after(scorer, prompts: list[list[int]], rollouts: list, pad_id: int, temperature: float) -> list:
-    """The rollouts with the scorer's log-probs of each response read after `prompts` (the plain ones)."""
-    logprobs = scored_logprobs(scorer, prompts, [r.token_ids for r in rollouts], pad_id, temperature)[0]
-    return [replace(r, junior_logprobs=logprobs[i, : len(r.token_ids)].tolist()) for i, r in enumerate(rollouts)]

@@ -29,7 +29,7 @@ Shapes: B = responses, T = padded target length, S = padded response length.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -220,3 +220,14 @@ def partner_rewards(cfg: PartnerRewardConfig, scorer, tokenizer, prompts: list[l
         wrote = pad_right([[1] * len(r) for r in responses], 0, length=T).double()
     terms = partner_terms(target_lp, target_mask, senior_lp, junior_lp, wrote)
     return partner_score(terms, cfg.coefficients()), terms
+
+
+def read_after(scorer, prompts: list[list[int]], rollouts: list, pad_id: int, temperature: float) -> list:
+    """The rollouts with the scorer's log-probs of each response read after `prompts` (the plain ones).
+
+    Where the writer saw the solution (`writer_sees_solution`), a co-writing junior's engine
+    log-probs were read after the writer's prompt, which the scorer, as RLT's student, never
+    sees; the KL terms compare the senior with the student in the student's own context.
+    """
+    logprobs = scored_logprobs(scorer, prompts, [r.token_ids for r in rollouts], pad_id, temperature)[0]
+    return [replace(r, junior_logprobs=logprobs[i, : len(r.token_ids)].tolist()) for i, r in enumerate(rollouts)]

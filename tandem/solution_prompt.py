@@ -24,12 +24,11 @@ SYSTEM = ("You are a teacher. You are given a question and its correct solution.
           "step by step.")
 
 
-def require_solution(solution, where: str) -> str:
-    """`solution` as text; a missing or blank one is one error naming `where` (a row or a file:line)."""
+def require_solution(solution, where: str, setting: str = "partner_reward.writer_sees_solution") -> str:
+    """`solution` as text; a missing or blank one is one error naming `where` (a row or a file:line) and `setting`."""
     if not isinstance(solution, str) or not solution.strip():
-        raise TandemError(f"{where}: no reference solution, but partner_reward.writer_sees_solution=true shows the "
-                          "writer one; give every row a 'solution' (scripts/prepare_deepscaler.py keeps it) or set "
-                          "writer_sees_solution=false")
+        raise TandemError(f"{where}: no reference solution, but {setting}=true shows the writer one; give every "
+                          f"row a 'solution' (scripts/prepare_deepscaler.py keeps it) or set {setting}=false")
     return solution
 
 

@@ -84,7 +84,7 @@ def test_a_problem_without_a_solution_is_refused_naming_it(tmp_path):
                     '{"id": "p2", "problem": "2+2?", "answer": "4"}\n')
     problems = file_problems(str(data), 10)
     assert [p.solution for p in problems] == ["1+1=2", None]
-    with pytest.raises(TandemError, match=r"train.jsonl: problem p2 has no reference solution.*writer_sees_solution"):
+    with pytest.raises(TandemError, match=r"train.jsonl: problem p2: no reference solution, but writer_sees_solution=true"):
         check_solutions(problems, str(data))
 
 

@@ -28,7 +28,7 @@ def register(subparsers) -> None:
     p.add_argument(
         "--partner", nargs="+", metavar="NAME",
         help="the partner experiment (tandem_app/train/partner_demo.py): after each seed's demo, train these TRL/GRPO "
-        "variants (weaker, sync, ema, score, grpo_score), evaluate every senior with the base and a weaker junior, "
+        "variants (weaker, sync, ema, score, grpo_score, rlt), evaluate every senior with the base and a weaker junior, "
         "and write OUT/partner.md",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bars or per-step console lines")

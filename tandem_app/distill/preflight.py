@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tandem.errors import TandemError
+from tandem.solution_prompt import require_solution
 from tandem_app.distill.problems import DistillProblem, load_split
 
 
@@ -63,9 +64,7 @@ def student_context(student: str) -> int:
 def check_solutions(problems: list[DistillProblem], data: str) -> None:
     """Every training problem has a reference solution, or one line names the first that has none."""
     for p in problems:
-        if not isinstance(p.solution, str) or not p.solution.strip():
-            raise TandemError(f"{data}: problem {p.id} has no reference solution, but writer_sees_solution=true "
-                              "shows the teacher one; give every row a 'solution' or set writer_sees_solution=false")
+        require_solution(p.solution, f"{data}: problem {p.id}", setting="writer_sees_solution")
 
 
 def check_eval_room(cfg, student_tok, test: list[DistillProblem], context: int) -> None:

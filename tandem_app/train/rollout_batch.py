@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import replace
 
 import torch
 
@@ -27,7 +26,7 @@ from tandem.grading.grader import reward_health
 from tandem.grading.grader import stats as grader_stats
 from tandem.logprobs import pad_right
 from tandem.metric_log import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, batch_metrics
-from tandem.partner_score import combined_reward, partner_rewards, scored_logprobs, step_metrics
+from tandem.partner_score import combined_reward, partner_rewards, read_after, step_metrics
 from tandem.rollout import rollout_stats
 from tandem_app.task import terse_share
 from tandem_app.train.data import batch_indices
@@ -104,14 +103,6 @@ class GroupSampler:
         return rewards, {**step_metrics(terms, score), "time_partner": time.time() - t0}
 
 
-def read_after(scorer, prompts: list[list[int]], rollouts: list, pad_id: int, temperature: float) -> list:
-    """The rollouts with the scorer's log-probs of each response read after `prompts` (the plain ones).
-
-    A co-writing junior's engine log-probs were read after the writer's prompt, which the
-    scorer, as RLT's student, never sees; the KL terms compare the senior with the student.
-    """
-    logprobs = scored_logprobs(scorer, prompts, [r.token_ids for r in rollouts], pad_id, temperature)[0]
-    return [replace(r, junior_logprobs=logprobs[i, : len(r.token_ids)].tolist()) for i, r in enumerate(rollouts)]
 
 
 def rollout_metrics(batch: dict, group_size: int) -> dict:
