@@ -147,6 +147,6 @@ def test_verl_sft_runs_the_distill_script_on_prompt_and_response_rows(tok, tmp_p
     assert student_sft.train(cfg, out, rows, Inputs(tok, tok, True, 99, [], []), progress=False) == str(model)
     assert (tmp_path / "args").read_text().split() == [
         "--traces", str(out / "sft_traces.jsonl"), "--student", "S", "--out", str(out / "student-verl"),
-        "--steps", "3", "--max-length", "99", "--lr", "0.01", "--batch-size", "2"]
+        "--steps", "3", "--max-length", "99", "--lr", "0.01", "--batch-size", "2", "--nproc", "1"]
     assert json.loads((out / "sft_traces.jsonl").read_text()) == {"prompt": "Q?", "response": "A."}
     assert student_sft.done(out) == str(model)

@@ -57,6 +57,7 @@ class DistillConfig:
     device: str = "cpu"
     threads: int = 0  # torch CPU threads; 0 = torch's default
     sft_backend: str = "embedded"  # embedded (tandem_app.train.sft) | verl (verl/run_distill_sft.sh)
+    sft_nproc: int = 1  # verl SFT: processes (GPUs) torchrun starts
     steps: int = 200  # the student's SFT optimizer steps
     batch_size: int = 32
     lr: float = 1e-3
@@ -69,7 +70,7 @@ class DistillConfig:
 
     def __post_init__(self):
         for name in ("n_train_problems", "n_eval_problems", "n_samples", "steps", "batch_size", "save_every",
-                     "max_new_tokens", "generation_batch_size"):
+                     "max_new_tokens", "generation_batch_size", "sft_nproc"):
             if getattr(self, name) < 1:
                 raise TandemError(f"distill: {name} must be >= 1, got {getattr(self, name)}")
         for name in ("token_budget", "threads", "warmup_steps", "top_k"):
@@ -131,6 +132,7 @@ KEY_HELP = {
     "threads": "torch CPU threads (0 = torch's default)",
     "sft_backend": "embedded: the project's SFT (tandem_app.train.sft); verl: verl 0.9.1's SFT trainer through "
                    "verl/run_distill_sft.sh",
+    "sft_nproc": "verl SFT: processes (one per GPU) torchrun starts for verl's SFT trainer",
     "steps": "the student's SFT optimizer steps",
     "batch_size": "traces per SFT step",
     "lr": "the SFT's peak learning rate",

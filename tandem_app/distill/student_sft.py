@@ -68,7 +68,7 @@ def _verl(cfg, out: Path, rows: list[dict], inputs) -> str:
     write_jsonl(data, verl_rows(rows, inputs))
     cmd = ["bash", str(VERL_SCRIPT), "--traces", str(data), "--student", cfg.student,
            "--out", str(out / "student-verl"), "--steps", str(cfg.steps), "--max-length", str(inputs.student_context),
-           "--lr", str(cfg.lr), "--batch-size", str(cfg.batch_size)]
+           "--lr", str(cfg.lr), "--batch-size", str(cfg.batch_size), "--nproc", str(cfg.sft_nproc)]
     env = {**os.environ, "PYTHON": os.environ.get("PYTHON", sys.executable)}
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=env)
     last = ""

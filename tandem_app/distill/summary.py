@@ -7,18 +7,13 @@ the sample standard deviation of those differences over sqrt(n problems).
 
 from __future__ import annotations
 
-import math
+from tandem_app.train.stats import paired_difference
 
 
 def paired_gain(before: list[int], after: list[int], n_samples: int) -> tuple[float, float | None]:
     """(mean of the per-problem differences, its standard error; None with one problem)."""
-    diffs = [(a - b) / n_samples for a, b in zip(after, before)]
-    n = len(diffs)
-    mean = sum(diffs) / n
-    if n < 2:
-        return mean, None
-    var = sum((d - mean) ** 2 for d in diffs) / (n - 1)
-    return mean, math.sqrt(var / n)
+    gain, se = paired_difference(after, n_samples, before, n_samples)  # the demo's one paired statistic
+    return gain, (se if len(before) > 1 else None)
 
 
 def build_summary(cfg, meta: dict, before: dict, after: dict, seconds: dict, student_model: str) -> dict:
@@ -46,6 +41,7 @@ def build_summary(cfg, meta: dict, before: dict, after: dict, seconds: dict, stu
         "cut_too_long": meta["cut_too_long"],
         "only_correct": cfg.only_correct,
         "writer_sees_solution": cfg.writer_sees_solution,
+        "backend": cfg.backend,
         "sft_backend": cfg.sft_backend,
         "sft_steps": cfg.steps,
         "seconds": seconds,
