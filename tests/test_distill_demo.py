@@ -1,0 +1,43 @@
+"""The distillation experiment's report: per seed and teacher, then the teachers' paired differences over seeds."""
+
+import json
+
+import pytest
+
+from tandem_app.train import distill_demo
+
+
+def _run(out, seed, teacher, after, accuracy_before=0.5):
+    run = out / f"seed-{seed}" / teacher
+    (run / "eval").mkdir(parents=True)
+    n = 2
+    summary = {"n_traces": 10, "trace_tokens": 480, "traces_correct_fraction": 0.9, "accuracy_before": accuracy_before,
+               "accuracy_after": sum(after) / (n * len(after)), "gain": 0.1, "gain_se": 0.05, "n_samples": n,
+               "student_after": str(run / "student" / "model")}
+    (run / "summary.json").write_text(json.dumps(summary))
+    (run / "eval" / "after.json").write_text(json.dumps({"counts": after}))
+    (run / "notation.json").write_text(json.dumps({"teacher_terse": 0.0, "student_terse": 0.1}))
+
+
+def test_the_report_pairs_the_students_over_problems_and_averages_over_seeds(tmp_path):
+    _run(tmp_path, 0, "tandem", [2, 2, 1, 0])
+    _run(tmp_path, 0, "grpo", [1, 2, 1, 0])
+    _run(tmp_path, 1, "tandem", [2, 2, 2, 2])
+    _run(tmp_path, 1, "grpo", [0, 2, 2, 2])
+    result = distill_demo.report(tmp_path, [0, 1], ["grpo", "tandem", "rlt"])
+    pair = result["pairs"]["tandem - grpo"]
+    assert pair["per_seed"][0] == pytest.approx((0.125, 0.125))  # per problem: +0.5, 0, 0, 0
+    assert pair["per_seed"][1] == pytest.approx((0.25, 0.25))
+    assert pair["over_seeds"] == pytest.approx((0.1875, 0.0625))
+    assert "rlt - tandem" not in result["pairs"]  # no RLT teacher on any seed: no pair
+    md = (tmp_path / "distill.md").read_text()
+    assert "| 0 | RLT setting | not run |" in md and "| tandem - grpo |" in md
+    assert json.loads((tmp_path / "distill.json").read_text())["protocol"] == distill_demo.PROTOCOL
+
+
+def test_a_seed_without_a_teacher_is_left_out_of_running_and_named(tmp_path, capsys):
+    (tmp_path / "demo" / "seed-0").mkdir(parents=True)
+    assert distill_demo.run_teacher(tmp_path / "demo", tmp_path / "out", 0, "rlt", progress=False) is None
+    assert distill_demo.main(["--demo", str(tmp_path / "demo"), "--out", str(tmp_path / "out"), "--seeds", "0",
+                              "--teachers", "rlt", "--no-progress"]) == 0
+    assert "seed 0 has no RLT setting teacher" in capsys.readouterr().err
