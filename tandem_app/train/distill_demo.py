@@ -128,7 +128,9 @@ def markdown(result: dict, teachers: list[str]) -> str:
         cells = [f"{p['per_seed'][s][0]:+.3f} ± {p['per_seed'][s][1]:.3f}" if s in p["per_seed"] else "—"
                  for s in result["seeds"]]
         mean, se = p["over_seeds"]
-        lines.append(f"| {name} | " + " | ".join(cells) + f" | {mean:+.3f} ± {se:.3f} ({len(p['per_seed'])}) |")
+        k = len(p["per_seed"])
+        over = f"{mean:+.3f} ± {se:.3f} ({k} seeds)" if k > 1 else f"{mean:+.3f} (1 seed: no SE over seeds)"
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {over} |")
     return "\n".join(lines) + "\n"
 
 
