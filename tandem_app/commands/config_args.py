@@ -10,6 +10,7 @@ config's model directory is checked before any model is loaded: a missing one is
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from tandem.config_files import load_config
 
@@ -54,3 +55,10 @@ def config_from_args(cls, args: argparse.Namespace, flags: tuple[str, ...]):
     if getattr(cfg, "model", None):
         check_model_path(cfg.model)
     return cfg
+
+
+def use_saved_config(args: argparse.Namespace) -> None:
+    """`--resume --out DIR` alone continues DIR with the config the run saved (DIR/config.json)."""
+    saved = Path(args.out) / "config.json" if args.out else None
+    if args.resume and args.config is None and saved is not None and saved.is_file():
+        args.config = str(saved)

@@ -6,7 +6,13 @@ import argparse
 import shlex
 import textwrap
 
-from tandem_app.commands.config_args import add_config_arguments, add_run_arguments, config_from_args, lazy_epilog
+from tandem_app.commands.config_args import (
+    add_config_arguments,
+    add_run_arguments,
+    config_from_args,
+    lazy_epilog,
+    use_saved_config,
+)
 
 HELP = "distil a teacher into a student: the teacher's solo traces, the student's SFT on them, its solo accuracy " \
        "before and after"
@@ -36,7 +42,6 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tandem.errors import RunInterrupted
-    from tandem_app.commands.train import use_saved_config
     from tandem_app.distill.config import DistillConfig
     from tandem_app.distill.run import run_distill
     from tandem_app.distill.summary import final_line

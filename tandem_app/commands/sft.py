@@ -11,6 +11,7 @@ from tandem_app.commands.config_args import (
     add_run_arguments,
     config_from_args,
     lazy_epilog,
+    use_saved_config,
 )
 
 HELP = "supervised fine-tuning on worked solutions: writes the pre-RL base to OUT/model"
@@ -35,7 +36,6 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tandem.errors import RunInterrupted
-    from tandem_app.commands.train import use_saved_config
     from tandem_app.train.sft import SFTConfig, run_sft
 
     use_saved_config(args)

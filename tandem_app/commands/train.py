@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import shlex
-from pathlib import Path
 
 from tandem_app.commands.config_args import (
     LOGGING_HELP,
@@ -12,6 +11,7 @@ from tandem_app.commands.config_args import (
     add_run_arguments,
     config_from_args,
     lazy_epilog,
+    use_saved_config,
 )
 
 HELP = "GRPO training of a senior: tandem rollouts with the frozen base as junior (tandem) or solo (grpo)"
@@ -54,13 +54,6 @@ def run(args: argparse.Namespace) -> int:
           f"{summary['final_reward']:.3f}, validation accuracy {summary['val_acc']:.3f}, senior fraction "
           f"{summary['senior_fraction']:.3f}; senior in {summary['model']}")
     return 0
-
-
-def use_saved_config(args: argparse.Namespace) -> None:
-    """`--resume --out DIR` alone continues DIR with the config the run saved (DIR/config.json)."""
-    saved = Path(args.out) / "config.json" if args.out else None
-    if args.resume and args.config is None and saved is not None and saved.is_file():
-        args.config = str(saved)
 
 
 def _epilog() -> str:
