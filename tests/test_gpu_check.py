@@ -237,13 +237,48 @@ def test_a_selection_that_matches_no_test_is_skipped_with_the_reason_not_passed(
     assert "no scale-lane test matches -k 'compiled'" in checks["vllm_compiled"]["reason"]
 
 
-def test_the_v2_check_runs_the_v2_engine_probe_then_the_v2_lane_in_its_own_interpreter(tmp_path, monkeypatch):
+def v2_lane_files() -> list[str]:
+    return sorted(str(p.relative_to(REPO)) for p in REPO.glob("tests/test_scale_vllm_v2_*.py"))
+
+
+def test_the_v2_check_runs_the_v2_engine_probe_then_each_v2_lane_file_in_its_own_process(tmp_path, monkeypatch):
     runner = FakeRunner()
     rc, _, checks = run_main(tmp_path, ["--v2-python", "/v2/bin/python"], runner=runner, monkeypatch=monkeypatch)
     assert rc == 0 and checks["vllm_v2"]["status"] == "passed"
     assert "V2 runner" in checks["vllm_v2"]["reason"] and "async scheduling on" in checks["vllm_v2"]["reason"]
-    tests = next(cmd for name, cmd, _ in runner.calls if name == "vllm_v2-tests.log")
-    assert tests[0] == "/v2/bin/python" and "tests/test_scale_vllm_v2_engine.py" in tests
+    calls = [(name, cmd) for name, cmd, _ in runner.calls if name.startswith("vllm_v2-")]
+    files = v2_lane_files()
+    assert len(files) >= 4 and [cmd[7] for _, cmd in calls] == files  # one pytest process per file
+    assert all(cmd[:7] == ["/v2/bin/python", "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider"] for _, cmd in calls)
+    assert [name for name, _ in calls] == [f"vllm_v2-{Path(f).stem}.log" for f in files]
+
+
+@pytest.mark.parametrize("gpus, deselect", [(1, ["-k", "not split"]), (2, [])])
+def test_the_v2_lanes_split_tests_are_deselected_below_two_gpus(gpus, deselect, tmp_path, monkeypatch):
+    runner = FakeRunner()
+    rc, _, checks = run_main(tmp_path, ["--v2-python", "/v2/bin/python"], runner=runner, gpus=gpus,
+                             monkeypatch=monkeypatch)
+    assert rc == 0 and checks["vllm_v2"]["status"] == "passed"
+    assert all(cmd[8:] == deselect for name, cmd, _ in runner.calls if name.startswith("vllm_v2-"))
+    assert ("split tests deselected" in checks["vllm_v2"]["reason"]) == (gpus == 1)
+
+
+def test_the_v2_probe_and_tests_compare_fp32_with_full_precision_triton_dots(tmp_path, monkeypatch):
+    """TF32 in Triton's tl.dot (TRITON_ATTN at float32 on an H100) would make greedy equality marginal."""
+    monkeypatch.delenv("TRITON_F32_DEFAULT", raising=False)
+    runner = FakeRunner()
+    run_main(tmp_path, ["--v2-python", "/v2/bin/python"], runner=runner, monkeypatch=monkeypatch)
+    v2 = [env for name, _, env in runner.calls if name.startswith("vllm_v2")]
+    assert len(v2) == 1 + len(v2_lane_files()) and all(env["TRITON_F32_DEFAULT"] == "ieee" for env in v2)
+    assert all("TRITON_F32_DEFAULT" not in env for name, _, env in runner.calls if not name.startswith("vllm_v2"))
+
+
+def test_a_failing_v2_lane_file_fails_the_check_and_is_named(tmp_path, monkeypatch):
+    runner = FakeRunner({"vllm_v2-test_scale_vllm_v2_warmup": 1})
+    rc, data, checks = run_main(tmp_path, ["--v2-python", "/v2/bin/python"], runner=runner, monkeypatch=monkeypatch)
+    assert rc == 1 and checks["vllm_v2"]["status"] == "failed"
+    assert checks["vllm_v2"]["reason"].endswith("failed: test_scale_vllm_v2_warmup")
+    assert checks["vllm_v2"]["details"]["failed_files"] == ["test_scale_vllm_v2_warmup"]
 
 
 @pytest.mark.parametrize("probe, words", [({"runner": "v1"}, "runner v1"), ({"async_scheduling": False}, "async"),
@@ -266,8 +301,16 @@ def test_an_unusable_stack_fails_and_skips_everything_else_with_the_reason(tmp_p
     rc, data, checks = run_main(tmp_path, [], runner=FakeRunner(facts=cpu_only), monkeypatch=monkeypatch)
     assert rc == 1 and checks["stack"]["status"] == "failed" and "torch must see CUDA" in checks["stack"]["reason"]
     assert all(c["status"] == "skipped" and "stack is not usable" in c["reason"]
-               for n, c in checks.items() if n != "stack")
+               for n, c in checks.items() if n not in ("stack", "vllm_v2"))
+    assert checks["vllm_v2"]["status"] == "skipped" and "--v2-python" in checks["vllm_v2"]["reason"]
     assert data["versions"]["torch"] is None  # nothing claimed about a stack that did not pass
+
+
+def test_the_v2_check_runs_in_its_own_interpreter_when_the_v1_stack_is_unusable(tmp_path, monkeypatch):
+    cpu_only = {**FACTS, "cuda_available": False, "device_count": 0}
+    rc, data, checks = run_main(tmp_path, ["--v2-python", "/v2/bin/python"], runner=FakeRunner(facts=cpu_only),
+                                monkeypatch=monkeypatch)
+    assert checks["vllm_v2"]["status"] == "passed" and checks["stack"]["status"] == "failed" and rc == 1
 
 
 def test_a_launch_that_fails_stops_that_launcher_and_names_the_launch(tmp_path, monkeypatch):

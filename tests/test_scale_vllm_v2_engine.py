@@ -44,7 +44,7 @@ from vllm_source.engine import VLLMEngine  # noqa: E402
 from vllm_source.runner import RUNNER_ENV  # noqa: E402
 from vllm_source.runtime import vllm_platform  # noqa: E402
 
-if tandem_runner(vllm.__version__) != "v2":
+if tandem_runner() != "v2":
     pytest.skip(f"vLLM {vllm.__version__} runs tandem on V1 (the scale lane's files test it)", allow_module_level=True)
 if vllm_platform() == "unspecified":
     pytest.skip("this vLLM found no device (a CUDA build without a GPU)", allow_module_level=True)

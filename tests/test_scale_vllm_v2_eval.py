@@ -21,7 +21,7 @@ pytestmark = pytest.mark.vllm
 
 from tandem_eval.MATH import eval_step_handoff, eval_solo  # noqa: E402
 from vllm_source.runner import RUNNER_ENV  # noqa: E402
-from test_scale_vllm_v2_engine import v2_junior, v2_senior  # noqa: E402,F401  (fixtures; skips on V1)
+from test_scale_vllm_v2_engine import DEVICE, v2_junior, v2_senior  # noqa: E402,F401  (fixtures; skips on V1)
 
 PROBLEMS = 4
 FIELDS = ("response_ids", "text", "extracted_answer", "correct", "finish_reason")
@@ -44,8 +44,11 @@ def benchmark(v2_senior, tmp_path_factory):
 
 
 def common(benchmark, out_dir) -> list[str]:
+    # On a GPU each engine takes a small share: the eval's default (0.85) fails beside the memory
+    # earlier engines of the process still hold.
+    memory = ["--gpu-memory-utilization", "0.3"] if DEVICE == "cuda" else []
     return ["--benchmarks", str(benchmark), "--n", "1", "--temperature", "0", "--max-new-tokens", "32",
-            "--instruction", "", "--dtype", "float32", "--out-dir", str(out_dir)]
+            "--instruction", "", "--dtype", "float32", "--out-dir", str(out_dir), *memory]
 
 
 def samples(out_dir) -> list[dict]:

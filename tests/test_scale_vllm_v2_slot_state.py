@@ -11,6 +11,7 @@ the main suite and in the V2 lane.
 from __future__ import annotations
 
 import random
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -23,7 +24,8 @@ from tandem.errors import TandemError
 from tandem.process import replay_mask
 from vllm_source.compat import check_vllm_version, tandem_runner
 from vllm_source.engine_config import PROCESSOR_CLASS, PROCESSOR_CLASS_V2, tandem_engine_kwargs
-from vllm_source.requests import EXTRA_KEY, TandemRequestError, tandem_extra_args
+from vllm_source.requests import (EXTRA_KEY, TandemRequestError, check_tandem_params, check_v2_penalties,
+                                  tandem_extra_args)
 from vllm_source.runner import RUNNER_ENV, pin_runner
 from vllm_source.slot_state import TandemSlotState
 
@@ -121,37 +123,77 @@ def test_a_slot_is_restarted_for_its_next_request():
     assert state.senior_rows(np.array([0])).tolist() == [False] and state.folded[0] == 0
 
 
-def test_a_request_without_a_key_and_lost_tokens_are_refused():
+def test_vllms_own_key_less_requests_are_solo_and_leave_no_state():
+    """vLLM's warm-up and profiling requests carry no tandem entry and skip validate_params."""
+    state = TandemSlotState(word_cfg(prob_senior=0.0), BOUNDARY, 4)
+    assert state.add(0, None) is False and state.add(1, {}) is False and state.add(2, {"other": 1}) is False
+    assert state.started == 0 and not state.any_tandem(np.array([0, 1, 2, 3]))  # slot 3: never used
+    assert state.senior_rows(np.array([0, 1, 2, 3])).tolist() == [True] * 4
+    state.add(3, tandem_extra_args(7))
+    assert state.any_tandem(np.array([0, 3])) and state.started == 1
+    state.add(3, {})  # a slot recycled for vLLM's own request forgets the tandem one
+    assert not state.any_tandem(np.array([3])) and state.folded[3] == 0
+
+
+def test_a_user_request_without_a_key_a_bad_key_and_lost_tokens_are_refused():
+    with pytest.raises(TandemRequestError, match=EXTRA_KEY) as err:
+        check_tandem_params(params())  # validate_params: a user's key-less request, at admission
+    assert "\n" not in str(err.value)
     state = TandemSlotState(word_cfg(), BOUNDARY, 2)
     with pytest.raises(TandemRequestError, match=EXTRA_KEY):
-        state.add(0, None)
+        state.add(0, {EXTRA_KEY: -1})
     state.add(0, tandem_extra_args(7))
     state.catch_up(np.array([0]), np.array([2]), lambda s, a, b: [[1, 2]])
     with pytest.raises(TandemError, match="lost output tokens"):
         state.catch_up(np.array([0]), np.array([1]), lambda s, a, b: [[]])
 
 
+def params(extra_args=None, **kw) -> SimpleNamespace:
+    """The fields of `vllm.SamplingParams` the admission checks read, at vLLM's defaults."""
+    base = dict(extra_args=extra_args, n=1, logit_bias=None, prompt_logprobs=None, repetition_penalty=1.0,
+                frequency_penalty=0.0, presence_penalty=0.0)
+    return SimpleNamespace(**{**base, **kw})
+
+
+@pytest.mark.parametrize("penalty", [dict(repetition_penalty=1.2), dict(frequency_penalty=0.5),
+                                     dict(presence_penalty=-0.5)])
+def test_penalties_on_a_v2_tandem_request_are_refused_in_one_line_and_allowed_solo(penalty):
+    """V2 applies penalties before the tandem processor: the junior's rows would not see them."""
+    with pytest.raises(TandemRequestError) as err:
+        check_v2_penalties(params(tandem_extra_args(7), **penalty))
+    line = str(err.value)
+    assert "\n" not in line and line.startswith(f"{next(iter(penalty))}=") and "V2 model runner" in line
+    check_v2_penalties(params(tandem_extra_args(None, solo=True), **penalty))  # the senior writes every token
+    check_v2_penalties(params(tandem_extra_args(7)))  # neutral values pass
+
+
 def test_dummy_runs_are_told_apart_until_the_first_request():
     state = TandemSlotState(word_cfg(), BOUNDARY, 2)
     assert state.batch_size == 0 and state.all_solo() is False
+    state.add(0, {})  # vLLM's warm-up
+    assert state.batch_size == 0
     state.add(1, tandem_extra_args(7))
     assert state.batch_size > 0
 
 
-@pytest.mark.parametrize("version, runner, value", [("0.28.0", "v1", "0"), ("0.28.0+cpu", "v1", "0"),
-                                                    ("0.32.0", "v2", "1"), ("0.32.0+cpu", "v2", "1")])
-def test_both_arms_are_pinned_to_the_runner_tandem_runs_on_with_each_vllm(version, runner, value):
+@pytest.mark.parametrize("runner, value", [("v1", "0"), ("v2", "1")])
+def test_both_arms_are_pinned_to_the_runner_tandem_runs_on_with_the_installed_vllm(runner, value):
     env: dict = {}
-    assert tandem_runner(version) == runner and pin_runner(version, env) == runner and env[RUNNER_ENV] == value
-    assert pin_runner(version, {RUNNER_ENV: value}) == runner  # a setting that agrees stands
+    assert pin_runner("0.x", env, runner=runner) == runner and env[RUNNER_ENV] == value
+    assert pin_runner("0.x", {RUNNER_ENV: value}, runner=runner) == runner  # a setting that agrees stands
 
 
-@pytest.mark.parametrize("version, value, names", [("0.28.0", "1", "V2 model runner"),
-                                                   ("0.32.0", "0", "V1 model runner"),
-                                                   ("0.32.0", "", "V1 model runner")])
-def test_a_runner_setting_against_this_vllm_is_refused_in_one_line(version, value, names):
+def test_the_pin_follows_the_installed_vllms_interface():
+    env: dict = {}
+    assert pin_runner("0.x", env) == tandem_runner() and env[RUNNER_ENV] == {"v1": "0", "v2": "1"}[tandem_runner()]
+
+
+@pytest.mark.parametrize("version, runner, value, names", [("0.28.0", "v1", "1", "V2 model runner"),
+                                                           ("0.32.0", "v2", "0", "V1 model runner"),
+                                                           ("0.33.0", "v2", "", "V1 model runner")])
+def test_a_runner_setting_against_this_vllm_is_refused_in_one_line(version, runner, value, names):
     with pytest.raises(TandemError) as err:
-        pin_runner(version, {RUNNER_ENV: value})
+        pin_runner(version, {RUNNER_ENV: value}, runner=runner)
     line = str(err.value)
     assert "\n" not in line and f"{RUNNER_ENV}={value} asks for vLLM {version}'s {names}" in line
     assert f"unset {RUNNER_ENV}" in line
@@ -171,5 +213,6 @@ def test_the_processor_interface_follows_the_runner_in_both_placements():
 def test_vllm_032_is_admitted_for_the_engine_and_named_when_another_release_is_refused():
     release = check_vllm_version("0.32.0+cpu")
     assert release.minor == "0.32" and "V2" in release.status
+    assert "never run" in check_vllm_version("0.33.0").status
     with pytest.raises(TandemError, match=r"engine and eval only: 0\.32\.0"):
         check_vllm_version("0.31.0")

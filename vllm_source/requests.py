@@ -3,8 +3,10 @@
 A request names its replayable coin stream with a request key in
 `SamplingParams.extra_args`; the engine's logits processor reads it there (it sees no
 request id). Validation requests are marked *solo*: the senior writes every token, as in
-the paper's evaluation of the senior. A request with neither is refused (fail closed).
-The mask of a finished response is `tandem.process.response_authorship_mask`.
+the paper's evaluation of the senior. A user's request with neither is refused at admission (fail closed,
+`check_tandem_params`); the model runner's own requests (vLLM's warm-up and profiling,
+which never pass admission) carry neither and are solo (`is_vllm_own_request`). The mask of a
+finished response is `tandem.process.response_authorship_mask`.
 """
 
 from __future__ import annotations
@@ -40,6 +42,35 @@ def parse_tandem_extra_args(extra_args: dict | None) -> tuple[int, bool]:
             f"tandem_extra_args(request_key(prompt_id, sample)) or {{{EXTRA_SOLO!r}: True}} for solo"
         )
     return key, False
+
+
+def is_vllm_own_request(extra_args: dict | None) -> bool:
+    """Whether a request that reached the model runner is vLLM's own: no tandem entry at all.
+
+    vLLM's kernel warm-up, profiling and dummy sampling build such requests and skip
+    `validate_params`, which refuses a user's key-less request at admission; the tandem
+    processor treats them as solo and keeps no state for them.
+    """
+    extra = extra_args or {}
+    return EXTRA_KEY not in extra and EXTRA_SOLO not in extra
+
+
+# Penalties that vLLM's V2 sampler applies before custom logits processors
+# (vllm/v1/worker/gpu/sample/sampler.py, its list of processors), so to the senior's logits only.
+PENALTIES = {"repetition_penalty": 1.0, "frequency_penalty": 0.0, "presence_penalty": 0.0}
+
+
+def check_v2_penalties(params) -> None:
+    """Refuse penalties on a tandem request for vLLM's V2 runner, which applies them before the junior's
+    logits are put in: junior tokens would ignore them (V1 applies them after: accepted there)."""
+    if parse_tandem_extra_args(params.extra_args)[1]:
+        return  # solo: the senior writes every token, and the senior's logits are penalised
+    used = [f"{name}={getattr(params, name)}" for name, neutral in PENALTIES.items()
+            if getattr(params, name, neutral) != neutral]
+    if used:
+        raise TandemRequestError(
+            f"{', '.join(used)}: vLLM's V2 model runner applies penalties before the tandem processor, so the "
+            "junior's tokens would ignore them; drop them for tandem requests (solo requests may use them)")
 
 
 def check_tandem_params(params) -> None:

@@ -1,7 +1,8 @@
 """Which vLLM model runner an engine decodes on: one runner for both arms, read back from the engine.
 
-Which runner that is, per vLLM release, is `compat.tandem_runner`'s to say (V1 on 0.24 and
-0.28, V2 on 0.32). Left alone, a vLLM picks the runner per architecture and feature (0.28:
+Which runner that is, for the installed vLLM, is `compat.tandem_runner`'s to say (V2 where
+vLLM's V2 runner has the processor interface the tandem engine implements: 0.31 on; V1 on
+0.24 and 0.28). Left alone, a vLLM picks the runner per architecture and feature (0.28:
 V2 for dense models where Triton is available, V1 for an engine given custom processors),
 so the GRPO arm could decode on another runner than the tandem arm. Every release decides
 by `$VLLM_USE_V2_MODEL_RUNNER` first (`VllmConfig.use_v2_model_runner`), so `pin_runner`
@@ -32,9 +33,10 @@ REPORT_ENV = "TANDEM_ENGINE_REPORT"
 _FALSE = ("0", "false", "False", "FALSE", "")
 
 
-def pin_runner(vllm_version: str | None = None, environ: dict | None = None) -> str:
+def pin_runner(vllm_version: str | None = None, environ: dict | None = None, runner: str | None = None) -> str:
     """Set `$VLLM_USE_V2_MODEL_RUNNER` so every engine started from here decodes on the runner the
-    tandem engine runs on with this vLLM (`compat.tandem_runner`); returns 'v1' or 'v2'.
+    tandem engine runs on with the installed vLLM (`runner`, default `compat.tandem_runner()`);
+    returns 'v1' or 'v2'. `vllm_version` only names the release in a refusal.
 
     A setting that asks for the other runner is refused in one line: the tandem arm could not
     decode there, or the two arms of a comparison would decode on different runners.
@@ -44,7 +46,7 @@ def pin_runner(vllm_version: str | None = None, environ: dict | None = None) -> 
 
         vllm_version = vllm.__version__
     env = os.environ if environ is None else environ
-    want = tandem_runner(vllm_version)
+    want = runner or tandem_runner()
     value = env.get(RUNNER_ENV)
     if value is not None and ("v1" if value in _FALSE else "v2") != want:
         if want == "v1":

@@ -10,7 +10,9 @@ the slots of the rows to sample (`LogitsContext.idx_mapping`).
 
 This module keeps one authorship state per slot and folds each slot's output tokens into
 it with `tandem.process.advance` (batched over slots), as `batch_state.py` does per row on
-V1. It imports no vLLM: tokens come through a reader callable, so CPU tests drive it
+V1. A slot is solo until a tandem request is added to it: vLLM's own requests (kernel
+warm-up, profiling passes: no tandem key, `requests.is_vllm_own_request`) and never-used slots
+get no state and no junior rows. It imports no vLLM: tokens come through a reader callable, so CPU tests drive it
 directly.
 """
 
@@ -24,7 +26,7 @@ import torch
 from tandem.config import TandemConfig
 from tandem.errors import TandemError
 from tandem.process import TandemState, advance, start_state
-from vllm_source.requests import parse_tandem_extra_args
+from vllm_source.requests import is_vllm_own_request, parse_tandem_extra_args
 
 # tokens(slots, starts, ends) -> the output tokens [start, end) of each slot, one list per slot.
 TokenReader = Callable[[np.ndarray, np.ndarray, np.ndarray], list[list[int]]]
@@ -40,9 +42,9 @@ class TandemSlotState:
         self.since = torch.zeros(n, dtype=torch.int64)
         self.coin = torch.zeros(n, dtype=torch.int64)
         self.keys = torch.zeros(n, dtype=torch.int64)
-        self.solo = torch.zeros(n, dtype=torch.bool)
+        self.solo = torch.ones(n, dtype=torch.bool)  # a slot no tandem request was added to is solo
         self.folded = np.zeros(n, dtype=np.int64)  # output tokens already folded into each slot's state
-        self.started = 0  # requests added so far (the model tells dummy runs apart by it)
+        self.started = 0  # keyed requests added so far (the model tells dummy runs apart by it)
 
     @property
     def batch_size(self) -> int:
@@ -62,14 +64,22 @@ class TandemSlotState:
 
         A resumed request starts from its first output token again: `catch_up` replays the
         tokens vLLM hands back with it, as the state is a pure function of the tokens.
+        vLLM's own key-less requests only mark the slot solo (`requests.is_vllm_own_request`).
         """
+        self.folded[slot] = 0
+        if is_vllm_own_request(extra_args):  # warm-up, profiling: solo, and not counted as started
+            self.solo[slot] = True
+            return False
         key, solo = parse_tandem_extra_args(extra_args)
         s = start_state(self.cfg, torch.tensor([key]))
         self.author[slot], self.since[slot], self.coin[slot] = s.author[0], s.since_redraw[0], s.coin_index[0]
         self.keys[slot], self.solo[slot] = key, solo
-        self.folded[slot] = 0
         self.started += 1
         return not solo
+
+    def any_tandem(self, slots: np.ndarray) -> bool:
+        """Whether any of `slots` holds a tandem (not solo) request: else the step needs no junior."""
+        return not bool(self.solo[torch.as_tensor(np.asarray(slots, dtype=np.int64))].all())
 
     def catch_up(self, slots: np.ndarray, output_lens: np.ndarray, tokens: TokenReader) -> None:
         """Fold every committed, not yet folded output token of `slots` into their states.

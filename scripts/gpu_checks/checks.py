@@ -25,10 +25,10 @@ def why_not(name: str, chosen: list[str], python: str | None, n_gpus: int, check
     """Why the check cannot run here, or None when it can. vllm_v2 has its own interpreter (see v2_check)."""
     if name not in chosen:
         return "not selected (--only/--skip)"
+    if name == "vllm_v2":  # its own interpreter: runs whether or not the V1 stack is usable
+        return None
     if python is None:
         return "the GPU stack is not usable (see the stack check)"
-    if name == "vllm_v2":
-        return None
     if name in TWO_GPUS and n_gpus < 2:
         return f"needs 2 GPUs; this machine has {n_gpus}"
     if name.startswith("launch_") and checks.get("launchers_data", Check("")).status != "passed":
@@ -46,7 +46,7 @@ def run_checks(args, gpus: list[dict], runner: Runner) -> tuple[list[Check], dic
         if reason is not None:
             checks[name] = Check(name, reason=reason)
         elif name == "vllm_v2":  # its own interpreter: vLLM 0.32 cannot share a venv with verl 0.9.1
-            checks[name] = v2_check(args.v2_python, runner, env, logs, args.timeout)
+            checks[name] = v2_check(args.v2_python, runner, env, logs, args.timeout, len(gpus))
         elif name == "async_scheduling":
             checks[name] = async_check(python, runner, env, logs, args.timeout)
         elif name in SELECT:

@@ -1,0 +1,149 @@
+"""vLLM's own warm-up and profiling passes, driven through a V2 tandem engine on CPU.
+
+A CUDA worker runs paths the CPU lane's engine never takes on its own, each with requests
+that carry no tandem key and never pass `validate_params`:
+
+- `warmup_kernels` (`vllm/v1/worker/gpu/warmup.py`), run by the GPU worker before serving
+  (JIT warm-up, on by default): prefill and decode steps of requests sampled with
+  `SamplingParams.for_sampler_warmup()`;
+- the profiling run (`GPUModelRunner.profile_run`: a dummy forward, then the sampler on
+  dummy slots) and vLLM 0.33's extra pass of it, which adds the warm-up params to every
+  dummy slot and samples again (`_dummy_sampler_run` in 0.33.0; written out below,
+  as 0.32 lacks it).
+
+Each test drives one of them through the engine (`LLM.collective_rpc` with a function: the
+engine runs in this process), then checks that the processor kept no state for those
+requests and that the engine still decodes tandem requests equal to the reference engine.
+Before requests without a key were solo, the warm-up died with "tandem request without a
+valid extra_args['tandem_request_key']". Runs in the V2 lane (`bash scripts/test_scale.sh --v2`).
+"""
+
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import pytest
+
+vllm = pytest.importorskip("vllm", reason="vLLM is not installed; the V2 lane (bash scripts/test_scale.sh --v2) runs this")
+pytestmark = pytest.mark.vllm
+
+import torch  # noqa: E402
+
+# The engine file's skips (not V2, no device), fixtures and helpers: one pair, one reference.
+from test_scale_vllm_v2_engine import (  # noqa: E402, F401
+    LLM_KWARGS,
+    cfg_for,
+    in_process_engines_with_async_scheduling,
+    prompts,
+    reference,
+    tokenizer,
+    tokens_and_masks,
+    v2_junior,
+    v2_senior,
+    KEYS,
+    GREEDY,
+)
+from tandem.errors import TandemError  # noqa: E402
+from vllm_source.engine import VLLMEngine  # noqa: E402
+from vllm_source.handoff import SLOT  # noqa: E402
+from vllm_source.logits_processor_v2 import TandemLogitsProcessorV2  # noqa: E402
+
+STRATEGY = "word"
+
+
+@pytest.fixture(scope="module")
+def engine(v2_senior, v2_junior):
+    """One compiled V2 engine (enforce_eager=False: the CPU build compiles with TorchDynamo) for the module."""
+    eng = VLLMEngine(str(v2_senior), cfg_for(STRATEGY, v2_junior), enforce_eager=False, **LLM_KWARGS)
+    yield eng
+    del eng
+    gc.collect()
+
+
+@pytest.fixture(scope="module")
+def expected(v2_senior, v2_junior, tokenizer, prompts):
+    return tokens_and_masks(reference(v2_senior, v2_junior, cfg_for(STRATEGY, v2_junior), tokenizer, prompts))
+
+
+def tandem_processor(worker) -> TandemLogitsProcessorV2:
+    (proc,) = [p for p in worker.model_runner.sampler.logits_processors if isinstance(p, TandemLogitsProcessorV2)]
+    return proc
+
+
+def processor_state(worker) -> dict:
+    """What the tandem processor holds: slots it tracks as tandem requests, and requests it started."""
+    state = tandem_processor(worker).state
+    return {"tandem_slots": int((~state.solo).sum()), "started": state.started}
+
+
+def run_warmup_kernels(worker) -> dict:
+    """vLLM's JIT warm-up, as `gpu_worker.compile_or_warm_up_model` calls it on a CUDA worker."""
+    from vllm.v1.worker.gpu.warmup import warmup_kernels
+
+    before = processor_state(worker)
+    warmup_kernels(worker.model_runner, worker.execute_model, worker.sample_tokens)
+    return {"before": before, "after": processor_state(worker)}
+
+
+def run_profiling_with_warmup_params(worker, rows: int = 4) -> dict:
+    """vLLM's profiling run, then 0.33's second sampling pass over dummy slots holding the warm-up params."""
+    from vllm import SamplingParams
+    from vllm.v1.worker.gpu.input_batch import InputBatch
+
+    runner = worker.model_runner
+    before = processor_state(worker)
+    runner.profile_run()
+    _, hidden = runner._dummy_run(rows)
+    logits = runner.model.compute_logits(hidden)  # the pair leaves no junior logits behind in a dummy run
+    for slot in range(rows):
+        runner.sampler.add_request(slot, SamplingParams.for_sampler_warmup())
+    runner.sampler.apply_staged_writes()
+    out = runner.sampler(logits, InputBatch.make_dummy(rows, rows, runner.input_buffers))
+    return {"before": before, "after": processor_state(worker), "sampled": out.sampled_token_ids.shape[0]}
+
+
+def test_vllms_kernel_warmup_runs_solo_and_tandem_decoding_is_unchanged(engine, prompts, expected):
+    (got,) = engine.llm.collective_rpc(run_warmup_kernels)
+    assert got["after"] == got["before"], "the warm-up's key-less requests must leave no tandem state"
+    rollouts = engine.generate(prompts, GREEDY, KEYS[: len(prompts)])
+    assert tokens_and_masks(rollouts) == expected
+
+
+def test_vllms_profiling_passes_run_solo_and_tandem_decoding_is_unchanged(engine, prompts, expected):
+    (got,) = engine.llm.collective_rpc(run_profiling_with_warmup_params)
+    assert got["sampled"] == 4 and got["after"]["tandem_slots"] == got["before"]["tandem_slots"]
+    rollouts = engine.generate(prompts, GREEDY, KEYS[: len(prompts)])
+    assert tokens_and_masks(rollouts) == expected
+
+
+class _Ctx:
+    """The fields of vLLM's `LogitsContext` the processor reads on a step without tandem rows."""
+
+    def __init__(self, slots):
+        self.idx_mapping_np = np.asarray(slots, dtype=np.intp)
+
+
+def test_a_step_without_a_junior_row_leaves_the_seniors_logits_untouched(engine):
+    """Key-less (vLLM's own) and solo slots: `apply` returns the senior's logits as they came, reads no
+    token, and leaves no junior logits behind."""
+
+    def step(worker):
+        proc = tandem_processor(worker)
+        proc.add_request(0, vllm.SamplingParams())  # vLLM's own request: no key
+        proc.add_request(1, vllm.SamplingParams(extra_args={"tandem_solo": True}))
+        logits = torch.randn(2, 16)
+        want = logits.clone()
+        SLOT.put(torch.zeros(2, 16))  # what a dummy forward may leave
+        got = proc.apply(logits, _Ctx([0, 1]))
+        return {"same": got is logits and torch.equal(got, want), "slot_empty": SLOT._logits is None}
+
+    (got,) = engine.llm.collective_rpc(step)
+    assert got == {"same": True, "slot_empty": True}
+
+
+def test_a_user_request_without_a_key_is_still_refused_in_one_line(engine, prompts):
+    params = vllm.SamplingParams(max_tokens=2)
+    with pytest.raises(TandemError) as err:
+        engine.llm.generate([{"prompt_token_ids": prompts[0]}], params, use_tqdm=False)
+    assert "tandem_request_key" in str(err.value) and "\n" not in str(err.value)
