@@ -83,3 +83,16 @@ def test_the_runner_pin_refuses_the_other_runner_in_the_same_words():
     assert str(e.value) == (
         "VLLM_USE_V2_MODEL_RUNNER=0 asks for vLLM 0.32.0's V1 model runner, deprecated there; the tandem engine runs "
         "on its V2 runner: unset VLLM_USE_V2_MODEL_RUNNER (or install vllm==0.28.0 for V1)")
+
+
+
+def test_each_engine_release_is_one_extra_of_the_package():
+    """pip install -e '.[vllm-v2]' (0.32.0, whose CPU build the V2 lane runs) or '.[vllm-latest]' (0.33.0, GPU only)."""
+    import tomllib
+    from pathlib import Path
+
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    extras = pyproject["project"]["optional-dependencies"]
+    assert [r.vllm for r in compat.ENGINE_RELEASES] == ["0.32.0", "0.33.0"]
+    assert extras["vllm-v2"] == ["vllm==0.32.0"]
+    assert extras["vllm-latest"] == ["vllm==0.33.0", "torch==2.14.0"]  # vLLM 0.33.0 pins torch 2.14.0

@@ -20,10 +20,12 @@ packages. Then it runs on CUDA, each check as one entry of DIR/gpu_check.json:
   vllm_engine       the scale lane's vLLM tests against the reference engine (eager)
   vllm_compiled     the lane's compiled-engine tests (pytest -k "compiled")
   vllm_tp2          the lane's tensor-parallel tests and split-placement tests (-k "tensor_parallel or tp2 or split"); 2+ GPUs only
-  vllm_v2           the tandem engine on vLLM 0.32's V2 model runner, in the interpreter of --v2-python (a venv
-                    with `pip install -e .[vllm-v2]`; skipped without one): with CUDA graphs and async scheduling
-                    on, the runner reported by the workers is V2 and greedy tokens and masks equal the reference
-                    engine's; then the V2 lane's tests (tests/test_scale_vllm_v2_*.py)
+  vllm_v2           the tandem engine on vLLM's V2 model runner, in the interpreter of --v2-python (a venv with
+                    `pip install -e .[vllm-v2]` or `.[vllm-latest]`; skipped without one; runs even where the
+                    V1 stack is unusable): with CUDA graphs and async scheduling on, the runner reported by the
+                    workers is V2 and greedy tokens and masks equal the reference engine's; then each V2 lane
+                    file (tests/test_scale_vllm_v2_*.py) in its own pytest process, split tests deselected
+                    below 2 GPUs; all with TRITON_F32_DEFAULT=ieee (fp32 Triton dots, not TF32)
   bench_vllm        scripts/bench_vllm.py --quick (solo vs tandem throughput, JSON kept)
   launchers_data    a tiny DeepScaleR slice from the hub (64 training, 16 validation problems)
   launch_tandem     the tandem launcher: 2 GRPO steps on --model, then a 3rd resumed from the checkpoint
@@ -75,7 +77,8 @@ def parser() -> OneLineParser:
                     help="install the stack and this package into --venv from DIR (scripts/gpu_wheelhouse.sh) with "
                          "no index, then run the checks in it")
     ap.add_argument("--v2-python", default=os.environ.get("GPU_CHECK_V2_PYTHON"), metavar="PY",
-                    help="interpreter of a venv with vLLM 0.32 (pip install -e .[vllm-v2]) for the vllm_v2 check")
+                    help="interpreter of a venv with vLLM 0.32 or 0.33 (pip install -e .[vllm-v2] or .[vllm-latest]) "
+                         "for the vllm_v2 check")
     ap.add_argument("--model", default="Qwen/Qwen3-0.6B", help="checkpoint for the launcher runs (hub name or path)")
     ap.add_argument("--only", nargs="+", default=None, metavar="NAME", help=f"run only these of: {', '.join(CHECKS)}")
     ap.add_argument("--skip", nargs="+", default=[], metavar="NAME", help="skip these checks")
