@@ -14,8 +14,14 @@ that carry no tandem key and never pass `validate_params`:
 Each test drives one of them through the engine (`LLM.collective_rpc` with a function: the
 engine runs in this process), then checks that the processor kept no state for those
 requests and that the engine still decodes tandem requests equal to the reference engine.
+Two of vLLM's kernels that those passes reach do not run under Triton's CPU interpreter and
+are left out, neither of them tandem code: the grammar-bitmask kernel (the warm-up's
+structured-output bitmask is dropped) and the Triton top-k/top-p kernel (vLLM's PyTorch
+top-k/top-p runs instead, as it does wherever Triton is missing).
 Before requests without a key were solo, the warm-up died with "tandem request without a
-valid extra_args['tandem_request_key']". Runs in the V2 lane (`bash scripts/test_scale.sh --v2`).
+valid extra_args['tandem_request_key']". The same engine then shows what admission still
+refuses: a user's request without a key, and penalties on a tandem request (V2 applies them
+before the tandem processor). Runs in the V2 lane (`bash scripts/test_scale.sh --v2`).
 """
 
 from __future__ import annotations
@@ -61,6 +67,15 @@ def engine(v2_senior, v2_junior):
     gc.collect()
 
 
+@pytest.fixture
+def pytorch_top_k_top_p(monkeypatch):
+    """vLLM's PyTorch top-k/top-p: its Triton kernel indexes rows with `.to` on a loop counter, which the
+    interpreter hands over as a Python int (vllm/v1/sample/ops/topk_topp_triton.py)."""
+    from vllm.v1.sample.ops import topk_topp_sampler
+
+    monkeypatch.setattr(topk_topp_sampler, "HAS_TRITON", False)
+
+
 @pytest.fixture(scope="module")
 def expected(v2_senior, v2_junior, tokenizer, prompts):
     return tokens_and_masks(reference(v2_senior, v2_junior, cfg_for(STRATEGY, v2_junior), tokenizer, prompts))
@@ -77,13 +92,31 @@ def processor_state(worker) -> dict:
     return {"tandem_slots": int((~state.solo).sum()), "started": state.started}
 
 
+def counting_applies(proc) -> list:
+    """Record the rows of each `apply` call on this instance (`del proc.apply` restores the class's)."""
+    calls: list = []
+    original = proc.apply
+
+    def apply(logits, ctx):
+        calls.append(len(ctx.idx_mapping_np))
+        return original(logits, ctx)
+
+    proc.apply = apply
+    return calls
+
+
 def run_warmup_kernels(worker) -> dict:
     """vLLM's JIT warm-up, as `gpu_worker.compile_or_warm_up_model` calls it on a CUDA worker."""
     from vllm.v1.worker.gpu.warmup import warmup_kernels
 
-    before = processor_state(worker)
-    warmup_kernels(worker.model_runner, worker.execute_model, worker.sample_tokens)
-    return {"before": before, "after": processor_state(worker)}
+    proc = tandem_processor(worker)
+    before, calls = processor_state(worker), counting_applies(proc)
+    try:
+        # The grammar bitmask's int32 store mask is refused by Triton's interpreter: sampled without it.
+        warmup_kernels(worker.model_runner, worker.execute_model, lambda grammar_output: worker.sample_tokens(None))
+    finally:
+        del proc.apply  # the class's method again
+    return {"before": before, "after": processor_state(worker), "applies": len(calls)}
 
 
 def run_profiling_with_warmup_params(worker, rows: int = 4) -> dict:
@@ -91,28 +124,36 @@ def run_profiling_with_warmup_params(worker, rows: int = 4) -> dict:
     from vllm import SamplingParams
     from vllm.v1.worker.gpu.input_batch import InputBatch
 
-    runner = worker.model_runner
-    before = processor_state(worker)
-    runner.profile_run()
-    _, hidden = runner._dummy_run(rows)
-    logits = runner.model.compute_logits(hidden)  # the pair leaves no junior logits behind in a dummy run
-    for slot in range(rows):
-        runner.sampler.add_request(slot, SamplingParams.for_sampler_warmup())
-    runner.sampler.apply_staged_writes()
-    out = runner.sampler(logits, InputBatch.make_dummy(rows, rows, runner.input_buffers))
-    return {"before": before, "after": processor_state(worker), "sampled": out.sampled_token_ids.shape[0]}
+    runner, proc = worker.model_runner, tandem_processor(worker)
+    before, calls = processor_state(worker), counting_applies(proc)
+    try:
+        runner.profile_run()
+        _, hidden = runner._dummy_run(rows)
+        logits = runner.model.compute_logits(hidden)  # the pair leaves no junior logits behind in a dummy run
+        for slot in range(rows):
+            runner.sampler.add_request(slot, SamplingParams.for_sampler_warmup())
+        runner.sampler.apply_staged_writes()
+        out = runner.sampler(logits, InputBatch.make_dummy(rows, rows, runner.input_buffers))
+    finally:
+        del proc.apply
+    return {"before": before, "after": processor_state(worker), "sampled": out.sampled_token_ids.shape[0],
+            "applies": calls}
 
 
-def test_vllms_kernel_warmup_runs_solo_and_tandem_decoding_is_unchanged(engine, prompts, expected):
+def test_vllms_kernel_warmup_runs_solo_and_tandem_decoding_is_unchanged(engine, prompts, expected,
+                                                                       pytorch_top_k_top_p):
     (got,) = engine.llm.collective_rpc(run_warmup_kernels)
+    assert got["applies"] > 0, "the processor never saw the warm-up's rows: nothing was tested"
     assert got["after"] == got["before"], "the warm-up's key-less requests must leave no tandem state"
     rollouts = engine.generate(prompts, GREEDY, KEYS[: len(prompts)])
     assert tokens_and_masks(rollouts) == expected
 
 
-def test_vllms_profiling_passes_run_solo_and_tandem_decoding_is_unchanged(engine, prompts, expected):
+def test_vllms_profiling_passes_run_solo_and_tandem_decoding_is_unchanged(engine, prompts, expected,
+                                                                         pytorch_top_k_top_p):
     (got,) = engine.llm.collective_rpc(run_profiling_with_warmup_params)
-    assert got["sampled"] == 4 and got["after"]["tandem_slots"] == got["before"]["tandem_slots"]
+    assert got["sampled"] == 4 and got["applies"][-1] == 4, "0.33's pass must reach the processor with 4 rows"
+    assert got["after"]["tandem_slots"] == got["before"]["tandem_slots"]
     rollouts = engine.generate(prompts, GREEDY, KEYS[: len(prompts)])
     assert tokens_and_masks(rollouts) == expected
 
@@ -147,3 +188,14 @@ def test_a_user_request_without_a_key_is_still_refused_in_one_line(engine, promp
     with pytest.raises(TandemError) as err:
         engine.llm.generate([{"prompt_token_ids": prompts[0]}], params, use_tqdm=False)
     assert "tandem_request_key" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_penalties_on_a_tandem_request_are_refused_at_admission_and_kept_solo(engine, prompts):
+    keyed = vllm.SamplingParams(max_tokens=2, repetition_penalty=1.3, extra_args={"tandem_request_key": 5})
+    with pytest.raises(TandemError) as err:
+        engine.llm.generate([{"prompt_token_ids": prompts[0]}], keyed, use_tqdm=False)
+    assert str(err.value).startswith("repetition_penalty=1.3: vLLM's V2 model runner applies penalties")
+    assert "\n" not in str(err.value)
+    solo = vllm.SamplingParams(max_tokens=2, repetition_penalty=1.3, extra_args={"tandem_solo": True})
+    (out,) = engine.llm.generate([{"prompt_token_ids": prompts[0]}], solo, use_tqdm=False)
+    assert len(out.outputs[0].token_ids) == 2  # the senior writes every token: its penalised logits are right
