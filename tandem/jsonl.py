@@ -1,4 +1,9 @@
-"""Reading and writing JSONL files with errors that name the file and line."""
+"""Reading and writing JSONL files with errors that name the file and line.
+
+Input files are read as bytes and decoded line by line, so a byte that is not UTF-8 is
+one line naming the file, the line, the byte and its column (`decode_line`), never a
+`UnicodeDecodeError` traceback. A UTF-8 byte-order mark at the file's start is accepted.
+"""
 
 from __future__ import annotations
 
@@ -20,8 +25,9 @@ def iter_jsonl(path: str | os.PathLike, required: Iterable[str] = ()) -> Iterato
     if not path.is_file():
         raise TandemError(f"{path}: no such file; pass an existing JSONL file (one JSON object per line)")
     required = tuple(required)
-    with path.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
+    with path.open("rb") as f:
+        for lineno, raw in enumerate(f, 1):
+            line = decode_line(path, lineno, raw)
             if not line.strip():
                 continue
             try:
@@ -34,6 +40,22 @@ def iter_jsonl(path: str | os.PathLike, required: Iterable[str] = ()) -> Iterato
             if missing:
                 raise TandemError(f"{path}:{lineno}: missing key(s) {missing}; every row needs {list(required)}")
             yield row
+
+
+def decode_line(path: str | os.PathLike, lineno: int, raw: bytes) -> str:
+    """Line `lineno` of `path` as text; a byte that is not UTF-8 is one error naming it and its column (1-based)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise TandemError(f"{path}:{lineno}: not UTF-8 (byte 0x{raw[e.start]:02X} at column {e.start + 1}); "
+                          "save the file as UTF-8") from None
+    return text.removeprefix("\ufeff") if lineno == 1 else text
+
+
+def read_text(path: str | os.PathLike) -> str:
+    """A whole text file, decoded as `decode_line` does (the error names the line and column)."""
+    lines = Path(path).read_bytes().splitlines(keepends=True)
+    return "".join(decode_line(path, n, raw) for n, raw in enumerate(lines, 1))
 
 
 def write_jsonl(path: str | os.PathLike, rows: Iterable[dict]) -> None:

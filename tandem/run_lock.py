@@ -12,6 +12,11 @@ processes racing for a free folder exactly one wins and nobody reads a lock with
 holder. Within one process the lock is re-entrant (the demo holds its
 folder while its phases lock their own subfolders, and nested calls on one folder are
 harmless).
+
+A folder that cannot be written (read-only, no permission, a full disk) is one line
+naming it and the fix, before any work. A run refused or stopped before it wrote
+anything leaves no folder behind that it created (`hold` removes the folders it made
+while they are empty; it never removes a file).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from tandem.errors import TandemError
 LOCK_NAME = "run.lock"
 
 _held: dict[Path, int] = {}  # folders this process holds -> nesting depth
+_made: dict[Path, list[Path]] = {}  # held folder -> the folders `acquire` created for it, deepest first
 
 
 def note(message: str) -> None:
@@ -54,6 +60,26 @@ def prepare_out_dir(out: str | os.PathLike, flag: str = "--out") -> Path:
     except OSError as e:
         raise TandemError(f"{flag} {out} cannot be created ({e.strerror}); choose a writable folder") from None
     return out
+
+
+def _missing(out: Path) -> list[Path]:
+    """The folders `out.mkdir(parents=True)` would create, deepest first."""
+    return [p for p in (out, *out.parents) if not p.exists()]
+
+
+def remove_if_empty(folders: list[Path]) -> None:
+    """Remove each folder (deepest first) while it is empty; stop at the first that is not."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:  # not empty (the run wrote something), or already gone: keep everything
+            return
+
+
+def unwritable(flag: str, folder: Path, e: OSError) -> TandemError:
+    """The one line for a folder a run cannot write in (read-only, no permission, a full disk)."""
+    return TandemError(f"{flag} {folder} cannot be written ({e.strerror or e}); choose a writable {flag}, or make "
+                       "it writable (permissions, a read-write mount, free space)")
 
 
 def _zombie(pid: int) -> bool:
@@ -92,18 +118,20 @@ def _try_create(path: Path) -> bool:
     holder = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
               "command": " ".join(sys.argv)}
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(holder) + "\n", encoding="utf-8")
     try:
+        tmp.write_text(json.dumps(holder) + "\n", encoding="utf-8")
         os.link(tmp, path)  # a reader never sees the lock without its holder
         return True
     except FileExistsError:
         return False
     finally:
-        tmp.unlink()
+        with contextlib.suppress(OSError):  # never written (a read-only folder): nothing to remove
+            tmp.unlink()
 
 
 def acquire(out: str | os.PathLike, flag: str = "--out") -> Path:
     """Take `out`'s lock (creating the folder); refuse when a live process holds it. Returns the key `release` takes."""
+    made = _missing(check_out_path(out, flag))
     shown = prepare_out_dir(out, flag)  # messages keep the user's spelling
     out = shown.resolve()
     if out in _held:
@@ -111,16 +139,24 @@ def acquire(out: str | os.PathLike, flag: str = "--out") -> Path:
         return out
     path = shown / LOCK_NAME
     for _ in range(3):  # a stale lock removed by a racing process: try again
-        if _try_create(path):
+        try:
+            created = _try_create(path)
+        except OSError as e:
+            remove_if_empty(made)
+            raise unwritable(flag, shown, e) from None
+        if created:
             _held[out] = 1
+            _made[out] = made
             return out
         holder = _read_holder(path)
         pid, host = holder.get("pid"), holder.get("host")
         here = socket.gethostname()
         if isinstance(pid, int) and host == here and _alive(pid):
+            remove_if_empty(made)
             raise TandemError(f"{flag} {shown} is in use by PID {pid} on {host} (since {holder.get('since', '?')}; "
                               f"{path}); wait for it to finish or choose another {flag}")
         if host not in (None, here) and isinstance(pid, int):
+            remove_if_empty(made)
             raise TandemError(f"{flag} {shown} is locked by PID {pid} on host {host} ({path}); this host cannot check "
                               f"that process: delete the lock if it has ended, or choose another {flag}")
         what = f"PID {pid} on {host}" if isinstance(pid, int) else "an unreadable lock"
@@ -130,23 +166,31 @@ def acquire(out: str | os.PathLike, flag: str = "--out") -> Path:
     raise TandemError(f"{flag} {shown}: could not take {path}; another process keeps taking it, try again")
 
 
-def release(out: Path) -> None:
+def release(out: Path, failed: bool = False) -> None:
+    """Give `out` back; with `failed`, also remove the folders `acquire` created for it if the run left them empty."""
     depth = _held.get(out, 0) - 1
     if depth > 0:
         _held[out] = depth
         return
     _held.pop(out, None)
+    made = _made.pop(out, [])
     path = out / LOCK_NAME
     if _read_holder(path).get("pid") == os.getpid():
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
+    if failed:
+        remove_if_empty(made)
 
 
 @contextlib.contextmanager
 def hold(out: str | os.PathLike, flag: str = "--out"):
-    """`with hold(out):` the folder is this process's until the block ends (however it ends)."""
+    """`with hold(out):` the folder is this process's until the block ends (however it ends).
+
+    A block that raises before writing anything leaves no folder that `acquire` created."""
     locked = acquire(out, flag)
     try:
         yield locked
-    finally:
-        release(locked)
+    except BaseException:
+        release(locked, failed=True)
+        raise
+    release(locked)

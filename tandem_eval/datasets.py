@@ -180,7 +180,18 @@ def _rows_to_problems(rows, fields: FieldMap, where: str, source: str, benchmark
         out.append(Problem(pid, str(row[fields.problem]), answer, str(row.get("source", source)), benchmark))
     if not out:
         raise TandemError(f"{where}: no rows; point at a file with at least one problem")
+    _check_unique_ids(out, where, lines)
     return out
+
+
+def _check_unique_ids(problems: list[Problem], where: str, lines: list[int] | None) -> None:
+    """One line naming the first repeated id and both of its rows (file lines where known)."""
+    first: dict[str, int] = {}
+    for i, p in enumerate(problems):
+        if p.id in first:
+            a, b = (f"line {lines[k]}" if lines else f"row {k}" for k in (first[p.id], i))
+            raise TandemError(f"{where}: duplicate id {p.id!r} at {a} and {b}; give every row a unique id")
+        first[p.id] = i
 
 
 def load_file(path: str | os.PathLike, fields: FieldMap = FieldMap(), benchmark: str | None = None) -> list[Problem]:
@@ -293,8 +304,16 @@ def load_benchmarks(specs: list[str], data_dir=None, fields: FieldMap | None = N
         name, problems = load_benchmark(spec, data_dir, fields, errata, allow_hub)
         if name in out:
             raise TandemError(f"benchmark {name!r} given twice; list each once")
-        ids = [p.id for p in problems]
-        if len(set(ids)) != len(ids):
-            raise TandemError(f"benchmark {name!r} has duplicate problem ids; give every row a unique id")
+        _check_pooled_ids(name, problems)
         out[name] = problems[:max_problems] if max_problems else problems
     return out
+
+
+def _check_pooled_ids(name: str, problems: list[Problem]) -> None:
+    """A benchmark pooled from several files holds each id once; one line names the id and both sources."""
+    seen: dict[str, str] = {}
+    for p in problems:
+        if p.id in seen:
+            raise TandemError(f"benchmark {name!r} has the id {p.id!r} twice (in {seen[p.id]} and {p.source}); "
+                              "give every row a unique id")
+        seen[p.id] = p.source

@@ -4,8 +4,9 @@ Each subcommand lives in its own module under `tandem_app.commands` and exposes
 `register(subparsers)`, which adds its parser and sets `func(args) -> int`. Only the
 module of the command given is imported: `--help`, `--version` and a mistyped command
 answer without torch, from the index below (a test keeps it equal to what the modules
-register). `key=value` overrides may follow the flags. Expected mistakes raise
-`TandemError`; they are printed as one line and exit with 2.
+register). `key=value` overrides may follow the flags; a flag that is not one but names a
+config key (`--steps 2`) is refused with the form to use (`steps=2`). Expected mistakes
+raise `TandemError`; they are printed as one line and exit with 2.
 """
 
 from __future__ import annotations
@@ -82,10 +83,29 @@ def parse(argv: list[str]) -> argparse.Namespace:
     args, extra = parser.parse_known_args(argv)
     overrides = [a for a in extra if "=" in a and not a.startswith("-")]
     if extra and (overrides != extra or not hasattr(args, "overrides")):
-        commands.get(command, parser).error(f"unrecognized arguments: {' '.join(extra)}")
+        hint = _key_as_flag(args, extra, argv)
+        commands.get(command, parser).error(f"unrecognized arguments: {' '.join(extra)}" + (f"; {hint}" if hint else ""))
     if overrides:
         args.overrides = [*args.overrides, *overrides]
     return args
+
+
+def _key_as_flag(args: argparse.Namespace, extra: list[str], argv: list[str]) -> str | None:
+    """For `--steps 2` (or `--steps=2`) where `steps` is a key of the command's config: "use steps=2"."""
+    keys = getattr(args, "config_keys", None)  # set by config-driven commands (config_args.add_config_arguments)
+    if keys is None:
+        return None
+    known = keys()
+    for word in extra:
+        name, _, value = word.partition("=")
+        key = name.removeprefix("--").replace("-", "_")
+        if not name.startswith("--") or key not in known:
+            continue
+        after = argv[argv.index(word) + 1:][:1]  # argparse may have taken the value as a positional word
+        if not value and after and not after[0].startswith("-") and "=" not in after[0]:
+            value = after[0]
+        return f"{key} is a config key, not a flag: use {key}={value or 'VALUE'}"
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:

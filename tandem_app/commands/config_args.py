@@ -23,9 +23,25 @@ LOGGING_HELP = """logging keys (both trainers):
   wandb            true: also log to wandb (wandb_project; wandb_mode offline unless set)"""
 
 
-def add_config_arguments(p: argparse.ArgumentParser, config_name: str) -> None:
+def add_config_arguments(p: argparse.ArgumentParser, config_name: str, config_class) -> None:
+    """`KEY=VALUE` overrides and `--config`; `config_class()` (imported only when asked) names the keys."""
     p.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="config overrides, applied after --config")
     p.add_argument("--config", help=f"YAML or JSON file with {config_name} fields")
+    p.set_defaults(config_keys=lambda: config_keys(config_class()))
+
+
+def config_keys(cls, prefix: str = "") -> set[str]:
+    """Every key of the config dataclass `cls`, a nested section's keys dotted (`sampling.temperature`)."""
+    import dataclasses
+    import typing
+
+    hints = typing.get_type_hints(cls)
+    keys = set()
+    for f in dataclasses.fields(cls):
+        keys.add(prefix + f.name)
+        if dataclasses.is_dataclass(hints.get(f.name)):
+            keys |= config_keys(hints[f.name], f"{prefix}{f.name}.")
+    return keys
 
 
 def lazy_epilog(p: argparse.ArgumentParser, epilog) -> None:
@@ -44,6 +60,9 @@ def lazy_epilog(p: argparse.ArgumentParser, epilog) -> None:
 def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
     p.add_argument("--no-progress", action="store_true", help="no progress bar or per-step console lines")
+    p.add_argument("--trust-unverified", action="store_true",
+                   help="--resume from a checkpoint no checksum record vouches for (records deleted or damaged, "
+                   "or a run older than checksums); refused without this flag")
 
 
 def config_from_args(cls, args: argparse.Namespace, flags: tuple[str, ...]):

@@ -32,7 +32,7 @@ def register(subparsers) -> None:
         "(accuracy_before, accuracy_after, gain, gain_se paired over problems), reusing every finished phase.",
     )
     lazy_epilog(p, _epilog)
-    add_config_arguments(p, "DistillConfig")
+    add_config_arguments(p, "DistillConfig", _config_class)
     p.add_argument("--teacher", help="the teacher's HF model dir (writes the traces)")
     p.add_argument("--student", help="the student's HF model dir (fine-tuned on the traces)")
     p.add_argument("--out", help="run directory; `--out DIR --resume` alone continues DIR with the config it saved")
@@ -49,12 +49,19 @@ def run(args: argparse.Namespace) -> int:
     use_saved_config(args)
     cfg = config_from_args(DistillConfig, args, ("teacher", "student", "out"))
     try:
-        summary = run_distill(cfg, resume=args.resume, progress=not args.no_progress)
+        summary = run_distill(cfg, resume=args.resume, progress=not args.no_progress,
+                              trust_unverified=args.trust_unverified)
     except (RunInterrupted, KeyboardInterrupt) as e:
         raise RunInterrupted(f"{e or 'interrupted'}; continue with: tandem-rlvr distill --out "
                              f"{shlex.quote(cfg.out)} --resume") from None
     print(final_line(summary))
     return 0
+
+
+def _config_class():
+    from tandem_app.distill.config import DistillConfig
+
+    return DistillConfig
 
 
 def _epilog() -> str:

@@ -26,7 +26,7 @@ def register(subparsers) -> None:
         "--config or as key=value (e.g. steps=600 task.max_steps=3).",
     )
     lazy_epilog(p, _epilog)
-    add_config_arguments(p, "SFTConfig")
+    add_config_arguments(p, "SFTConfig", _config_class)
     p.add_argument("--model", help="initial HF model directory (e.g. from `tandem-rlvr build-tiny`)")
     p.add_argument("--out", help="run directory (checkpoints, metrics.jsonl, the base in OUT/model); "
                    "`--out DIR --resume` alone continues DIR with the config it saved")
@@ -41,13 +41,20 @@ def run(args: argparse.Namespace) -> int:
     use_saved_config(args)
     cfg = config_from_args(SFTConfig, args, ("model", "out"))
     try:
-        summary = run_sft(cfg, resume=args.resume, progress=not args.no_progress)
+        summary = run_sft(cfg, resume=args.resume, progress=not args.no_progress,
+                          trust_unverified=args.trust_unverified)
     except RunInterrupted as e:
         raise RunInterrupted(f"{e}; continue with: tandem-rlvr sft --out {shlex.quote(cfg.out)} --resume") from None
     loss = "n/a" if summary.get("final_loss") is None else f"{summary['final_loss']:.3f}"
     print(f"sft: {summary['steps']} steps in {summary['wall_seconds']:.0f} s; final loss {loss}, validation "
           f"accuracy {summary['val_greedy_acc']:.3f}; base in {summary['model']}")
     return 0
+
+
+def _config_class():
+    from tandem_app.train.sft import SFTConfig
+
+    return SFTConfig
 
 
 def _epilog() -> str:

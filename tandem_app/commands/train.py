@@ -27,7 +27,7 @@ def register(subparsers) -> None:
         "loss.clip_ratio_high=0.28).",
     )
     lazy_epilog(p, _epilog)
-    add_config_arguments(p, "TrainConfig")
+    add_config_arguments(p, "TrainConfig", _config_class)
     p.add_argument(
         "--method", choices=("tandem", "trl", "grpo"),
         help="tandem: senior + frozen junior co-write (trl is an alias: the paper's Tandem RL); grpo: senior solo",
@@ -47,13 +47,20 @@ def run(args: argparse.Namespace) -> int:
     use_saved_config(args)
     cfg = config_from_args(TrainConfig, args, ("method", "model", "out"))
     try:
-        summary = GRPOTrainer(cfg, progress=not args.no_progress).train(resume=args.resume)
+        trainer = GRPOTrainer(cfg, progress=not args.no_progress)
+        summary = trainer.train(resume=args.resume, trust_unverified=args.trust_unverified)
     except RunInterrupted as e:
         raise RunInterrupted(f"{e}; continue with: tandem-rlvr train --out {shlex.quote(cfg.out)} --resume") from None
     print(f"{cfg.method}: {summary['steps']} steps in {summary['wall_seconds']:.0f} s; final reward "
           f"{summary['final_reward']:.3f}, validation accuracy {summary['val_acc']:.3f}, senior fraction "
           f"{summary['senior_fraction']:.3f}; senior in {summary['model']}")
     return 0
+
+
+def _config_class():
+    from tandem_app.train.train_config import TrainConfig
+
+    return TrainConfig
 
 
 def _epilog() -> str:

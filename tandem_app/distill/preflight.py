@@ -3,6 +3,9 @@
 - the teacher's or the student's directory missing;
 - a teacher and a student of different vocabularies (unless `retokenize=true`, which
   re-tokenises the traces' text for the student);
+- a model whose embedding has fewer rows than its tokenizer has ids, or (sharing one
+  vocabulary) a teacher with more embedding rows than the student: the teacher can then
+  write ids the student has no row for (an `IndexError` in the SFT, after the traces);
 - a student whose config names no context length (`max_position_embeddings`), which the
   long-trace rule needs, or whose context cannot hold a test prompt and the eval's response budget;
 - `writer_sees_solution=true` with a training problem that has no reference solution;
@@ -49,6 +52,31 @@ def check_vocab(teacher_tok, student_tok, retokenize: bool) -> bool:
     return True
 
 
+def embedding_rows(model: str, what: str) -> int:
+    """The rows of `model`'s token embedding: `vocab_size` of its config (read without loading the weights)."""
+    from transformers import AutoConfig
+
+    value = getattr(AutoConfig.from_pretrained(model), "vocab_size", None)
+    if not isinstance(value, int) or value < 1:
+        raise TandemError(f"{what} {model}: its config names no vocab_size, so its embedding cannot be checked "
+                          "against the tokenizer; set it in config.json")
+    return value
+
+
+def check_embedding_rows(cfg, teacher_tok, student_tok, same_vocab: bool) -> None:
+    """Each model has a row for every id of its tokenizer; sharing ids, the student has a row for every teacher id."""
+    rows = {"teacher": embedding_rows(cfg.teacher, "teacher"), "student": embedding_rows(cfg.student, "student")}
+    for name, tok in (("teacher", teacher_tok), ("student", student_tok)):
+        if len(tok) > rows[name]:
+            raise TandemError(f"{name} {getattr(cfg, name)}: its tokenizer has {len(tok)} ids but its embedding only "
+                              f"{rows[name]} rows; use the tokenizer the model was trained with")
+    if same_vocab and rows["teacher"] > rows["student"]:
+        raise TandemError(f"the teacher has {rows['teacher']} embedding rows but the student {rows['student']}: the "
+                          f"teacher can write ids {rows['student']}..{rows['teacher'] - 1}, which the student has no "
+                          "row for; use a student with at least as many rows, or retokenize=true to re-tokenise the "
+                          "traces' text")
+
+
 def student_context(student: str) -> int:
     """The student's context in tokens: `max_position_embeddings` of its config."""
     from transformers import AutoConfig
@@ -87,6 +115,7 @@ def check_inputs(cfg) -> Inputs:
         check_model_path(getattr(cfg, name), what=f"{name} model")
     teacher_tok, student_tok = load_tokenizer(cfg.teacher), load_tokenizer(cfg.student)
     same = check_vocab(teacher_tok, student_tok, cfg.retokenize)
+    check_embedding_rows(cfg, teacher_tok, student_tok, same)
     context = student_context(cfg.student)
     train = load_split(cfg, "train", cfg.n_train_problems)
     test = load_split(cfg, "test", cfg.n_eval_problems)

@@ -32,11 +32,11 @@ TIMINGS = "timings.json"
 SUMMARY = "summary.json"
 
 
-def run_distill(cfg, resume: bool = False, progress: bool = True) -> dict:
+def run_distill(cfg, resume: bool = False, progress: bool = True, trust_unverified: bool = False) -> dict:
     """Every unfinished phase, holding OUT's lock; returns the summary."""
     cfg.require_paths()
     with run_lock.hold(cfg.out):
-        return _run(cfg, Path(cfg.out), resume, progress)
+        return _run(cfg, Path(cfg.out), resume, progress, trust_unverified)
 
 
 def start(out: Path, config: dict, resume: bool) -> None:
@@ -58,7 +58,7 @@ def start(out: Path, config: dict, resume: bool) -> None:
     write_json(saved, config)
 
 
-def _run(cfg, out: Path, resume: bool, progress: bool) -> dict:
+def _run(cfg, out: Path, resume: bool, progress: bool, trust_unverified: bool) -> dict:
     from tandem_app.distill.preflight import check_inputs
 
     inputs = check_inputs(cfg)
@@ -87,7 +87,8 @@ def _run(cfg, out: Path, resume: bool, progress: bool) -> dict:
     if empty:
         raise TandemError(empty)
     before = _eval_phase(cfg, out, "before", cfg.student, inputs, phase)
-    model = student_sft.done(out) or phase("sft", lambda: student_sft.train(cfg, out, rows, inputs, progress))
+    model = student_sft.done(out) or phase("sft", lambda: student_sft.train(cfg, out, rows, inputs, progress,
+                                                                                  trust_unverified))
     after = _eval_phase(cfg, out, "after", model, inputs, phase)
     summary = build_summary(cfg, meta, before, after, seconds, model)
     write_json(out / SUMMARY, summary)

@@ -32,16 +32,17 @@ def done(out: Path) -> str | None:
     return json.loads(path.read_text())["model"] if path.is_file() else None
 
 
-def train(cfg, out: Path, rows: list[dict], inputs, progress: bool) -> str:
+def train(cfg, out: Path, rows: list[dict], inputs, progress: bool, trust_unverified: bool = False) -> str:
     """Fine-tune the student on `rows` (kept traces); record and return its directory."""
     from tandem.jsonl import write_json
 
-    model = _embedded(cfg, out, rows, progress) if cfg.sft_backend == "embedded" else _verl(cfg, out, rows, inputs)
+    model = (_embedded(cfg, out, rows, progress, trust_unverified) if cfg.sft_backend == "embedded"
+             else _verl(cfg, out, rows, inputs))
     write_json(out / RECORD, {"model": model, "sft_backend": cfg.sft_backend, "n_examples": len(rows)})
     return model
 
 
-def _embedded(cfg, out: Path, rows: list[dict], progress: bool) -> str:
+def _embedded(cfg, out: Path, rows: list[dict], progress: bool, trust_unverified: bool) -> str:
     from tandem_app.train.sft import SFTConfig, run_sft
 
     sft = SFTConfig(model=cfg.student, out=str(out / "student"), seed=cfg.seed, steps=cfg.steps,
@@ -49,7 +50,8 @@ def _embedded(cfg, out: Path, rows: list[dict], progress: bool) -> str:
                     min_lr_ratio=cfg.min_lr_ratio, save_every=cfg.save_every, log_every=max(1, cfg.steps // 10),
                     device=cfg.device, threads=cfg.threads)
     examples = [(r["student_prompt_ids"], r["student_response_ids"]) for r in rows]
-    summary = run_sft(sft, resume=Path(sft.out).exists(), progress=progress, examples=examples)
+    summary = run_sft(sft, resume=Path(sft.out).exists(), progress=progress, examples=examples,
+                      trust_unverified=trust_unverified)
     return summary["model"]
 
 

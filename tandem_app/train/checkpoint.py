@@ -8,11 +8,16 @@ restoring this state continues the run exactly.
 
 Writing one, in order: refuse a state holding a NaN or inf tensor; serialise it in
 memory; write it to `checkpoint.pt.tmp`, flush it to disk and read it back against its
-sha256; record that digest in `checkpoint.json`; only then move the old checkpoint to
-`checkpoint.prev.pt` and the new one into place. A crash at any point leaves at least
-one checkpoint whose digest is recorded, and a full disk stops the run with one line and
-no `.tmp` left. Reading one takes the newest file whose sha256 is recorded, so a damaged
-`checkpoint.pt` falls back to `checkpoint.prev.pt` with a note, never loading silently.
+sha256; record that digest twice, in `checkpoint.sha256` and in `checkpoint.json`; only
+then move the old checkpoint to `checkpoint.prev.pt` and the new one into place. A crash
+at any point leaves at least one checkpoint whose digest is recorded, and a full disk
+stops the run with one line and no `.tmp` left.
+
+Reading one takes the newest file whose sha256 either record vouches for, so a damaged
+`checkpoint.pt` falls back to `checkpoint.prev.pt` with a note naming it, and a damaged
+or deleted record is made good by the other one. Damage can never switch the check off:
+a checkpoint that no record vouches for (both records unreadable or gone, or a run older
+than the checksums) is unverified and refused unless the user passes `--trust-unverified`.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from tandem_app.train.finite import first_non_finite
 CHECKPOINT_NAME = "checkpoint.pt"
 PREVIOUS_NAME = "checkpoint.prev.pt"
 INDEX_NAME = "checkpoint.json"  # {"verified": [{"sha256": ..., "step": ...}, ...]}, newest first
+DIGESTS_NAME = "checkpoint.sha256"  # the second record: one "SHA256 STEP" line per checkpoint, newest first
 KEEP = 2  # the checkpoint and the one before it
 
 
@@ -58,11 +64,49 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _read_index(run_dir: Path) -> list[dict]:
-    try:
-        return json.loads((run_dir / INDEX_NAME).read_text(encoding="utf-8"))["verified"]
-    except (OSError, ValueError, KeyError, TypeError):
+def _read_index(run_dir: Path) -> list[dict] | None:
+    """`checkpoint.json`'s entries ([] when it is absent); None when it is there but cannot be read (damage)."""
+    path = run_dir / INDEX_NAME
+    if not path.exists():
         return []
+    try:
+        entries = json.loads(path.read_bytes())["verified"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(entries, list):
+        return None
+    return [{"sha256": e["sha256"], "step": e["step"]} for e in entries
+            if isinstance(e, dict) and isinstance(e.get("sha256"), str) and isinstance(e.get("step"), int)]
+
+
+def _read_digests(run_dir: Path) -> list[dict] | None:
+    """`checkpoint.sha256`'s entries ([] when it is absent); None when it holds no well-formed line (damage)."""
+    path = run_dir / DIGESTS_NAME
+    if not path.exists():
+        return []
+    try:
+        lines = path.read_bytes().decode("ascii", errors="replace").splitlines()
+    except OSError:
+        return None
+    entries = []
+    for line in lines:  # a damaged line vouches for nothing; the others still do
+        digest, _, step = line.strip().partition(" ")
+        if len(digest) == 64 and all(c in "0123456789abcdef" for c in digest) and step.isdigit():
+            entries.append({"sha256": digest, "step": int(step)})
+    return entries or None
+
+
+def _entries(run_dir: Path) -> list[dict]:
+    """Every recorded (sha256, step), newest first: the index's, then the second record's it lacks."""
+    index, digests = _read_index(run_dir) or [], _read_digests(run_dir) or []
+    known = {e["sha256"] for e in index}
+    return [*index, *(e for e in digests if e["sha256"] not in known)]
+
+
+def _damaged_records(run_dir: Path) -> list[Path]:
+    """The record files that are there but cannot be read."""
+    return [run_dir / name for name, read in ((INDEX_NAME, _read_index), (DIGESTS_NAME, _read_digests))
+            if read(run_dir) is None]
 
 
 def _write_verified(tmp: Path, data: bytes) -> None:
@@ -93,13 +137,14 @@ def save_checkpoint(run_dir: str | Path, model, optimizer, step: int, extra: dic
     data = buffer.getvalue()
     try:
         _write_verified(tmp, data)
-        index = [{"sha256": _sha256(data), "step": step}, *_read_index(run_dir)][:KEEP + 1]
+        index = [{"sha256": _sha256(data), "step": step}, *_entries(run_dir)][:KEEP + 1]
+        _write_digests(run_dir, index)
         write_json(run_dir / INDEX_NAME, {"verified": index})
         if path.exists():
             os.replace(path, run_dir / PREVIOUS_NAME)
         os.replace(tmp, path)
     except OSError as e:
-        for left in (tmp, run_dir / (INDEX_NAME + ".tmp")):  # write_json's own temporary file
+        for left in (tmp, run_dir / (INDEX_NAME + ".tmp"), run_dir / (DIGESTS_NAME + ".tmp")):  # the records' own
             with contextlib.suppress(OSError):
                 left.unlink()
         raise RunFailed(f"cannot write checkpoint {path} at step {step}: {e.strerror or e} ({stopped_words(run_dir)}); "
@@ -107,9 +152,16 @@ def save_checkpoint(run_dir: str | Path, model, optimizer, step: int, extra: dic
     return path
 
 
+def _write_digests(run_dir: Path, entries: list[dict]) -> None:
+    """The second record, written atomically: one `SHA256 STEP` line per entry."""
+    tmp = run_dir / (DIGESTS_NAME + ".tmp")
+    tmp.write_text("".join(f"{e['sha256']} {e['step']}\n" for e in entries), encoding="ascii")
+    os.replace(tmp, run_dir / DIGESTS_NAME)
+
+
 def _recorded(run_dir: Path) -> dict[str, int]:
-    """{sha256: step} of the checkpoints `checkpoint.json` vouches for."""
-    return {e["sha256"]: e["step"] for e in _read_index(run_dir) if isinstance(e, dict) and "sha256" in e}
+    """{sha256: step} of the checkpoints either record vouches for."""
+    return {e["sha256"]: e["step"] for e in _entries(run_dir)}
 
 
 def last_good(run_dir: str | Path) -> tuple[Path, int] | None:
@@ -138,26 +190,60 @@ def kept_words(run_dir: str | Path, logged: int | None, steps: int) -> str:
     return f"{saved} and {rows}"
 
 
-def read_checkpoint(run_dir: str | Path, map_location="cpu") -> dict | None:
-    """The newest checkpoint of `run_dir` whose sha256 is recorded (None when there is none)."""
+def read_checkpoint(run_dir: str | Path, map_location="cpu", trust_unverified: bool = False) -> dict | None:
+    """The newest checkpoint of `run_dir` that a record vouches for (None when there is no checkpoint).
+
+    With no readable record at all, the checkpoints are unverified: refused, unless
+    `trust_unverified`, when the newest one torch can read is loaded with a note.
+    """
     run_dir = Path(run_dir)
-    recorded = _recorded(run_dir)
     candidates = [p for p in (run_dir / CHECKPOINT_NAME, run_dir / PREVIOUS_NAME) if p.is_file()]
     if not candidates:
         return None
+    for record in _damaged_records(run_dir):
+        note(f"{record} cannot be read (damaged); checking the checkpoints against the other record")
+    records = [run_dir / name for name in (INDEX_NAME, DIGESTS_NAME)]
+    for record, other in (records, records[::-1]):
+        if not record.exists() and other.exists():
+            note(f"{record} is missing; checking the checkpoints against {other}")
+    recorded = _recorded(run_dir)
+    if not recorded:
+        return _read_unverified(run_dir, candidates, map_location, trust_unverified)
     for i, path in enumerate(candidates):
         data = path.read_bytes()
         if _sha256(data) not in recorded:
-            if recorded:
-                note(f"{path} does not match the sha256 recorded in {run_dir / INDEX_NAME} (damaged); not used")
-                continue
-            note(f"{path} has no recorded sha256 (written before checksums); loading it unverified")
+            note(f"{path} does not match the sha256 recorded in {_record_words(run_dir)} (damaged); not used")
+            continue
         state = _load(path, data, map_location)
         if i > 0:
-            note(f"resuming from the previous checkpoint {path} (step {state['step']})")
+            note(f"resuming from the previous checkpoint {path} (step {state['step']}), which matches its sha256")
         return state
     raise TandemError(f"no checkpoint in {run_dir} matches its recorded sha256 (damaged files); "
                       "start over in a new --out")
+
+
+def _record_words(run_dir: Path) -> str:
+    """The records that were read, in words."""
+    names = [name for name, read in ((INDEX_NAME, _read_index), (DIGESTS_NAME, _read_digests)) if read(run_dir)]
+    return " and ".join(str(run_dir / name) for name in names)
+
+
+def _read_unverified(run_dir: Path, candidates: list[Path], map_location, trust: bool) -> dict:
+    """No record vouches for any checkpoint: refuse, or (`trust`) load the newest that reads, saying so."""
+    why = ("its checksum records cannot be read" if _damaged_records(run_dir)
+           else f"it has no checksum record ({INDEX_NAME}, {DIGESTS_NAME}; deleted, or written before checksums)")
+    if not trust:
+        raise TandemError(f"{candidates[0]} cannot be verified: {why}; resume with --trust-unverified to load it "
+                          "anyway, or start over in a new --out")
+    for path in candidates:
+        try:
+            state = _load(path, path.read_bytes(), map_location)
+        except TandemError:
+            note(f"{path} cannot be read (damaged); trying the previous checkpoint")
+            continue
+        note(f"loading {path} (step {state['step']}) unverified: {why} (--trust-unverified)")
+        return state
+    raise TandemError(f"no checkpoint in {run_dir} can be read (damaged files); start over in a new --out")
 
 
 def _load(path: Path, data: bytes, map_location) -> dict:

@@ -1,8 +1,10 @@
 """Finite or stop: settings, losses and saved tensors must be finite numbers.
 
 `lr=1e309` reads as `inf` and `lr=nan` as NaN; either trains NaN weights from the first
-step. So the typed configs refuse a non-finite number anywhere in them (and a value
-that must be positive, like `lr` or `save_every`, that is not), one line naming the key;
+step, and a float beyond float32's range (3.4e38) overflows in the optimizer. So the
+typed configs refuse a non-finite or float32-overflowing number anywhere in them (and a
+value that must be positive, like `lr` or `save_every`, that is not), and a learning rate
+above `LR_CEILING`, one line naming the key;
 the trainer stops at the first step whose loss or gradient norm is not finite, before the
 optimizer applies it; and no checkpoint holding a non-finite tensor is written.
 """
@@ -16,6 +18,11 @@ import torch
 
 from tandem.errors import TandemError
 
+FLOAT32_MAX = float(torch.finfo(torch.float32).max)  # the weights' and the optimizer's dtype: 3.4e38
+# Adam moves every weight by about lr per step, so lr=1e30 turns 1e-2 weights into 1e30
+# ones in one step (a run that "succeeds" with garbage); the largest sane value is far below 1.
+LR_CEILING = 1.0
+
 
 def check_finite_numbers(cfg, where: str, prefix: str = "") -> None:
     """Every float of the (nested) dataclass `cfg` is finite; else one error naming its dotted key."""
@@ -27,6 +34,16 @@ def check_finite_numbers(cfg, where: str, prefix: str = "") -> None:
         elif isinstance(value, float) and not math.isfinite(value):
             why = " (a number beyond 1.8e308 reads as inf)" if math.isinf(value) else ""
             raise TandemError(f"{where}: {key} must be a finite number, got {value}{why}; set a finite value")
+        elif isinstance(value, float) and abs(value) > FLOAT32_MAX:
+            raise TandemError(f"{where}: {key}={value} overflows float32 (largest {FLOAT32_MAX:.4g}), the dtype it "
+                              "is used in; set a smaller value")
+
+
+def check_lr(lr: float, where: str) -> None:
+    """`lr` is at most `LR_CEILING` (checked after `check_finite_numbers` and `check_positive`)."""
+    if lr > LR_CEILING:
+        raise TandemError(f"{where}: lr must be <= {LR_CEILING:g} (Adam moves each weight by about lr per step), "
+                          f"got {lr:g}; set a learning rate such as 1e-4")
 
 
 def check_positive(cfg, where: str, names: tuple[str, ...]) -> None:

@@ -49,15 +49,15 @@ CONSOLE_KEYS = (
 )
 
 
-def run_grpo(trainer, resume: bool = False) -> dict:
+def run_grpo(trainer, resume: bool = False, trust_unverified: bool = False) -> dict:
     """Run (or continue) `trainer` (a `GRPOTrainer`) to `cfg.steps` holding OUT's lock; return the summary."""
     with run_lock.hold(trainer.cfg.out):
-        return _run(trainer, Path(trainer.cfg.out), resume)
+        return _run(trainer, Path(trainer.cfg.out), resume, trust_unverified)
 
 
-def _run(trainer, out: Path, resume: bool) -> dict:
+def _run(trainer, out: Path, resume: bool, trust_unverified: bool) -> dict:
     cfg, config = trainer.cfg, config_to_dict(trainer.cfg)
-    start = start_run(out, config, resume)
+    start = start_run(out, config, resume, trust_unverified)
     if start.finished is not None:
         return start.finished
     log.info("%s loss settings: %s", cfg.method, cfg.loss.tandem_settings())

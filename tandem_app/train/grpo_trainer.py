@@ -124,6 +124,6 @@ class GRPOTrainer:
     def validate(self) -> float:
         return greedy_solo_accuracy(self.senior, self.tokenizer, self.val_problems, self.cfg.sampling.max_new_tokens)
 
-    def train(self, resume: bool = False) -> dict:
+    def train(self, resume: bool = False, trust_unverified: bool = False) -> dict:
         """Run (or continue) to `cfg.steps` holding OUT's lock; checkpoint, log, save OUT/model and the summary."""
-        return run_grpo(self, resume)
+        return run_grpo(self, resume, trust_unverified)

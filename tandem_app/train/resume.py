@@ -8,7 +8,8 @@ logging keys; a path spelled differently that names the same folder) are accepte
 note (none for a logging key an older run's config lacks); any other difference is
 refused. `steps` may grow, never fall below the checkpoint's step. Resuming with no
 checkpoint says so and starts over from step 0; resuming a finished run says it is
-finished and does nothing.
+finished and does nothing. A checkpoint no checksum record vouches for is refused unless
+`trust_unverified` (`tandem_app.train.checkpoint`).
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ def _read_json(path: Path) -> dict | None:
     return value if isinstance(value, dict) else None
 
 
-def start_run(out: Path, config: dict, resume: bool) -> Start:
+def start_run(out: Path, config: dict, resume: bool, trust_unverified: bool = False) -> Start:
     """Check the (locked) folder `out` against `config`; write `config.json`; return where the run starts."""
     if not resume:
         if any(p.name != LOCK_NAME for p in out.iterdir()):
@@ -95,7 +96,7 @@ def start_run(out: Path, config: dict, resume: bool) -> Start:
     saved = _read_json(out / CONFIG_NAME)
     if saved is not None:
         compare_config(saved, config, str(out / CONFIG_NAME))
-    state = read_checkpoint(out)
+    state = read_checkpoint(out, trust_unverified=trust_unverified)
     if state is None:
         note(f"--resume: no checkpoint in {out} (the run stopped before its first save, or it was deleted); "
              "starting from step 0 and rewriting the run's files")

@@ -44,6 +44,7 @@ from tandem_app.train.schedule import lr_at
 from tandem_app.train.finite import (
     NonFiniteStep,
     check_finite_numbers,
+    check_lr,
     check_non_negative,
     check_positive,
     check_step_finite,
@@ -93,6 +94,7 @@ class SFTConfig:
             if getattr(self, name) < 1:
                 raise TandemError(f"sft: {name} must be >= 1, got {getattr(self, name)}")
         check_positive(self, "sft", ("lr", "grad_clip"))
+        check_lr(self.lr, "sft")
         check_non_negative(self, "sft", ("min_lr_ratio", "warmup_steps", "weight_decay", "val_every", "threads"))
         check_logging_keys(self, "sft")
 
@@ -123,7 +125,7 @@ def examples_record(examples: list[Example]) -> dict:
 
 
 def run_sft(cfg: SFTConfig, resume: bool = False, progress: bool = True,
-            examples: list[Example] | None = None) -> dict:
+            examples: list[Example] | None = None, trust_unverified: bool = False) -> dict:
     """Train, validate (greedy solo accuracy) and save the base, holding OUT's lock; return the summary.
 
     `examples` (prompt ids, response ids): train on these instead of the task's demonstrations (no validation).
@@ -135,7 +137,7 @@ def run_sft(cfg: SFTConfig, resume: bool = False, progress: bool = True,
     if examples is not None and not examples:
         raise TandemError("sft was given no examples to train on")
     with run_lock.hold(cfg.out):
-        return _run_sft(cfg, Path(cfg.out), resume, progress, examples)
+        return _run_sft(cfg, Path(cfg.out), resume, progress, examples, trust_unverified)
 
 
 def _task_examples(cfg: SFTConfig, tokenizer) -> list[Example]:
@@ -146,11 +148,12 @@ def _task_examples(cfg: SFTConfig, tokenizer) -> list[Example]:
     return list(zip(prompt_ids_batch(tokenizer, train), (response_ids(tokenizer, t) for t in texts)))
 
 
-def _run_sft(cfg: SFTConfig, out: Path, resume: bool, progress: bool, given: list[Example] | None) -> dict:
+def _run_sft(cfg: SFTConfig, out: Path, resume: bool, progress: bool, given: list[Example] | None,
+             trust_unverified: bool = False) -> dict:
     config = config_to_dict(cfg)
     if given is not None:
         config["examples"] = examples_record(given)
-    start = start_run(out, config, resume)
+    start = start_run(out, config, resume, trust_unverified)
     if start.finished is not None:
         return start.finished
     if cfg.threads:

@@ -17,7 +17,7 @@ from tandem.loss_config import PolicyLossConfig
 from tandem.partner_score import PartnerRewardConfig
 from tandem.sampling import SamplingConfig
 from tandem_app.task import TaskConfig
-from tandem_app.train.finite import check_finite_numbers, check_non_negative, check_positive
+from tandem_app.train.finite import check_finite_numbers, check_lr, check_non_negative, check_positive
 from tandem_app.train.log_sinks import check_logging_keys
 
 METHODS = ("tandem", "grpo")
@@ -76,6 +76,8 @@ class TrainConfig:
             if getattr(self, name) < 1:
                 raise TandemError(f"train: {name} must be >= 1, got {getattr(self, name)}")
         check_positive(self, "train", ("lr", "grad_clip"))
+        check_lr(self.lr, "train")
+        self._check_advantages()
         check_non_negative(self, "train", ("warmup_steps", "weight_decay", "adv_epsilon", "val_every", "threads"))
         if self.engine_mode not in ENGINE_MODES:
             raise TandemError(f"unknown engine_mode {self.engine_mode!r}; choose one of {', '.join(ENGINE_MODES)}")
@@ -85,6 +87,16 @@ class TrainConfig:
         if self.partner_reward.writer_sees_solution and not self.partner_reward.enabled:
             raise TandemError("partner_reward.writer_sees_solution=true shows the writer the solution the partner score "
                               "scores; set partner_reward.weight > 0 (or writer_sees_solution=false)")
+
+    def _check_advantages(self) -> None:
+        """A known estimator, and groups that can differ: GRPO's advantage is a reward minus its group's mean."""
+        from tandem.grpo import get_adv_estimator_fn
+
+        get_adv_estimator_fn(self.adv_estimator)  # an unknown name: one line now, not at the first update
+        if self.group_size == 1:  # every registered estimator is group-normalised (tandem.grpo)
+            raise TandemError(f"train: group_size={self.group_size} gives every response a zero advantage (GRPO "
+                              "subtracts the mean reward of each prompt's group, here the response itself); set "
+                              "group_size >= 2")
 
     def _one_seed(self) -> None:
         """A run has one seed: the sections take `seed`, and a section seed that disagrees is refused."""
