@@ -216,16 +216,15 @@ def read_checkpoint(run_dir: str | Path, map_location="cpu", trust_unverified: b
             continue
         state = _load(path, data, map_location)
         if i > 0:
-            note(f"resuming from the previous checkpoint {path} (step {state['step']}), which matches its sha256")
+            note(f"resuming from the previous checkpoint {path} (step {state['step']})")
         return state
     raise TandemError(f"no checkpoint in {run_dir} matches its recorded sha256 (damaged files); "
                       "start over in a new --out")
 
 
 def _record_words(run_dir: Path) -> str:
-    """The records that were read, in words."""
-    names = [name for name, read in ((INDEX_NAME, _read_index), (DIGESTS_NAME, _read_digests)) if read(run_dir)]
-    return " and ".join(str(run_dir / name) for name in names)
+    """The record checked against: the index where it reads, else the second record."""
+    return str(run_dir / (INDEX_NAME if _read_index(run_dir) else DIGESTS_NAME))
 
 
 def _read_unverified(run_dir: Path, candidates: list[Path], map_location, trust: bool) -> dict:
