@@ -9,8 +9,15 @@ student already in memory, and the explanation is the team's response:
     partner_score = c_lp_mean * mean_t lp_t + c_lp_min * min_t lp_t
                     - c_kl_mean * mean_s kl_s - c_kl_max * max_s kl_s
 
-    lp_t = log p_junior(target_t | prompt, response, target_<t)   over the target tokens
-    kl_s = log p_senior(y_s | ...) - log p_junior(y_s | ...)      over the SENIOR-written tokens
+    lp_t = log p_junior(target_t | prompt, explanation, target_<t)   over the target tokens
+    kl_s = log p_senior(y_s | ...) - log p_junior(y_s | ...)         over the SENIOR-written tokens
+
+The target is read inside the student's own turn, as RLT's student reads the solution after
+the explanation in its reasoning (`target_sequences`): the plain prompt, the response without
+the token that ends its turn, then the target, with nothing between that the student does not
+write itself (`solution`: a step break; `answer`: right after the response's own `\\boxed{`).
+Before issue 44 the student read the response's `<|im_end|>` and a cue it never saw, and the
+score then barely depended on the explanation (`scripts/partner_score_validity.py` measures this).
 
 and the reward the trainer uses is `verifier + weight * partner_score`
 (`PartnerRewardConfig.weight`, 0 = off). Preset `rlt` holds RLT's coefficients
@@ -41,10 +48,10 @@ from tandem.models import context_length
 PRESETS: dict[str, dict[str, float]] = {
     "rlt": {"logprob_mean": 1.0, "logprob_min": 0.01, "kl_mean": 3.0, "kl_max": 0.03},
 }
-TARGETS = ("answer", "solution")  # the gold answer after an answer cue, or the row's worked solution
-ANSWER_MARK = "\\boxed{"  # the response is cut before its last one for the `answer` target
-# What the junior reads between the team's (cut) response and the target, per target.
-CUES = {"answer": "The answer is \\boxed{", "solution": "\n\nA worked solution:\n"}
+TARGETS = ("answer", "solution")  # the gold answer inside the student's \\boxed{}, or the row's worked solution
+ANSWER_MARK = "\\boxed{"  # the student's own answer opener: the `answer` target is read right after it
+STEP_BREAK = "\n\n"  # the student's own step boundary: the `solution` target starts a step after the explanation
+END_OF_TURN = "<|im_end|>"  # ChatML's end of turn; the tokenizer's eos token counts too
 TERMS = ("logprob_mean", "logprob_min", "kl_mean", "kl_max")  # the logged terms, in the formula's order
 METRIC = "partner_score"  # the logged per-step mean; each term is logged as partner_score/<term>
 
@@ -84,45 +91,71 @@ class PartnerRewardConfig:
         return {name: float(preset[name] if getattr(self, name) is None else getattr(self, name)) for name in TERMS}
 
 
-def answer_cut(tokenizer, response_ids: list[int]) -> list[int]:
-    """The response's tokens before the one that starts its last `\\boxed{` (all of them if it has none).
+def end_of_turn_ids(tokenizer) -> list[int]:
+    """The ids that end a turn: ChatML's `<|im_end|>` where the tokenizer has it (first), and its eos token."""
+    ids = []
+    im_end = tokenizer.convert_tokens_to_ids(END_OF_TURN)
+    if im_end is not None and im_end != tokenizer.unk_token_id:
+        ids.append(im_end)
+    if tokenizer.eos_token_id is not None and tokenizer.eos_token_id not in ids:
+        ids.append(tokenizer.eos_token_id)
+    return ids
 
-    The junior is scored on the gold answer, so it must not read the team's own answer first.
+
+def explanation_text(tokenizer, response_ids: list[int]) -> str:
+    """The response as the student reads it inside its own turn: decoded, its closing end-of-turn tokens dropped.
+
+    The student's turn goes on after the explanation, so a token that closes the turn
+    (the writer's `<|im_end|>` or eos) is not part of it (issue 44).
     """
-    text = tokenizer.decode(response_ids)
+    ends = set(end_of_turn_ids(tokenizer)) | {tokenizer.pad_token_id}
+    ids = list(response_ids)
+    while ids and ids[-1] in ends:
+        ids.pop()
+    return tokenizer.decode(ids)
+
+
+def answer_context(text: str) -> str:
+    """The explanation through the `\\boxed{` that opens its last answer (the answer itself unseen); an
+    explanation with none gets one, after a space where it ends in a word, as the student writes it."""
     at = text.rfind(ANSWER_MARK)
-    if at < 0:
-        return list(response_ids)
-    lo, hi = 0, len(response_ids)  # the longest prefix whose text ends at or before the mark
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if len(tokenizer.decode(response_ids[:mid])) <= at:
-            lo = mid
-        else:
-            hi = mid - 1
-    return list(response_ids[:lo])
+    if at >= 0:
+        return text[: at + len(ANSWER_MARK)]
+    return text + (" " if text and not text[-1].isspace() else "") + ANSWER_MARK
+
+
+def solution_context(text: str) -> str:
+    """The explanation and a step break, so the solution starts a step of the student's own turn (none when empty)."""
+    return text if not text or text.endswith(STEP_BREAK) else text + STEP_BREAK
 
 
 def target_sequences(tokenizer, prompt_ids: list[int], response_ids: list[int], gold: str,
                      target: str) -> tuple[list[int], list[int]]:
-    """(context, target) token ids: what the junior reads, and the tokens it is scored on.
+    """(context, target) token ids: what the student reads, and the tokens it is scored on.
 
-    `answer`: prompt + response cut before its last `\\boxed{` + the cue, then `gold` + "}".
-    `solution`: prompt + the whole response + the cue, then the row's worked solution `gold`.
+    The target is scored inside the student's own turn, as RLT's student reads the solution
+    after the explanation in its reasoning (issue 44): the plain prompt, the explanation
+    (the response without the token that ends its turn), then the target, with nothing
+    between that the student does not write itself.
+    `answer`: the explanation through the `\\boxed{` of its last answer, then `gold` + "}".
+    `solution`: the explanation, a step break (`\\n\\n`), then the row's worked solution `gold`.
+    The explanation's text is tokenised again as one piece, so its tokens at the joint are
+    those the student saw in training (a BPE tokenizer may merge the step break with the
+    explanation's last token).
     """
     if target not in TARGETS:
         raise TandemError(f"partner_reward.target={target!r}: choose answer or solution")
-    kept = answer_cut(tokenizer, response_ids) if target == "answer" else list(response_ids)
-    cue = tokenizer(CUES[target], add_special_tokens=False)["input_ids"]
+    text = explanation_text(tokenizer, response_ids)
+    context = answer_context(text) if target == "answer" else solution_context(text)
     scored = tokenizer(gold + "}" if target == "answer" else gold, add_special_tokens=False)["input_ids"]
-    return [*prompt_ids, *kept, *cue], list(scored)
+    return [*prompt_ids, *tokenizer(context, add_special_tokens=False)["input_ids"]], list(scored)
 
 
 def check_fits(row: int, context: list[int], scored: list[int], limit: int | None, target: str) -> None:
     """Refuse a row whose context + target the scorer's context cannot hold: never truncated (SPEC §13)."""
     if limit and len(context) + len(scored) > limit:
-        raise TandemError(f"partner score: row {row} needs {len(context) + len(scored)} tokens (prompt, response, "
-                          f"cue and {target}) but the scorer's context holds {limit}; shorten max_new_tokens "
+        raise TandemError(f"partner score: row {row} needs {len(context) + len(scored)} tokens (prompt, explanation "
+                          f"and {target}) but the scorer's context holds {limit}; shorten max_new_tokens "
                           "or score with a model of a longer context")
 
 

@@ -7,7 +7,7 @@ the log-probability of that solution after reading the question and the explanat
 team) gets the question as its user turn, and its own turn starts already holding the
 solution between RLT's solution tags and an opened explanation tag, so everything it writes
 is the explanation. The student never sees that prompt: it reads the plain question prompt,
-the explanation, the cue, then the solution it is scored on.
+the explanation, then, in the same turn, the solution it is scored on.
 
 A row without a reference solution cannot be written this way; `require_solution` refuses
 it in one line, naming the row and the fix.

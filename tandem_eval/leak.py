@@ -7,8 +7,12 @@ A handoff score credits the team. Three per-sample facts say how much of it is t
   senior wrote before the junior's last turn (each senior turn decoded on its own). With
   no junior turn, or on a solo row, every senior turn counts. `VISIBLE` or `NOT_VISIBLE`;
   `UNDETERMINED` for a gold that cannot be normalised or whose key is shorter than
-  `MIN_KEY_CHARS` (a single digit appears in almost any solution): counted, never guessed.
-  Numbers match with digit boundaries: 12 is not found in 120, 3.12, 12.5 or 12,000.
+  `MIN_KEY_CHARS` (a single digit appears in almost any solution; a numeric gold's sign does
+  not count, so -5 is as undetermined as 5): counted, never guessed. A numeric gold is found
+  by value: each number in the text is read whole (12 is not in 120, 3.12, 12.5 or 12,000;
+  12.0 is 12), with a `-` directly before it as its sign only where that `-` is not a binary
+  minus (after a digit or a closing bracket, or with no space after a word: `8 - 5`, `8-5`
+  and `x-5` hold 5, not -5; `= -5`, `(-5)` and `is -5` hold -5). Other golds match as text.
 - `final_author`: who wrote the answer the grader reads: the last turn holding a complete
   `\\boxed{}` (the grader's first preference), else the last turn from which an answer is
   extracted; `senior`, `junior`, or `none` (no answer).
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from fractions import Fraction
 
 from tandem.grading.extract import extract_answer, last_boxed
 from tandem.grading.normalize import exact_key, normalize_answer
@@ -35,6 +40,10 @@ AUTHORS = ("senior", "junior", "none")
 MIN_KEY_CHARS = 2
 _BRACED = re.compile(r"([\^_])\{(\w)\}")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_NUMERIC_KEY = re.compile(r"-?\d+(?:\.\d+)?")
+# A number written whole: thousands groups, then an optional decimal part; never part of a longer number.
+_NUMBER = re.compile(r"(?<!\d)(?<!\d\.)(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?")
+_OPERAND_END = set(")]}")
 
 
 def gold_key(gold) -> str | None:
@@ -43,7 +52,46 @@ def gold_key(gold) -> str | None:
         key = exact_key(normalize_answer(str(gold)))
     except Exception:  # noqa: BLE001 - a gold the normaliser cannot read is undetermined, not an error
         return None
-    return key if len(key) >= MIN_KEY_CHARS else None
+    body = key[1:] if _NUMERIC_KEY.fullmatch(key) and key.startswith("-") else key  # a sign is not a digit
+    return key if len(body) >= MIN_KEY_CHARS else None
+
+
+def is_sign(text: str, at: int) -> bool:
+    """Whether the `-` at `text[at]`, written directly before a number, is its sign and not a binary minus."""
+    j = at - 1
+    while j >= 0 and text[j].isspace():
+        j -= 1
+    if j < 0:
+        return True
+    if text[j].isdigit() or text[j] in _OPERAND_END:
+        return False  # `8 -5`, `(a)-5`: subtraction
+    if text[j].isalnum():
+        return j < at - 1  # `is -5` is a sign; `x-5` a subtraction
+    return True  # after `=`, `(`, `,`, an operator...
+
+
+def numbers(text: str) -> list[tuple[int, Fraction]]:
+    """Each number in `text` as (where it starts, its value), a `-` before it read as its sign where `is_sign`."""
+    out = []
+    for m in _NUMBER.finditer(text):
+        value, start = Fraction(m.group().replace(",", "")), m.start()
+        if start > 0 and text[start - 1] == "-" and is_sign(text, start - 1):
+            value, start = -value, start - 1
+        out.append((start, value))
+    return out
+
+
+def first_appearance(text: str, key: str) -> int | None:
+    """Where in `text` the gold key first appears (the start of the number, sign included), or None.
+
+    Positions are in `text` as given; a non-numeric key is found only where written as the key
+    itself (not through the variants `shows_answer` also accepts).
+    """
+    if _NUMERIC_KEY.fullmatch(key):
+        gold = Fraction(key)
+        return next((start for start, value in numbers(text) if value == gold), None)
+    m = key_pattern(key).search(text)
+    return m.start() if m else None
 
 
 def key_pattern(key: str) -> re.Pattern:
@@ -65,7 +113,9 @@ def _searchable(text: str) -> str:
 
 
 def shows_answer(text: str, key: str) -> bool:
-    """Whether `text` holds the gold key (from `gold_key`)."""
+    """Whether `text` holds the gold key (from `gold_key`): a numeric key by value, any other as text."""
+    if _NUMERIC_KEY.fullmatch(key):
+        return first_appearance(text, key) is not None
     return key_pattern(key).search(_searchable(text)) is not None
 
 

@@ -2,8 +2,9 @@
 
 The transfer-utility measure of a handoff. For each of the senior's solo responses and
 each fraction f (default 0.3, 0.5, 0.7), the response is cut after floor(f * its length)
-tokens, or earlier, just before the first appearance of the gold answer (as
-`tandem_eval.leak` finds it), so the junior is never shown the answer. The junior then
+tokens, or earlier, before the start of the number that holds the gold answer's first
+appearance (as `tandem_eval.leak` finds it), so the junior is shown neither the answer nor
+its leading digits. The junior then
 writes the rest from the prompt plus that prefix, under what is left of the prompt's
 response budget (the handoff's shared budget); the prefix and the continuation together
 are graded. A response whose gold is undetermined (`tandem_eval.leak.gold_key`) is not
@@ -15,8 +16,9 @@ solo responses read from `--prefix-solo-dir` (an `eval-solo` output of the same 
 prompts and sampling) or generated with the requests `eval-solo` would make. It writes,
 per benchmark, `<benchmark>.prefix.jsonl` (a `SampleRow` per continued sample and
 fraction, with `fraction` and `cut_tokens`; the authorship mask marks the prefix as the
-senior's) and `<benchmark>.prefix.summary.json`; a benchmark whose summary holds this
-run's config is skipped.
+senior's) and `<benchmark>.prefix.summary.json` (per fraction, also `from_correct_solo`:
+pass@k over the prefixes of the senior's correct solo responses only); a benchmark whose
+summary holds this run's config is skipped.
 """
 
 from __future__ import annotations
@@ -55,8 +57,9 @@ def fraction_label(fraction: float) -> str:
 
 
 def cut_point(ids: list[int], gold, fraction: float, tokenizer) -> int | None:
-    """Tokens of `ids` the junior is shown: floor(fraction * len), or fewer where the answer shows
-    in that prefix (then a cut whose decoded text does not show it); None for an undetermined gold."""
+    """Tokens of `ids` the junior is shown: floor(fraction * len), or fewer where that prefix reaches into
+    the number holding the answer's first appearance (then the cut before that number, `answer_cut`);
+    None for an undetermined gold."""
     key = leak.gold_key(gold)
     if key is None:
         return None
@@ -65,13 +68,36 @@ def cut_point(ids: list[int], gold, fraction: float, tokenizer) -> int | None:
         return c > 0 and leak.shows_answer(tokenizer.decode(ids[:c], skip_special_tokens=True), key)
 
     cut = int(fraction * len(ids))
-    if not shows(cut):
+    if not shows(len(ids)):
         return cut
-    lo, hi = 0, cut  # shows(lo) is False (nothing shown), shows(hi) is True: halve until they meet
+    # checked on the whole response: a cut that does not show the answer may still end inside its number
+    lo, hi = 0, len(ids)  # shows(lo) is False (nothing shown), shows(hi) is True: halve until they meet
     while hi - lo > 1:
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if shows(mid) else (mid, hi)
-    return lo
+    return min(cut, answer_cut(ids, hi, key, tokenizer))
+
+
+def answer_cut(ids: list[int], hi: int, key: str, tokenizer) -> int:
+    """The longest cut that ends before the number (sign included) holding the answer's first appearance,
+    where `ids[:hi]` is the shortest prefix that shows it.
+
+    A prefix that does not yet show the answer can still end inside it: digits are often one
+    token each, so for gold 18 the prefix "13 + 5 = 1" shows only "1" (issue 44). Where the
+    text cannot be located as written (a notational variant), the cut goes back to the start
+    of the step holding it (after the last `\\n\\n`).
+    """
+    def text(c: int) -> str:
+        return tokenizer.decode(ids[:c], skip_special_tokens=True)
+
+    shown, before = text(hi), text(hi - 1)
+    start = leak.first_appearance(shown, key)
+    if start is None:
+        start = before.rfind("\n\n") + 2 if "\n\n" in before else 0
+    cut = hi - 1
+    while cut > 0 and len(text(cut)) > start:
+        cut -= 1
+    return cut
 
 
 @dataclass(frozen=True)
@@ -129,17 +155,34 @@ def graded_row(solo: SampleRow, done: Continued, tokenizer) -> SampleRow:
     return row.mark_leaks(tokenizer)
 
 
-def summarize_fraction(problem_ids: list[str], solo: list[SampleRow], rows: list[SampleRow], ks: list[int]) -> dict:
-    """pass@k over the continued samples (each problem's own n), with the samples not continued counted."""
+def per_problem_counts(problem_ids: list[str], rows: list[SampleRow]) -> list[dict]:
+    """{"id", "n", "c"} per problem, in `problem_ids`' order: continued samples and correct ones."""
     per = {pid: {"id": pid, "n": 0, "c": 0} for pid in problem_ids}
     for r in rows:
         per[r.problem_id]["n"] += 1
         per[r.problem_id]["c"] += int(r.correct)
-    counts = [(p["n"], p["c"]) for p in per.values()]
-    return {"pass_at_k": leak.pass_at_k_over_clean(counts, ks), "continued": len(rows),
-            "undetermined": len(solo) - len(rows), "per_problem": list(per.values()),
-            "mean_prefix_fraction": sum(r.senior_fraction for r in rows) / len(rows) if rows else None,
-            **leak.rates(rows)}
+    return list(per.values())
+
+
+def summarize_fraction(problem_ids: list[str], solo: list[SampleRow], rows: list[SampleRow], ks: list[int],
+                       solo_correct: list[bool] | None = None) -> dict:
+    """pass@k over the continued samples (each problem's own n), with the samples not continued counted.
+
+    `solo_correct` (one flag per row of `rows`: the solo response it was cut from was right)
+    adds `from_correct_solo`: the same over prefixes of correct solo responses only, so the
+    senior's own errors do not count against the junior's reading of its steps.
+    """
+    per = per_problem_counts(problem_ids, rows)
+    out = {"pass_at_k": leak.pass_at_k_over_clean([(p["n"], p["c"]) for p in per], ks), "continued": len(rows),
+           "undetermined": len(solo) - len(rows), "per_problem": per,
+           "mean_prefix_fraction": sum(r.senior_fraction for r in rows) / len(rows) if rows else None,
+           **leak.rates(rows)}
+    if solo_correct is not None:
+        kept = [r for r, ok in zip(rows, solo_correct) if ok]
+        per_kept = per_problem_counts(problem_ids, kept)
+        out["from_correct_solo"] = {"pass_at_k": leak.pass_at_k_over_clean([(p["n"], p["c"]) for p in per_kept], ks),
+                                    "continued": len(kept), "per_problem": per_kept}
+    return out
 
 
 def read_solo_rows(directory: Path, stem: str, problem_ids: list[str], n: int) -> list[SampleRow]:
@@ -161,13 +204,18 @@ def read_solo_rows(directory: Path, stem: str, problem_ids: list[str], n: int) -
 
 
 def print_table(summaries: dict[str, dict]) -> None:
-    """pass@1 per benchmark and fraction, with the samples continued and undetermined."""
+    """pass@1 per benchmark and fraction, with the samples continued and undetermined, and pass@1 over the
+    prefixes of correct solo responses only."""
+    def shown(p1) -> str:
+        return "—" if p1 is None else f"{p1:.4f}"
+
     for name, summary in summaries.items():
         for label, f in summary["fractions"].items():
-            p1 = f["pass_at_k"]["pass@1"]
-            shown = "—" if p1 is None else f"{p1:.4f}"
-            print(f"{name.ljust(24)} prefix {label:<5} pass@1 {shown}  continued {f['continued']}  "
-                  f"undetermined {f['undetermined']}", file=sys.stdout)
+            right = f.get("from_correct_solo")  # absent in summaries written before issue 44
+            tail = "" if right is None else (f"  from correct solo pass@1 {shown(right['pass_at_k']['pass@1'])} "
+                                             f"continued {right['continued']}")
+            print(f"{name.ljust(24)} prefix {label:<5} pass@1 {shown(f['pass_at_k']['pass@1'])}  continued "
+                  f"{f['continued']}  undetermined {f['undetermined']}{tail}", file=sys.stdout)
 
 
 def run_prefix_transfer(run, models: dict, fractions: tuple[float, ...], backend, solo_dir: Path | None) -> dict:
@@ -216,9 +264,11 @@ def run_prefix_transfer(run, models: dict, fractions: tuple[float, ...], backend
                         for r in solo]
             done = finish_prefixes(backend.backend("junior"), backend.tokenizer, prefixes, f, sampling,
                                    backend.batch_size)
-            rows = [graded_row(s, d, backend.tokenizer) for s, d in zip(solo, done) if d is not None]
+            pairs = [(s, graded_row(s, d, backend.tokenizer)) for s, d in zip(solo, done) if d is not None]
+            rows = [r for _, r in pairs]
             all_rows += [{"fraction": f, "cut_tokens": r.authorship_mask.count(1), **r.to_json()} for r in rows]
-            summary["fractions"][fraction_label(f)] = summarize_fraction(ids, solo, rows, ks_for(run.n))
+            summary["fractions"][fraction_label(f)] = summarize_fraction(ids, solo, rows, ks_for(run.n),
+                                                                         [bool(s.correct) for s, _ in pairs])
         write_jsonl(run.out_dir / f"{stem}.prefix.jsonl", all_rows)
         write_json(summary_path, summary)
         out[name] = summary

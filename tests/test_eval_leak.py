@@ -145,6 +145,47 @@ def test_the_prefix_is_cut_before_the_answer_first_appears(tok):
     assert prefix_transfer.cut_point(ids, "5", 0.5, tok) is None  # undetermined: never continued
 
 
+@pytest.mark.parametrize("gold, text", [("18", "She buys 5 more: 13 + 5 = 18.\n\nThe answer is \\boxed{18}."),
+                                        ("-15", "Start 2.\n\n0 - 7 = -7.\n\n-7 - 8 = -15.\n\nSo -15.")])
+def test_the_prefix_never_ends_inside_the_answers_number(tok, gold, text):
+    # Digits are one token each here: a cut moved back only until the answer is no longer shown
+    # would end "13 + 5 = 1" for gold 18 (issue 44). Every cut must end before the whole number.
+    ids = tok(text, add_special_tokens=False)["input_ids"]
+    first = leak.first_appearance(text, leak.gold_key(gold))
+    for c in range(1, len(ids) + 1):
+        cut = prefix_transfer.cut_point(ids, gold, c / (len(ids) + 1), tok)
+        shown = tok.decode(ids[:cut])
+        assert len(shown) <= first and not leak.shows_answer(shown, leak.gold_key(gold))
+    assert tok.decode(ids[:prefix_transfer.cut_point(ids, gold, 0.999, tok)]).rstrip() == text[:first].rstrip()
+
+
+@pytest.mark.parametrize("text, gold, shown", [
+    ("8 - 5 = 3.", "-15", False), ("8 - 15 = -7.", "-15", False), ("8-15", "-15", False), ("x-15", "-15", False),
+    ("so x = -15.", "-15", True), ("(-15)", "-15", True), ("it is -15 now", "-15", True), ("-15 apples", "-15", True),
+    ("8 - 15 = -7.", "15", True), ("x = -15.", "15", False), ("12.0 coins", "12", True), ("12.50", "12.5", True),
+])
+def test_numbers_are_compared_by_value_with_a_minus_as_a_sign_only_when_not_binary(text, gold, shown):
+    assert leak.shows_answer(text, leak.gold_key(gold)) is shown
+
+
+def test_a_sign_does_not_make_a_single_digit_gold_determined():
+    assert leak.gold_key("-5") is None and leak.gold_key("5") is None
+    assert leak.gold_key("-15") == "-15" and leak.gold_key("0.5") == "0.5"
+
+
+def test_prefix_transfer_also_reports_prefixes_of_correct_solo_responses_only():
+    def row(pid, correct):
+        return SampleRow(pid, "b", "b", 0, "12", None, correct, "stop", 3, "", [], [], senior_fraction=0.5)
+
+    rows = [row("p1", True), row("p1", False), row("p2", True), row("p2", True)]
+    summary = prefix_transfer.summarize_fraction(["p1", "p2"], rows, rows, [1], solo_correct=[True, False, False, True])
+    assert summary["pass_at_k"]["pass@1"] == pytest.approx((0.5 + 1.0) / 2)
+    right = summary["from_correct_solo"]
+    assert right["continued"] == 2 and right["per_problem"] == [{"id": "p1", "n": 1, "c": 1}, {"id": "p2", "n": 1, "c": 1}]
+    assert right["pass_at_k"]["pass@1"] == pytest.approx(1.0)
+    assert "from_correct_solo" not in prefix_transfer.summarize_fraction(["p1", "p2"], rows, rows, [1])
+
+
 @pytest.mark.parametrize("bad", ["0", "1", "-0.1", "1.5", "nan", "half"])
 def test_a_fraction_outside_the_open_interval_is_refused(bad):
     with pytest.raises(TandemError, match=r"outside \(0, 1\)"):
@@ -228,6 +269,9 @@ def test_the_demos_transfer_evaluation_reuses_the_demos_samples(tiny_dir, tiny_d
         assert c <= n <= (0 if len(p.answer) < 2 else 2) and c <= all_c  # an undetermined gold is never clean
     for f in ("0.3", "0.7"):
         assert [n for n, _ in got["prefix"][f]["counts"]] == [0 if len(p.answer) < 2 else 2 for p in problems]
+        right = got["prefix"][f]["counts_correct_solo"]  # a subset of each problem's continuations: the correct solos
+        assert all(n <= min(all_n, solo) and c <= n
+                   for (n, c), (all_n, _), solo in zip(right, got["prefix"][f]["counts"], got["solo_counts"]))
         assert 0 <= got["prefix"][f]["mean_cut_fraction"] <= float(f)
     assert got["handoff_rates"]["undetermined_rate"] == pytest.approx(undetermined / 6)
 

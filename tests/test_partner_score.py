@@ -106,29 +106,43 @@ def test_the_section_is_strict_like_every_section():
         PartnerRewardConfig(weight=-1.0)
 
 
-def test_the_answer_target_cuts_the_response_before_its_last_boxed_and_scores_the_gold_answer(tok):
-    from tandem.partner_score import CUES, target_sequences
+def _response(tok, text: str) -> list[int]:
+    """`text` as a finished rollout: its tokens and the end-of-turn token."""
+    return tok(text, add_special_tokens=False)["input_ids"] + [tok.convert_tokens_to_ids("<|im_end|>")]
+
+
+def test_the_answer_target_is_read_inside_the_students_turn_right_after_its_own_boxed(tok):
+    from tandem.partner_score import target_sequences
 
     prompt = tok("Mia has 3 apples.", add_special_tokens=False)["input_ids"]
-    response = tok("Mia has 3. She gets 2: 3 + 2 = 5. The answer is \\boxed{5}.", add_special_tokens=False)["input_ids"]
-    context, scored = target_sequences(tok, prompt, response, "5", "answer")
-    kept = tok.decode(context[len(prompt):])
-    assert kept.endswith(CUES["answer"]) and kept.count("\\boxed{") == 1  # the team's own boxed answer is cut
-    assert "5}." not in kept and tok.decode(scored) == "5}"
-    assert context[: len(prompt)] == prompt
+    text = "Mia has 3. She gets 2: 3 + 2 = 5. The answer is \\boxed{5}."
+    context, scored = target_sequences(tok, prompt, _response(tok, text), "5", "answer")
+    kept = text[: text.rindex("{") + 1]  # the team's own answer opener, not its answer
+    assert context == prompt + tok(kept, add_special_tokens=False)["input_ids"] and tok.decode(scored) == "5}"
+    # the student reads its own tokens: context + target is the tokenisation of the answered text, nothing between
+    assert context + scored == prompt + tok(kept + "5}", add_special_tokens=False)["input_ids"]
 
 
-def test_the_solution_target_keeps_the_whole_response_and_scores_the_reference_solution(tok):
-    from tandem.partner_score import CUES, target_sequences
+def test_the_solution_target_follows_the_explanation_after_a_step_break_with_no_end_of_turn_or_cue(tok):
+    from tandem.partner_score import end_of_turn_ids, target_sequences
 
-    response = tok("3 + 2 = 5. \\boxed{5}", add_special_tokens=False)["input_ids"]
-    context, scored = target_sequences(tok, [], response, "Mia has 3 + 2 = 5.", "solution")
-    assert context[: len(response)] == response and tok.decode(context[len(response):]) == CUES["solution"]
-    assert tok.decode(scored) == "Mia has 3 + 2 = 5."
+    prompt = tok("Mia has 3 apples.", add_special_tokens=False)["input_ids"]
+    text, solution = "3 + 2 = 5. \\boxed{5}", "Mia has 3 + 2 = 5."
+    context, scored = target_sequences(tok, prompt, _response(tok, text), solution, "solution")
+    assert context == prompt + tok(text + "\n\n", add_special_tokens=False)["input_ids"]
+    assert tok.decode(scored) == solution and not set(end_of_turn_ids(tok)) & set(context[len(prompt):])
 
 
-def test_a_response_without_boxed_is_kept_whole_for_the_answer_target(tok):
-    from tandem.partner_score import answer_cut
+def test_an_empty_explanation_leaves_the_student_its_bare_turn(tok):
+    from tandem.partner_score import target_sequences
 
-    response = tok("no answer here", add_special_tokens=False)["input_ids"]
-    assert answer_cut(tok, response) == response
+    prompt = tok("Mia has 3 apples.", add_special_tokens=False)["input_ids"]
+    assert target_sequences(tok, prompt, [], "Mia has 3.", "solution")[0] == prompt
+    assert target_sequences(tok, prompt, [], "3", "answer")[0] == prompt + tok("\\boxed{", add_special_tokens=False)["input_ids"]
+
+
+def test_an_explanation_without_an_answer_gets_the_students_answer_opener(tok):
+    from tandem.partner_score import target_sequences
+
+    context, _ = target_sequences(tok, [], _response(tok, "She has 5"), "5", "answer")
+    assert tok.decode(context) == "She has 5 \\boxed{"

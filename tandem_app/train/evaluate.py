@@ -133,8 +133,10 @@ def evaluate_transfer(senior_path, junior_path, problems: list[Problem], cfg: Ev
     the handoff's correct count over the samples whose answer the senior had not shown
     before the junior's last turn (`handoff_clean`: [n, c]), and for each prefix fraction
     the junior's correct count finishing the senior's solo responses cut there
-    (`prefix_<f>`: [n, c]; a sample with an undetermined gold is not continued). With the
-    rates of visible answers, undetermined golds, spent budgets and junior-written answers.
+    (`prefix_<f>`: [n, c]; a sample with an undetermined gold is not continued), and the same
+    over the prefixes of correct solo responses only (`counts_correct_solo`: the senior's own
+    errors left out). With the rates of visible answers, undetermined golds, spent budgets and
+    junior-written answers.
     """
     from tandem_eval import leak, prefix_transfer
 
@@ -156,6 +158,7 @@ def evaluate_transfer(senior_path, junior_path, problems: list[Problem], cfg: Ev
                              for fs, cs in zip(_grouped(handoff_fields, n), _grouped(correct, n))],
            "solo_rates": _rates(solo_fields), "handoff_rates": _rates(handoff_fields), "prefix": {}}
     budget = cfg.sampling.max_new_tokens
+    solo_correct = [bool(reward(s.text, g)) for s, g in zip(solo, golds)]
     for f in fractions:
         prefixes = [prefix_transfer.Prefix(prompts[i], s.token_ids, g, budget,
                                            request_key(f"{tag}/{problems[i].id}/prefix-{f:g}", j))
@@ -163,13 +166,20 @@ def evaluate_transfer(senior_path, junior_path, problems: list[Problem], cfg: Ev
         with torch.no_grad():
             done = prefix_transfer.finish_prefixes(backend.backend("junior"), tok, prefixes, f,
                                                    backend.sampling.config(), cfg.batch_size)
-        per = [[sum(d is not None for d in ds), int(sum(reward(d.text, g) for d, g in zip(ds, gs) if d is not None))]
-               for ds, gs in zip(_grouped(done, n), _grouped(golds, n))]
+        right = [d if d is not None and solo_right else None for d, solo_right in zip(done, solo_correct)]
         kept = [d for d in done if d is not None]
-        out["prefix"][f"{f:g}"] = {"counts": per, "mean_cut_fraction": sum(d.cut / max(1, len(p.response_ids))
+        out["prefix"][f"{f:g}"] = {"counts": _continued_counts(done, golds, n),
+                                   "counts_correct_solo": _continued_counts(right, golds, n),
+                                   "mean_cut_fraction": sum(d.cut / max(1, len(p.response_ids))
                                    for d, p in zip(done, prefixes) if d is not None) / max(1, len(kept)),
                                    "hit_budget_rate": sum(d.finish_reason == "length" for d in kept) / max(1, len(kept))}
     return out
+
+
+def _continued_counts(done: list, golds: list[str], n: int) -> list[list[int]]:
+    """Per problem [continued, correct] over the continuations that are not None."""
+    return [[sum(d is not None for d in ds), int(sum(reward(d.text, g) for d, g in zip(ds, gs) if d is not None))]
+            for ds, gs in zip(_grouped(done, n), _grouped(golds, n))]
 
 
 def authored_runs(tokenizer, token_ids: list[int], mask: list[int]) -> list[list]:

@@ -59,13 +59,16 @@ def evaluate_seed(seed_dir: Path, seed: int, fractions: tuple[float, ...], quick
 
 def scores(result: dict) -> dict[str, list[tuple[int, int]]]:
     """Per measure, per problem (n, c): handoff (all problems, and those whose gold is determined: the pool the
-    leak control draws from), leak-controlled handoff, prefix at each fraction."""
+    leak control draws from), leak-controlled handoff, prefix at each fraction (over all solo responses,
+    and over correct ones only)."""
     n = result["n"]
     out = {"handoff": [(n, c) for c in result["handoff_counts"]],
            "handoff, gold determined": [(n if d else 0, c if d else 0)
                                         for c, d in zip(result["handoff_counts"], result["determined"])],
            "handoff, no leak": [tuple(x) for x in result["handoff_clean"]]}
     out.update({f"prefix {f}": [tuple(x) for x in p["counts"]] for f, p in result["prefix"].items()})
+    out.update({f"prefix {f}, correct solo": [tuple(x) for x in p["counts_correct_solo"]]
+                for f, p in result["prefix"].items() if "counts_correct_solo" in p})  # absent before issue 44
     return out
 
 

@@ -10,8 +10,8 @@ the senior's base). Per step, after verl's reference pass and before its advanta
 1. the KL terms read what the step already computed: `old_log_probs` (the senior) and
    `ref_log_prob` (the junior), both at the rollout temperature, on the senior-written
    tokens (`authorship_mask`);
-2. the target term needs the junior's log-probs of the target after the (cut) response and
-   the cue (`tandem.partner_score.target_sequences`): one more reference pass over rows
+2. the target term needs the junior's log-probs of the target inside its own turn, after the
+   explanation (`tandem.partner_score.target_sequences`): one more reference pass over rows
    built here from each sample (prompt := context, response := target), put into
    TransferQueue under keys of their own and cleared after;
 3. each response's reward (`rm_scores`, at its last token, where verl put the verifier's)
@@ -19,9 +19,9 @@ the senior's base). Per step, after verl's reference pass and before its advanta
 
 With `writer_sees_solution=true` the writer read a prompt holding the solution, but the
 junior reads the PLAIN question prompt (`plain_prompt_ids`, from `tandem_verl.solution_writer`):
-its pass then reads plain prompt -> response + cue + solution, which gives both the target's
-log-probs and the junior's own log-probs of the response for the KL terms (`ref_log_prob`
-was read after the writer's prompt, which the junior never sees).
+the target pass reads plain prompt -> explanation -> solution, and a second pass reads plain
+prompt -> response for the junior's own log-probs of the response in the KL terms
+(`ref_log_prob` was read after the writer's prompt, which the junior never sees).
 
 The terms and the score are `tandem.partner_score`'s functions. With `$TANDEM_PARTNER_TRACE`
 naming a file, each scored response appends one JSON line (its tokens, the log-probs read
@@ -141,14 +141,13 @@ class PartnerScorer:
                                          golds[i], self.cfg.target) for i in real}
         for i in real:  # before the extra reference pass: verl's forward would not refuse an overlong row
             check_fits(i, *sequences[i], self.context, self.cfg.target)
-        if self.cfg.writer_sees_solution:  # one pass: plain prompt -> response + cue + solution
-            passes = {i: (prompts[i].tolist(), sequences[i][0][len(prompts[i]):] + sequences[i][1]) for i in real}
+        if self.cfg.writer_sees_solution:  # the junior's log-probs of the response after the plain prompt (KL terms)
+            # a pass of its own: the target's context holds the explanation without its end-of-turn token
+            passes = {i: (prompts[i].tolist(), rows["responses"][i].tolist()) for i in real}
             read_lp = self._target_logprobs(trainer, batch, passes, tq, list_of_dict_to_tensordict)
-            target_lp = {i: read_lp[i][len(read_lp[i]) - len(sequences[i][1]):] for i in real}
-            for i in real:  # the junior's log-probs of the response after the plain prompt, for the KL terms
-                rows["ref_log_prob"][i] = read_lp[i][: len(rows["responses"][i])]
-        else:
-            target_lp = self._target_logprobs(trainer, batch, sequences, tq, list_of_dict_to_tensordict)
+            for i in real:
+                rows["ref_log_prob"][i] = read_lp[i]
+        target_lp = self._target_logprobs(trainer, batch, sequences, tq, list_of_dict_to_tensordict)
 
         terms = partner_terms(padded([target_lp[i] for i in real]),
                               padded([torch.ones(len(sequences[i][1])) for i in real]),
