@@ -120,6 +120,28 @@ def test_distill_refuses_a_teacher_with_more_embedding_rows_before_the_traces(wi
     assert not out.exists()
 
 
+def test_train_refuses_a_junior_with_another_embedding_size_before_any_folder(wide_teacher, tiny_dir, tmp_path,
+                                                                              capsys):
+    out = tmp_path / "train"
+    assert _refused(_train(tiny_dir, out, "steps=1", f"tandem.junior_model={wide_teacher}"), capsys) == (
+        f"error: tandem.junior_model {wide_teacher} has 600 embedding rows but the senior 512: each reads the tokens "
+        "the other writes; use a junior with the senior's embedding size")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("command", ["train", "sft", "distill"])
+@pytest.mark.parametrize("device, line", [
+    ("gpu", "device='gpu' is not a torch device; use cpu or cuda (cuda:N)"),
+    ("", "device='' is not a torch device; use cpu or cuda (cuda:N)"),
+])
+def test_a_device_torch_cannot_name_is_refused_before_any_folder(command, device, line, tiny_dir, tmp_path, capsys):
+    out = tmp_path / "run"
+    argv = {"train": _train(tiny_dir, out, "steps=1"), "sft": ["sft", *SFT, "--model", str(tiny_dir), "--out", str(out)],
+            "distill": _distill(tiny_dir, tiny_dir, out)}[command]
+    assert _refused([*argv, f"device={device}"], capsys) == f"error: {command}: {line}"
+    assert not out.exists()
+
+
 # --- checksums that damage cannot switch off ---------------------------------------------------------
 
 

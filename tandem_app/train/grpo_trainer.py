@@ -37,6 +37,16 @@ from tandem_app.train.train_config import TrainConfig
 METRIC_NAMES = {"pg_clipfrac": "clipfrac"}  # the update's names that the run's log spells otherwise
 
 
+def check_embedding_rows(senior, junior, junior_model: str) -> None:
+    """Senior and junior have one embedding size: each reads every token the other writes (else an IndexError
+    mid-rollout, after the run's folder is written)."""
+    rows = senior.get_input_embeddings().num_embeddings, junior.get_input_embeddings().num_embeddings
+    if rows[0] != rows[1]:
+        raise TandemError(f"tandem.junior_model {junior_model} has {rows[1]} embedding rows but the senior "
+                          f"{rows[0]}: each reads the tokens the other writes; use a junior with the senior's "
+                          "embedding size")
+
+
 class GRPOTrainer:
     """Holds the senior, the junior (frozen unless tandem.junior_update), the base, the engine and the optimizer."""
 
@@ -90,6 +100,7 @@ class GRPOTrainer:
         self.junior = load_model(cfg.tandem.junior_model, device=cfg.device) if other else self.base
         if other:
             check_same_vocab(self.tokenizer, load_tokenizer(cfg.tandem.junior_model))
+            check_embedding_rows(self.senior, self.junior, cfg.tandem.junior_model)
         if not self.junior_update.frozen:
             self.junior = copy.deepcopy(self.base)
 
