@@ -85,9 +85,10 @@ def test_the_table_gives_each_difference_per_seed_and_its_mean_and_se_over_seeds
     per_seed = {0: _seed_results([0, 2], 0.05), 1: _seed_results([0, 0], 0.03)}
     table = write_partner_table(tmp_path, [0, 1], per_seed).read_text()
     handoff = table.split("## handoff to base: senior - TRL (frozen base), paired")[1]
-    assert "| GRPO | -0.250 ± 0.250 | -0.500 ± 0.000 | -0.375 ± 0.125 |" in handoff
+    # over 2 seeds the 95% interval is mean ± t(1) SE = ± 12.706 * 0.125, not ± 1.96 SE
+    assert "| GRPO | -0.250 ± 0.250 | -0.500 ± 0.000 | -0.375 ± 0.125, 95% t(1) [-1.963, +1.213] |" in handoff
     drift = table.split("## drift vs base, bits: senior - TRL (frozen base), same seed")[1]
-    assert "| GRPO | +0.0400 | +0.0200 | +0.0300 ± 0.0100 |" in drift
+    assert "| GRPO | +0.0400 | +0.0200 | +0.0300 ± 0.0100, 95% t(1) [-0.0971, +0.1571] |" in drift
     saved = json.loads((tmp_path / "partner.json").read_text())["paired"]
     assert saved["grpo-tandem/drift_js_vs_base"] == pytest.approx([0.04, 0.02])
 

@@ -60,3 +60,27 @@ def test_paired_difference_allows_different_sample_counts():
 def test_paired_difference_refuses_different_problem_sets():
     with pytest.raises(ValueError, match="same problems"):
         paired_difference([1, 2], 4, [1], 4)
+
+
+@pytest.mark.parametrize("df, t95", [(1, 12.7062), (2, 4.3027), (3, 3.1824), (4, 2.7764), (9, 2.2622), (30, 2.0423)])
+def test_the_t_quantile_matches_the_printed_table(df, t95):
+    from tandem_app.train.stats import t_coverage, t_quantile
+
+    assert t_quantile(0.95, df) == pytest.approx(t95, abs=5e-4)  # tables print 4 decimals
+    assert t_coverage(t95, df) == pytest.approx(0.95, abs=1e-4)
+
+
+def test_the_t_quantile_tends_to_the_normal_one():
+    from tandem_app.train.stats import t_quantile
+
+    assert t_quantile(0.95, 2000) == pytest.approx(1.95996, abs=2e-3)
+
+
+def test_an_over_seed_interval_uses_t_with_k_minus_1_degrees_of_freedom():
+    from tandem_app.train.stats import over_seeds_text, t_interval
+
+    got = t_interval([1.0, 2.0, 3.0])  # mean 2, SE 1/sqrt(3), t(2) = 4.3027
+    assert got["df"] == 2 and got["mean"] == pytest.approx(2.0) and got["se"] == pytest.approx(1 / math.sqrt(3))
+    assert got["high"] - got["mean"] == pytest.approx(4.3027 / math.sqrt(3), abs=1e-3)
+    assert over_seeds_text([1.0, 2.0, 3.0]) == "+2.000 ± 0.577, 95% t(2) [-0.484, +4.484]"
+    assert t_interval([0.5])["low"] is None and over_seeds_text([0.5]) == "+0.500 (1 seed)"

@@ -29,9 +29,10 @@ def test_the_report_pairs_the_students_over_problems_and_averages_over_seeds(tmp
     assert pair["per_seed"][0] == pytest.approx((0.125, 0.125))  # per problem: +0.5, 0, 0, 0
     assert pair["per_seed"][1] == pytest.approx((0.25, 0.25))
     assert pair["over_seeds"] == pytest.approx((0.1875, 0.0625))
+    assert pair["interval"]["df"] == 1 and pair["interval"]["low"] == pytest.approx(0.1875 - 12.7062 * 0.0625, abs=1e-3)
     assert "rlt - tandem" not in result["pairs"]  # no RLT teacher on any seed: no pair
     md = (tmp_path / "distill.md").read_text()
-    assert "| 0 | RLT setting | not run |" in md and "| tandem - grpo |" in md
+    assert "| 0 | RLT setting | not run |" in md and "| +0.188 ± 0.062, 95% t(1) [-0.607, +0.982] (2 seeds) |" in md
     assert json.loads((tmp_path / "distill.json").read_text())["protocol"] == distill_demo.PROTOCOL
 
 

@@ -290,6 +290,7 @@ def test_the_demo_table_pairs_trl_and_grpo_over_the_problems_both_score(tmp_path
     leak_demo.write_table(tmp_path, per_seed)
     paired = json.loads((tmp_path / "leak.json").read_text())["paired"]["tandem-grpo"]
     assert paired["handoff, no leak"]["per_seed"] == [[0.5, 0.0, 1]]  # only problem 0 is clean in both arms
+    assert paired["handoff, no leak"]["interval"]["t"] is None  # one seed: no interval over seeds
     assert paired["prefix 0.5"]["per_seed"][0][0] == pytest.approx(1 / 3) and paired["prefix 0.5"]["per_seed"][0][2] == 3
     assert paired["handoff, gold determined"]["per_seed"] == [[0.0, 0.0, 2]]  # problem 2's gold is undetermined
     md = (tmp_path / "leak.md").read_text()

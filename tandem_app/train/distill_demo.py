@@ -23,7 +23,7 @@ from pathlib import Path
 
 from tandem.errors import TandemError
 from tandem.jsonl import write_json
-from tandem_app.train.stats import mean_and_se, paired_difference
+from tandem_app.train.stats import mean_and_se, over_seeds_text, paired_difference, t_interval
 
 # teacher -> (its folder in a demo seed, label); `rlt` is GRPO + partner score with the writer seeing the solution
 TEACHERS = {"grpo": ("grpo", "GRPO"), "tandem": ("tandem", "TRL"), "score": ("partner-score", "TRL + partner score"),
@@ -102,7 +102,9 @@ def report(out: Path, seeds: list[int], teachers: list[str]) -> dict:
         diffs = {s: paired_difference(r[a]["after_counts"], r[a]["n_samples"], r[b]["after_counts"],
                                       r[b]["n_samples"]) for s, r in per_seed.items() if a in r and b in r}
         if diffs:
-            pairs[f"{a} - {b}"] = {"per_seed": diffs, "over_seeds": mean_and_se([d for d, _ in diffs.values()])}
+            values = [d for d, _ in diffs.values()]
+            pairs[f"{a} - {b}"] = {"per_seed": diffs, "over_seeds": mean_and_se(values),
+                                   "interval": t_interval(values)}
     result = {"seeds": per_seed, "pairs": pairs, "protocol": PROTOCOL}
     write_json(out / "distill.json", result)
     (out / "distill.md").write_text(markdown(result, teachers), encoding="utf-8")
@@ -127,9 +129,9 @@ def markdown(result: dict, teachers: list[str]) -> str:
     for name, p in result["pairs"].items():
         cells = [f"{p['per_seed'][s][0]:+.3f} ± {p['per_seed'][s][1]:.3f}" if s in p["per_seed"] else "—"
                  for s in result["seeds"]]
-        mean, se = p["over_seeds"]
         k = len(p["per_seed"])
-        over = f"{mean:+.3f} ± {se:.3f} ({k} seeds)" if k > 1 else f"{mean:+.3f} (1 seed: no SE over seeds)"
+        over = f"{over_seeds_text([d for d, _ in p['per_seed'].values()])} ({k} seeds)" if k > 1 else \
+            f"{p['over_seeds'][0]:+.3f} (1 seed: no SE over seeds)"
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {over} |")
     return "\n".join(lines) + "\n"
 

@@ -8,7 +8,8 @@ at each fraction; so are the partner variants `grpo_score` and `score` where
 `tandem-rlvr demo --partner` trained them on every seed. OUT/leak.md and OUT/leak.json
 hold, per seed and arm, each score with the leak, undetermined, budget and junior-answer
 rates, and TRL - GRPO (and the variants' pairs) per seed, paired over the problems both
-arms score (± SE over problems), then the mean ± SE over seeds.
+arms score (± SE over problems), then the mean ± SE over seeds with its 95% t interval (k - 1
+degrees of freedom, `stats.t_interval`).
 
     python -m tandem_app.train.leak_demo --out runs/leak --seeds 0 1 2
 """
@@ -22,7 +23,7 @@ from pathlib import Path
 
 from tandem.errors import TandemError
 from tandem.jsonl import write_json
-from tandem_app.train.stats import mean_and_se
+from tandem_app.train.stats import mean_and_se, over_seeds_text, t_interval
 from tandem_eval.leak import gold_key
 
 ARMS = {"grpo": "GRPO", "tandem": "TRL"}
@@ -107,15 +108,16 @@ def write_table(out: Path, per_seed: dict[int, dict]) -> Path:
     for first, second in [p for p in PAIRS if p[0] in arms and p[1] in arms]:
         key = f"{first}-{second}"
         lines += ["", f"## {names[first]} - {names[second]}, paired over the problems both score (± SE over "
-                  "problems)", "", "| measure | " + " | ".join(f"seed {s}" for s in seeds) + " | over seeds, mean ± SE |",
+                  "problems)", "", "| measure | " + " | ".join(f"seed {s}" for s in seeds) + " | over seeds, mean ± SE, 95% t interval |",
                   "|" + "---|" * (2 + len(seeds))]
         for m in measures:
             row = [paired(scores(per_seed[s][first])[m], scores(per_seed[s][second])[m]) for s in seeds]
             scored = [d for d, _, k in row if k]  # a seed with no problem both arms score has no difference
             mean, se = mean_and_se(scored) if scored else (None, None)
             table.setdefault(key, {})[m] = {"per_seed": row, "mean": mean, "se_over_seeds": se,
-                                            "seeds_scored": len(scored)}
-            over = "—" if mean is None else f"{mean:+.3f} ± {se:.3f}" + (
+                                            "seeds_scored": len(scored),
+                                            "interval": t_interval(scored) if scored else None}
+            over = "—" if mean is None else over_seeds_text(scored) + (
                 "" if len(scored) == len(seeds) else f" ({len(scored)} seeds)")
             lines.append(f"| {m} | " + " | ".join(f"{d:+.3f} ± {e:.3f} ({k})" if k else "— (0)" for d, e, k in row)
                          + f" | {over} |")

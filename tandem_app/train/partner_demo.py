@@ -39,7 +39,7 @@ from tandem_app.train.evaluate import drift_js, evaluate_senior, junior_legibili
 from tandem_app.train.grpo_trainer import GRPOTrainer
 from tandem_app.train.sft import run_sft
 from tandem_app.train.seeds import spread
-from tandem_app.train.stats import mean_and_se, paired_difference
+from tandem_app.train.stats import over_seeds_text, paired_difference
 
 WEAK_SFT_FRACTION = 0.25  # the weaker junior: the base's SFT, same seed and data, a quarter of the steps
 SYNC, EMA = "sync:20", "ema:0.9"  # per optimizer step; the demo makes 2 per training step (200 in all)
@@ -141,13 +141,13 @@ def _numbers_table(label: str, key: str, seeds: list[int], seniors: list[str], p
 
 def _difference_table(title: str, cells: dict[str, list[tuple[float, float]]], seeds: list[int], d: int = 3) -> list[str]:
     """One row per senior: each seed's difference (± its SE over problems where it has one), then the
-    mean over seeds ± its SE over seeds (the seed-to-seed spread, which the per-seed SEs do not hold)."""
-    lines = [f"## {title}", "", "| senior | " + " | ".join(f"seed {s}" for s in seeds) + " | over seeds, mean ± SE |",
+    mean over seeds ± its SE over seeds (the seed-to-seed spread, which the per-seed SEs do not hold) and its
+    95% interval with t on k - 1 degrees of freedom."""
+    lines = [f"## {title}", "", "| senior | " + " | ".join(f"seed {s}" for s in seeds) + " | over seeds, mean ± SE, 95% t interval |",
              "|" + "---|" * (len(seeds) + 2)]
     for name, row in cells.items():
-        mean, se = mean_and_se([m for m, _ in row])
         shown = [f"{m:+.{d}f} ± {e:.{d}f}" if e is not None else f"{m:+.{d}f}" for m, e in row]
-        lines.append(f"| {LABELS[name]} | " + " | ".join(shown) + f" | {mean:+.{d}f} ± {se:.{d}f} |")
+        lines.append(f"| {LABELS[name]} | " + " | ".join(shown) + f" | {over_seeds_text([m for m, _ in row], d)} |")
     return lines + [""]
 
 
@@ -158,7 +158,8 @@ def write_partner_table(out: Path, seeds: list[int], per_seed: dict[int, dict]) 
     lines = [f"# Partner experiment over seeds {', '.join(map(str, seeds))}", "",
              "Each senior trained from the same base, seed and budget. Numbers: per seed, then mean ± sd over "
              "seeds. Differences: per seed, accuracies paired over the seed's test problems (± SE over problems), "
-             "drift and junior CE as one difference per seed; then mean ± SE over seeds.", ""]
+             "drift and junior CE as one difference per seed; then mean ± SE over seeds, with the 95% interval "
+             "from t on k - 1 degrees of freedom.", ""]
     for label, key in NUMBERS:
         lines += _numbers_table(label, key, seeds, seniors, per_seed)
     table = {}
