@@ -18,6 +18,7 @@ from tandem_eval.sampling import EvalSampling
 BACKENDS = {"reference": "engine", "vllm": "vllm"}  # this command's name -> tandem_eval's EngineSettings.backend
 SFT_BACKENDS = ("embedded", "verl")
 TOO_LONG = ("drop", "cut")
+SFT_BUDGETS = ("steps", "tokens")  # what is held equal across teachers: optimizer steps, or gradient tokens
 TASK = "task"
 
 
@@ -60,7 +61,9 @@ class DistillConfig:
     threads: int = 0  # torch CPU threads; 0 = torch's default
     sft_backend: str = "embedded"  # embedded (tandem_app.train.sft) | verl (verl/run_distill_sft.sh)
     sft_nproc: int = 1  # verl SFT: processes (GPUs) torchrun starts
-    steps: int = 200  # the student's SFT optimizer steps
+    steps: int = 200  # the student's SFT optimizer steps (sft_budget=steps)
+    sft_budget: str = "steps"  # steps: `steps` optimizer steps; tokens: as many as hold `sft_tokens` gradient tokens
+    sft_tokens: int = 0  # sft_budget=tokens: the response tokens the student's loss covers, summed over steps
     batch_size: int = 32
     lr: float = 1e-3
     warmup_steps: int = 10
@@ -89,8 +92,20 @@ class DistillConfig:
         _one_of("backend", self.backend, tuple(BACKENDS))
         _one_of("sft_backend", self.sft_backend, SFT_BACKENDS)
         _one_of("too_long", self.too_long, TOO_LONG)
+        _one_of("sft_budget", self.sft_budget, SFT_BUDGETS)
+        self._check_sft_budget()
         if self.data != TASK and not self.test_data:
             raise TandemError(f"distill: data={self.data} is a file, so the test split needs test_data=FILE.jsonl too")
+
+    def _check_sft_budget(self) -> None:
+        if self.sft_budget == "tokens" and self.sft_tokens < 1:
+            raise TandemError(f"distill: sft_budget=tokens needs sft_tokens >= 1 (the gradient tokens every "
+                              f"teacher's student trains on), got {self.sft_tokens}")
+        if self.sft_budget == "steps" and self.sft_tokens:
+            raise TandemError(f"distill: sft_tokens={self.sft_tokens} is read only with sft_budget=tokens")
+        if self.sft_budget == "tokens" and self.sft_backend != "embedded":
+            raise TandemError("distill: sft_budget=tokens counts the embedded SFT's batches; use sft_backend=embedded "
+                              "or sft_budget=steps")
 
     def require_paths(self) -> None:
         """teacher, student and out must be given (checked before any work; `--help` needs none)."""
@@ -138,7 +153,11 @@ KEY_HELP = {
     "sft_backend": "embedded: the project's SFT (tandem_app.train.sft); verl: verl 0.9.1's SFT trainer through "
                    "verl/run_distill_sft.sh",
     "sft_nproc": "verl SFT: processes (one per GPU) torchrun starts for verl's SFT trainer",
-    "steps": "the student's SFT optimizer steps",
+    "steps": "the student's SFT optimizer steps (with sft_budget=steps)",
+    "sft_budget": "steps: every student trains `steps` steps; tokens: each trains the fewest steps whose batches "
+                  "hold sft_tokens response tokens, so students of terse and verbose teachers see as many gradient "
+                  "tokens (embedded SFT)",
+    "sft_tokens": "with sft_budget=tokens: the gradient tokens (response tokens under the loss, over all steps)",
     "batch_size": "traces per SFT step",
     "lr": "the SFT's peak learning rate",
     "warmup_steps": "linear warm-up steps of the SFT's learning rate (embedded SFT)",

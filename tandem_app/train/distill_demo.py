@@ -29,9 +29,11 @@ from tandem_app.train.stats import mean_and_se, over_seeds_text, paired_differen
 TEACHERS = {"grpo": ("grpo", "GRPO"), "tandem": ("tandem", "TRL"), "score": ("partner-score", "TRL + partner score"),
             "grpo_score": ("partner-grpo_score", "GRPO + partner score"), "rlt": ("partner-rlt", "RLT setting")}
 PAIRS = (("tandem", "grpo"), ("score", "tandem"), ("grpo_score", "grpo"), ("rlt", "tandem"), ("rlt", "grpo_score"))
-# the experiment's distillation settings (model_spec/RESULTS.md, "Teachability by distillation")
-PROTOCOL = {"token_budget": 48000, "steps": 120, "batch_size": 32, "lr": 1e-3, "warmup_steps": 10,
-            "min_lr_ratio": 0.1, "n_eval_problems": 200, "n_samples": 4, "threads": 1}
+# the experiment's distillation settings (model_spec/RESULTS.md, "Teachability by distillation"). Since issue 44
+# every student trains on the same gradient tokens (sft_budget=tokens), not the same steps: 120 steps of 32 traces
+# gave a terse teacher's student about 30% fewer. 240,000 is about what those 120 steps gave a verbose teacher's.
+PROTOCOL = {"token_budget": 48000, "sft_budget": "tokens", "sft_tokens": 240000, "batch_size": 32, "lr": 1e-3,
+            "warmup_steps": 10, "min_lr_ratio": 0.1, "n_eval_problems": 200, "n_samples": 4, "threads": 1}
 NOTATION_SAMPLES = 100  # test problems, one sample each, for the distilled student's notation
 
 
