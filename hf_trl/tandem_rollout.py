@@ -56,6 +56,7 @@ from tandem.coins import request_key
 from tandem.config import ENGINE_MODES, TandemConfig
 from tandem.engine import TandemEngine
 from tandem.errors import TandemError
+from tandem.grading.gold import check_golds
 from tandem.models import check_same_vocab, load_model, load_tokenizer
 from tandem.partner_score import PartnerRewardConfig
 from tandem.metric_log import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, TANDEM_PREFIX
@@ -108,6 +109,9 @@ class TandemRolloutFunc:
         if self.trainer is not None:
             raise TandemError("this tandem rollout_func is bound to another trainer; build one per trainer")
         check_generation_settings(trainer)
+        dataset = trainer.train_dataset
+        if dataset is not None and "answer" in (getattr(dataset, "column_names", None) or ()):
+            check_golds(dataset["answer"], "the training dataset's answer column")
         self.senior = reachable_senior(trainer)
         tokenizer = text_tokenizer(trainer)
         self.sampling = trainer_sampling(trainer.args, self.sampling)

@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tandem.errors import TandemError
+from tandem.grading.gold import check_gold
 from tandem.jsonl import read_jsonl
 
 DATA_DIR_ENV = "TANDEM_DATA_DIR"
@@ -148,15 +149,12 @@ def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> Path:
 
 
 def _gold(row: dict, fields: FieldMap, at: str) -> str:
-    """The row's gold answer; a null, empty or whitespace gold is refused: it can never be graded correct."""
-    value = row[fields.answer]
-    answer = "" if value is None else str(value)
+    """The row's gold answer; one that can never be graded correct (null, NaN, empty, a list, ...)
+    is refused here, before any generation (`tandem.grading.gold`)."""
+    answer = check_gold(row[fields.answer], at)
     if fields.answer_after is not None:
-        answer = answer.split(fields.answer_after)[-1]
-    if not answer.strip():
-        shown = "null" if value is None else repr(value)
-        raise TandemError(f"{at}: the gold answer is {shown}; fix or drop the row (no response can equal it)")
-    return answer.strip()
+        answer = check_gold(answer.split(fields.answer_after)[-1], at)
+    return answer
 
 
 def _jsonl_lines(path: Path) -> list[int]:

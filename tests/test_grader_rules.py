@@ -90,13 +90,15 @@ DEGENERATE_MB = {
 
 @pytest.mark.parametrize("shape", sorted(DEGENERATE_MB))
 def test_a_megabyte_of_degenerate_text_is_graded_within_the_bound(shape):
-    # The bound is a promise of the reward, not a speed target: 1 s is >10x the measured worst
-    # case (model_spec/PERFORMANCE.md), and far below the 80 s such inputs once took.
-    start = time.monotonic()
+    # The bound is a promise of the reward, not a speed target. It is checked on this thread's
+    # CPU time (a busy machine cannot fail it) and on wall time with a 10x margin: far below
+    # the 80 s such inputs once took (model_spec/PERFORMANCE.md has the measured times).
+    start, cpu = time.monotonic(), time.thread_time()
     verdict = grade(DEGENERATE_MB[shape], "5", timeout_s=0.5)
     extract_answer(DEGENERATE_MB[shape])
-    assert time.monotonic() - start < 1.0 + 0.5
-    assert verdict is (shape == "nested boxes")  # the innermost box, the last to open, holds 5
+    assert time.thread_time() - cpu < 0.5 + 0.5
+    assert time.monotonic() - start < 10 * (0.5 + 0.5)
+    assert verdict is False  # nested boxes: the outermost is read whole, 70,000 boxes over the length cap
 
 
 def test_the_grader_never_raises_an_internal_error_grades_incorrect_and_is_counted(monkeypatch):
@@ -105,7 +107,7 @@ def test_the_grader_never_raises_an_internal_error_grades_incorrect_and_is_count
     def broken(_):
         raise RecursionError("deep")
 
-    monkeypatch.setattr(module, "normalize_answer", broken)
+    monkeypatch.setattr(module, "parse_answer", broken)
     before = grader.stats()["errors"]
     assert grade("\\boxed{5}", "5") is False
     assert grader.stats()["errors"] == before + 1

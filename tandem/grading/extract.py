@@ -1,12 +1,15 @@
 """Extraction: the final answer a response commits to, found in linear time.
 
 `extract_answer(text)` takes, in this order of preference: the content of the last
-*complete* `\\boxed{...}` / `\\fbox{...}` (nested braces matched, `\\{` `\\}` ignored); else
-the last "final answer is X" / "Final answer: X"; else the last "the answer is X" /
-"Answer: X"; else the last `#### X` (GSM8K style); else nothing (None: graded incorrect).
-X is the rest of its line, cut at the first sentence end; a `$...$` span in it is taken
-whole. There is deliberately no "last number in the text" fallback: a stray digit is not
-a committed answer, and as an RL reward it would pay for guessing.
+*outermost complete* `\\boxed{...}` / `\\fbox{...}` (nested braces matched, `\\{` `\\}`
+ignored; a box inside it is part of it, so `\\boxed{5 \\text{ or } \\boxed{6}}` is read
+whole; a box inside a box that never closes is no answer); else everything after the last
+"final answer is" / "Final answer:"; else after the last "the answer is" / "Answer:"; else
+after the last `####` (GSM8K style); else nothing (None: graded incorrect). After an answer
+phrase the answer runs to the end of the response: a second `$...$` span or a second
+sentence is part of it, so a hedge written there is read (and refused) rather than cut
+off. There is deliberately no "last number in the text" fallback: a stray digit is not a
+committed answer, and as an RL reward it would pay for guessing.
 
 Every scan is linear in the response: one pass finds the boxes, one pass pairs their
 braces, and an answer phrase is read from a window of `ANSWER_WINDOW` characters (an
@@ -32,10 +35,6 @@ _MARKERS = [  # tried in order; within one marker the last occurrence wins
     re.compile(r"\banswer\s*(?:is|:)\s*:?", re.IGNORECASE),
     re.compile(r"####"),
 ]
-# Each alternative is delimited on both sides and scans at most the window once (`\$` is
-# an escaped dollar inside a `$...$` span, as in `$\$18.90$`).
-_MATH_SPAN = re.compile(r"\$\$?((?:\\.|[^$\\])+)\$|\\\((.+?)\\\)|\\\[(.+?)\\\]", re.DOTALL)
-_SENTENCE_END = re.compile(r"\.(?:\s|$)")
 
 
 def brace_pairs(text: str, start: int = 0) -> dict[int, int]:
@@ -51,33 +50,32 @@ def brace_pairs(text: str, start: int = 0) -> dict[int, int]:
 
 
 def last_boxed(text: str) -> str | None:
-    """Content of the last complete `\\boxed{...}` or `\\fbox{...}` (also `\\boxed 5`)."""
+    """Content of the last outermost complete `\\boxed{...}` / `\\fbox{...}` (also `\\boxed 5`)."""
     starts = [m.end() for m in _BOX_START.finditer(text)]
     if not starts:
         return None
     pairs = brace_pairs(text, starts[0])
-    for end in reversed(starts):
+    found, covered = None, -1  # `covered`: where the last outermost box closes
+    for end in starts:
+        if end <= covered:
+            continue  # inside the box found last: part of it
         j = end
         while j < len(text) and text[j] == " ":
             j += 1
         if j < len(text) and text[j] == "{":
-            if j in pairs:
-                return text[j + 1 : pairs[j]].strip()
+            if j not in pairs:
+                return found  # a box that never closes: what follows is inside it
+            found, covered = text[j + 1 : pairs[j]].strip(), pairs[j]
         elif j > end:  # `\boxed 5`: one token after a space
             token = _BOX_TOKEN.match(text, j)
             if token:
-                return token.group()
-    return None
+                found, covered = token.group(), token.end()
+    return found
 
 
 def _after_marker(rest: str) -> str | None:
-    rest = rest.lstrip(" \t*:")
-    math_span = _MATH_SPAN.match(rest)
-    if math_span:
-        return next(g for g in math_span.groups() if g is not None).strip() or None
-    line = rest.split("\n", 1)[0].strip().strip("*").strip()
-    line = _SENTENCE_END.split(line, maxsplit=1)[0]
-    return line.strip().strip("*").strip() or None
+    answer = rest.strip().lstrip("*:").strip().rstrip("*").strip()
+    return answer or None
 
 
 def extract_answer(text: str) -> str | None:

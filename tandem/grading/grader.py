@@ -2,37 +2,42 @@
 
 `grade(response_text, gold)` = `is_equivalent(extract_answer(response_text), gold)`.
 
-1. Extraction (`tandem.grading.extract`): the last complete `\\boxed{}`, else an answer
-   phrase; never a stray number.
-2. Normalisation (`tandem.grading.normalize`): presentation removed, values kept.
-3. Equivalence (`is_equivalent`), in this order:
-   - an answer or gold longer than `MAX_ANSWER_CHARS` is refused (unequal, counted as
-     `too_long`): no real answer is that long, and the cap keeps every later step bounded;
-   - equal normalised strings are equal;
-   - an answer that hedges (`5 or 6`, `5 \\text{ and more}`, `\\pm 5`, `x \\geq 5`) or lists
-     values where the gold is a single value is unequal (counted as `hedged`);
-   - two plain numbers are decided by `tandem.grading.numbers` (exact values; no tolerance);
-   - anything else goes to math-verify (parse + verify), which does the symbolic work.
+1. Extraction (`tandem.grading.extract`): the outermost last complete `\\boxed{}`, else
+   everything after the last answer phrase; never a stray number.
+2. Parsing (`tandem.grading.answer`): the whole answer, by a grammar that accounts for
+   every token or refuses the answer (`unparsed`). Only presentation, a closed list of
+   units and `%` / degrees are dropped; nothing unknown is stripped.
+3. Comparison (`tandem.grading.compare`): structure, exact numbers, hedges refused
+   (`hedged`), math-verify only for two accepted expressions written without floats.
 
-The whole call is bounded: extraction is linear in the response, normalisation runs on at
-most `MAX_ANSWER_CHARS` characters, and every math-verify call is bounded by `timeout_s`
-(default `DEFAULT_TIMEOUT_S`) in any thread (`tandem.grading.timebound`). A timeout, a
-refusal and an internal error all grade as incorrect and are counted in `STATS`, so a
-policy that learns to stall or break the grader shows in the reward's health metrics
-(`reward_health`). `grade` never raises for any input, except `TandemError` for a setup
-mistake (math-verify not installed).
+A gold that is not a string or a finite number, or is empty or null-like (`NaN`, `[]`), is
+never matched (counted as `bad_gold`); loaders refuse it first (`tandem.grading.gold`). A
+gold outside the grammar is matched only by the same writing. An answer or gold longer than
+`MAX_ANSWER_CHARS` is refused (`too_long`).
+
+The whole call is bounded: extraction is linear in the response, parsing runs on at most
+`MAX_ANSWER_CHARS` characters, and all math-verify work of one call shares one deadline of
+`timeout_s` (default `DEFAULT_TIMEOUT_S`), in any thread (`tandem.grading.timebound`),
+a worker's restart included. `warm_up()` imports math-verify once at start-up, so that no
+call pays for it. A timeout, a refusal and an internal error all grade as incorrect and are
+counted in `STATS`, so a policy that learns to stall or break the grader shows in the
+reward's health metrics (`reward_health`). `grade` never raises for any input, except
+`TandemError` for a setup mistake (math-verify not installed).
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import asdict, dataclass
 
 from tandem.errors import TandemError
+from tandem.grading.answer import has_unparsed, parse_answer, written_key
+from tandem.grading.compare import compare
 from tandem.grading.extract import extract_answer, last_boxed
-from tandem.grading.normalize import exact_key, hedged, normalize_answer
-from tandem.grading.numbers import numbers_equal, parse_number
-from tandem.grading.timebound import bounded_math_verify
+from tandem.grading.gold import gold_text
+from tandem.grading.normalize import normalize_answer
+from tandem.grading.timebound import UNREADABLE, bounded_math_verify, is_warm, warm_up
 
 DEFAULT_TIMEOUT_S = 5.0
 # No real final answer is longer (the longest gold in the shared benchmarks is under 200
@@ -51,6 +56,8 @@ class GraderStats:
     errors: int = 0  # math-verify or the grader itself raised (graded incorrect)
     too_long: int = 0  # answers or golds over MAX_ANSWER_CHARS (graded incorrect)
     hedged: int = 0  # hedged or listed answers against a single gold (graded incorrect)
+    unparsed: int = 0  # answers with a token the grammar does not account for (graded incorrect)
+    bad_gold: int = 0  # golds that are null-like, empty or not a string or number (graded incorrect)
 
 
 STATS = GraderStats()
@@ -102,50 +109,57 @@ def reward_health(before: dict, after: dict | None = None) -> dict[str, float]:
     return out
 
 
-def _bounded_math_verify(pred: str, gold: str, timeout_s: float) -> bool:
-    _count("math_verify")
-    verdict = bounded_math_verify(pred, gold, timeout_s)
-    if verdict is None:
-        _count("timeouts")
-        return False
-    if isinstance(verdict, str):
-        _count("errors")
-        return False
-    return verdict
+def _asker(timeout_s: float):
+    """math-verify for one call: every question shares the call's deadline, which starts after
+    the one-time import (`warm_up`) if no entry point did it at start-up."""
+    deadline = [time.monotonic() + timeout_s]
+
+    def ask(pred_latex: str, gold_latex: str) -> str:
+        if not is_warm():
+            warm_up()
+            deadline[0] = time.monotonic() + timeout_s
+        _count("math_verify")
+        left = deadline[0] - time.monotonic()
+        verdict = bounded_math_verify(pred_latex, gold_latex, left) if left > 0 else None
+        if verdict is None:
+            return "timeout"
+        if verdict == UNREADABLE:
+            return "unparsed"
+        if isinstance(verdict, str):
+            return "error"
+        return "equal" if verdict else "unequal"
+    return ask
 
 
-def _fast_verdict(pred_n: str, gold_n: str) -> bool | None:
-    """The verdict without math-verify, or None when math-verify must decide."""
-    pred_k, gold_k = exact_key(pred_n), exact_key(gold_n)
-    if not pred_k or not gold_k:
-        return False
-    if pred_k == gold_k:
-        return True
-    if hedged(pred_n, gold_n):
-        _count("hedged")
-        return False
-    pred_v, gold_v = parse_number(pred_k), parse_number(gold_k)
-    if pred_v is not None and gold_v is not None:
-        return numbers_equal(pred_v, gold_v)
-    return None
+_COUNTED = {"timeout": "timeouts", "error": "errors", "hedged": "hedged", "unparsed": "unparsed"}
 
 
 def _is_equivalent(pred, gold, timeout_s: float | None) -> bool:
-    if pred is None or gold is None:
+    gold = gold_text(gold)
+    if gold is None:
+        _count("fast_path")
+        _count("bad_gold")
+        return False
+    if pred is None:
         _count("fast_path")
         return False
-    pred, gold = str(pred), str(gold)
+    pred = str(pred)
     if len(pred) > MAX_ANSWER_CHARS or len(gold) > MAX_ANSWER_CHARS:
         _count("fast_path")
         _count("too_long")
         return False
-    pred_n, gold_n = normalize_answer(pred), normalize_answer(gold)
-    verdict = _fast_verdict(pred_n, gold_n)
-    if verdict is not None:
-        _count("fast_path")
-        return verdict
     timeout_s = DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s
-    return _bounded_math_verify(pred_n, gold_n, timeout_s)
+    before = _thread_stats().math_verify
+    p, g = parse_answer(pred), parse_answer(gold)
+    if has_unparsed(g.value):  # a gold outside the grammar: only its own writing pays
+        verdict = "equal" if written_key(pred) == written_key(gold) else "unequal"
+    else:
+        verdict = compare(p, g, _asker(timeout_s))
+    if _thread_stats().math_verify == before:
+        _count("fast_path")
+    if verdict in _COUNTED:
+        _count(_COUNTED[verdict])
+    return verdict == "equal"
 
 
 # ----------------------------------------------------------------------------- public API
@@ -195,4 +209,5 @@ __all__ = [
     "reward",
     "reward_health",
     "stats",
+    "warm_up",
 ]

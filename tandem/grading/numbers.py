@@ -6,9 +6,10 @@ rationals: a decimal is the value of the digits written (`2.50` is 5/2, `0.333` 
 333/1000). Two such answers are equal when their exact values are equal; there is no
 relative tolerance, so `123456.7` is not `123456.8` and `2.0000001` is not `2`. The one
 exception is a decimal against a fraction whose decimal expansion never ends (`1/3`, `2/7`):
-no decimal can write it exactly, so a decimal with at least `DECIMALS_FOR_REPEATING` digits
-after the point is equal to it when both round to the same `DECIMALS_FOR_REPEATING`
-decimals (math-verify's `float_rounding`, so `0.3333333` is 1/3 and `0.33333` is not).
+no decimal can write it exactly, so a decimal with d >= `DECIMALS_FOR_REPEATING` digits
+after the point is equal to it when it *is* the fraction's expansion written to d places,
+rounded or cut (`0.3333333` and `0.666666` / `0.666667` are 1/3 and 2/3; `0.33333` is too
+short; `5.57142867` is not 39/7 = 5.5714285714..., although it rounds to the same 6 places).
 Irrational golds (`\\pi`, `\\sqrt{2}`) are not plain numbers: math-verify decides those.
 
 Parsing is a hand-written scan, never a regex that can backtrack, and the callers cap the
@@ -21,7 +22,8 @@ from fractions import Fraction
 
 # Exponents beyond this make exact arithmetic explode (`1e999999999`); such numbers go to math-verify.
 MAX_EXPONENT = 400
-# math-verify rounds to this many decimals when one side is a float (its `float_rounding`).
+# The fewest decimals that can name a fraction whose expansion never ends (math-verify's
+# `float_rounding` is also 6).
 DECIMALS_FOR_REPEATING = 6
 SIGNS = ("+", "-")  # a tuple, so that the empty string is not "in" it
 
@@ -128,9 +130,11 @@ def _terminates(value: Fraction) -> bool:
     return d == 1
 
 
-def _round(value: Fraction, decimals: int) -> Fraction:
+def _written_to(value: Fraction, decimals: int) -> tuple[Fraction, Fraction]:
+    """`value`'s expansion to `decimals` places, rounded and cut."""
     scale = 10**decimals
-    return Fraction(round(value * scale), scale)
+    cut = int(abs(value) * scale) * (1 if value >= 0 else -1)
+    return Fraction(round(value * scale), scale), Fraction(cut, scale)
 
 
 def numbers_equal(a: tuple[Fraction, int | None], b: tuple[Fraction, int | None]) -> bool:
@@ -139,5 +143,5 @@ def numbers_equal(a: tuple[Fraction, int | None], b: tuple[Fraction, int | None]
         return True
     for (decimal, decimals), (exact, _) in ((a, b), (b, a)):
         if decimals is not None and decimals >= DECIMALS_FOR_REPEATING and not _terminates(exact):
-            return _round(decimal, DECIMALS_FOR_REPEATING) == _round(exact, DECIMALS_FOR_REPEATING)
+            return decimal in _written_to(exact, decimals)
     return False

@@ -15,6 +15,7 @@ work in the main thread, so they are switched off and replaced by:
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -29,16 +30,47 @@ from pathlib import Path
 from tandem.errors import TandemError
 
 
-def math_verify_equal(pred: str, gold: str) -> bool:
-    """math-verify's verdict, unbounded (its own signal-based timeouts switched off)."""
+@functools.lru_cache(maxsize=1024)  # a gold is asked about once per response of its group
+def _strict_parse(latex: str):
+    """The whole of `latex` as sympy, or an exception: never a part of it.
+
+    math-verify's own `parse` falls back to whatever part of a string it can read (`2` out
+    of `\\hbar \\omega(v+1/2) - \\frac{E_0^3 e^2}{...}`), which would make two different
+    answers equal; the grader asks only about whole expressions.
+    """
+    from latex2sympy2_extended import latex2sympy
+    from math_verify.grader import should_treat_as_complex
+
+    return latex2sympy(latex, is_real=not should_treat_as_complex(latex), convert_degrees=False,
+                       normalization_config=None)
+
+
+def _exactly_equal(pred, gold) -> bool:
+    """math-verify compares `(a - b).evalf(chop=True) == 0`, which pays `\\pi + 10^{-30}` for
+    `\\pi`; two plain expressions must also have an exactly zero difference."""
+    import sympy
+
+    if not (isinstance(pred, sympy.Expr) and isinstance(gold, sympy.Expr)):
+        return True  # relations, sets, matrices: math-verify's structural comparison stands
+    return sympy.simplify(pred - gold) == 0
+
+
+UNREADABLE = "unparsed"  # math-verify's verdict when it cannot read a side whole
+
+
+def math_verify_equal(pred: str, gold: str) -> bool | str:
+    """math-verify's verdict on two whole LaTeX expressions, unbounded (its own signal-based
+    timeouts switched off), or `UNREADABLE` when it cannot read one of them whole."""
     import math_verify
 
     logging.getLogger("math_verify").setLevel(logging.ERROR)
-    gold_parsed = math_verify.parse(f"${gold}$", parsing_timeout=None, raise_on_error=False)
-    pred_parsed = math_verify.parse(f"${pred}$", parsing_timeout=None, raise_on_error=False)
-    if not gold_parsed or not pred_parsed:
+    try:
+        gold_parsed, pred_parsed = _strict_parse(gold), _strict_parse(pred)
+    except Exception:  # noqa: BLE001 - latex2sympy raises many kinds; each means "not read whole"
+        return UNREADABLE
+    if not math_verify.verify(gold_parsed, pred_parsed, timeout_seconds=None):
         return False
-    return bool(math_verify.verify(gold_parsed, pred_parsed, timeout_seconds=None))
+    return _exactly_equal(pred_parsed, gold_parsed)
 
 
 class GraderTimeout(BaseException):
@@ -87,54 +119,98 @@ class _WorkerProcess:
     """One persistent `python -m tandem.grading.grade_worker` child, shared by all threads.
 
     A plain subprocess rather than multiprocessing: it never re-imports the caller's
-    `__main__` and may be started from daemonic pool workers. Killed and restarted on timeout.
+    `__main__` and may be started from daemonic pool workers. Killed on timeout; a spare
+    child is kept started beside it, so the call after a timeout finds a worker that has
+    already imported math-verify instead of waiting 1-2 s for a new one. Every wait (the
+    lock, a worker still starting, the verdict) counts against the call's own bound.
     """
 
-    START_TIMEOUT_S = 60.0
+    START_TIMEOUT_S = 60.0  # a child not ready by then is broken: the thread bound takes over
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.proc: subprocess.Popen | None = None
+        self.ready = False
+        self.started_at = 0.0
+        self.spare: tuple[subprocess.Popen, float] | None = None
+        self.spare_ready = False
 
-    def _start(self) -> None:
+    @staticmethod
+    def _spawn() -> tuple[subprocess.Popen, float]:
         env = dict(os.environ)
         root = str(Path(__file__).resolve().parents[1])  # importable even from an uninstalled checkout
         env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-        self.proc = subprocess.Popen(
+        proc = subprocess.Popen(
             [sys.executable, "-m", "tandem.grading.grade_worker"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             env=env, text=True, bufsize=1,
         )
-        if self._read_line(self.START_TIMEOUT_S) != "ready":
-            self._stop()
-            raise OSError("the grading worker process did not start")
+        return proc, time.monotonic()
+
+    def _take(self) -> None:
+        """A live worker in `self.proc` (the spare, if one is waiting) and a spare beside it."""
+        if self.proc is None or self.proc.poll() is not None:
+            self.proc, self.started_at = self.spare or self._spawn()
+            self.ready = self.spare is not None and self.spare_ready
+            self.spare, self.spare_ready = None, False
+        if self.spare is None or self.spare[0].poll() is not None:
+            self.spare, self.spare_ready = self._spawn(), False
 
     def _stop(self) -> None:
         if self.proc is not None:
             self.proc.kill()
             self.proc.wait()
-        self.proc = None
+        self.proc, self.ready = None, False
 
     def _read_line(self, timeout_s: float) -> str | None:
-        ready, _, _ = select.select([self.proc.stdout], [], [], timeout_s)
+        ready, _, _ = select.select([self.proc.stdout], [], [], max(timeout_s, 0.0))
         return self.proc.stdout.readline().strip() if ready else None  # "" = the child died
 
-    def call(self, pred: str, gold: str, timeout_s: float) -> bool | str | None:
+    def _await_ready(self, deadline: float) -> bool:
+        """Whether the worker is ready before `deadline`; raises OSError if it never will be."""
+        if not self.ready:
+            line = self._read_line(min(deadline, self.started_at + self.START_TIMEOUT_S) - time.monotonic())
+            if line == "ready":
+                self.ready = True
+            elif line is not None or time.monotonic() > self.started_at + self.START_TIMEOUT_S:
+                self._stop()
+                raise OSError("the grading worker process did not start")
+        return self.ready
+
+    def wait_ready(self) -> None:
+        """Start the worker and its spare and wait until both have imported math-verify."""
         with self.lock:
-            if self.proc is None or self.proc.poll() is not None:
-                self._start()
+            self._take()
+            self._await_ready(time.monotonic() + self.START_TIMEOUT_S)
+            if not self.spare_ready:
+                spare = self.spare[0]
+                ready, _, _ = select.select([spare.stdout], [], [], self.START_TIMEOUT_S)
+                self.spare_ready = bool(ready) and spare.stdout.readline().strip() == "ready"
+
+    def is_ready(self) -> bool:
+        return self.proc is not None and self.ready and self.proc.poll() is None
+
+    def call(self, pred: str, gold: str, timeout_s: float) -> bool | str | None:
+        deadline = time.monotonic() + timeout_s
+        if not self.lock.acquire(timeout=max(timeout_s, 0.0)):
+            return None  # another thread's call held the worker past this call's bound
+        try:
+            self._take()
+            if not self._await_ready(deadline):
+                return None  # still starting: a timeout; it stays for the next call
             self.proc.stdin.write(json.dumps([pred, gold]) + "\n")
             self.proc.stdin.flush()
-            line = self._read_line(timeout_s)
+            line = self._read_line(deadline - time.monotonic())
             if not line:
                 self._stop()
                 return None if line is None else "error: the grading worker died"
             return json.loads(line)
-
+        finally:
+            self.lock.release()
 
     def forget(self) -> None:
-        """In a forked child: the parent's worker and lock are not ours to use."""
-        self.lock, self.proc = threading.Lock(), None
+        """In a forked child: the parent's workers and lock are not ours to use."""
+        self.lock, self.proc, self.ready, self.spare, self.spare_ready = threading.Lock(), None, False, None, False
 
 
 _WORKER = _WorkerProcess()
@@ -165,9 +241,44 @@ def require_math_verify() -> None:
         raise TandemError("grading needs math-verify: pip install 'tandem-rlvr[eval]' (or math-verify)") from None
 
 
+_WARM = threading.Event()
+
+
+def _uses_worker() -> bool:
+    return os.name == "posix" and not _signal_bound_available()
+
+
+def is_warm() -> bool:
+    """Whether a call from this thread would start grading at once (nothing left to import or start)."""
+    return _WARM.is_set() and (not _uses_worker() or _WORKER.is_ready())
+
+
+def _import_once() -> None:
+    if not _WARM.is_set():
+        require_math_verify()
+        math_verify_equal("1", "1")
+        _WARM.set()
+
+
+def warm_up() -> None:
+    """Import math-verify and load its LaTeX grammar (about 1.4 s), once per process, and from
+    a thread that grades through the worker process, start that worker and its spare.
+
+    Entry points that grade call it at start-up, so that no grading call pays for it inside
+    its time bound; a call that finds it not done yet does it before its clock starts.
+    """
+    _import_once()
+    if _uses_worker() and not _WORKER.is_ready():  # a thread that grades through the worker
+        try:
+            _WORKER.wait_ready()
+        except OSError:
+            pass  # bounded_math_verify falls back to the thread bound
+
+
 def bounded_math_verify(pred: str, gold: str, timeout_s: float) -> bool | str | None:
-    """True/False, None if `timeout_s` passed first, or "error: ..." if math-verify raised."""
-    require_math_verify()  # a missing package is a setup mistake, not an incorrect answer
+    """True/False, None if `timeout_s` passed first, `UNREADABLE` if math-verify cannot read a
+    side whole, or "error: ..." if it raised."""
+    _import_once()  # a missing package is a setup mistake, not an incorrect answer
     if _signal_bound_available():
         try:
             return _with_signal_bound(pred, gold, timeout_s)

@@ -17,6 +17,7 @@ dumps carry them row by row.
 from __future__ import annotations
 
 from tandem.errors import TandemError
+from tandem.grading.gold import gold_text
 from tandem.grading.grader import HEALTH_METRICS
 from tandem.metric_log import batch_metrics
 
@@ -30,8 +31,9 @@ def compute_score(data_source: str, solution_str: str, ground_truth, extra_info:
         from tandem.grading.grader import grade, reward_health, stats  # lazily: math-verify is heavy
     except ImportError as e:
         raise TandemError(f"the reward needs math-verify: `pip install tandem-rlvr[eval]` ({e})") from e
-    if ground_truth is None or (isinstance(ground_truth, str) and not ground_truth.strip()):
-        raise TandemError(f"{data_source}: empty ground truth; rebuild the parquet with scripts/prepare_deepscaler.py")
+    if gold_text(ground_truth) is None:  # null, NaN, empty, a list: no response can equal it
+        raise TandemError(f"{data_source}: ground truth {ground_truth!r} cannot be graded; "
+                          "rebuild the parquet with scripts/prepare_deepscaler.py")
     before = stats(this_thread=True)
     score = 1.0 if grade(solution_str, ground_truth) else 0.0
     health = {name: value for name, value in reward_health(before).items() if name != "grader_calls"}

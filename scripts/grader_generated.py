@@ -1,0 +1,77 @@
+"""Wrong and right answers generated from every gold, graded: the grader's property run.
+
+    python scripts/grader_generated.py [--data DIR] [--with-training-sets] [--seed 0]
+                                       [--out model_spec/bench/grader_generated.json]
+
+Takes every gold of the shared benchmarks (AIME, AMC, MATH-500, Minerva, GSM8K test) and
+of the toy task (its train, validation and test problems), and with `--with-training-sets`
+also MATH train, GSM8K train and the DeepScaleR sample; writes, per gold, the responses of
+`tandem_eval.grader_generator` (wrong ones that must not be paid, right ones that must),
+grades them with `tandem.grading.grade`, and writes per class the cases, wrong answers paid
+and right answers refused, with every failing case. Exits 1 if any wrong answer was paid.
+`tests/test_grader_generated.py` runs the default set in the main suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from tandem.grading import grade, grader
+from tandem_app.task import generate_problems
+from tandem_eval.datasets import resolve_data_dir
+from tandem_eval.grader_corpus import BENCHMARK_FILES
+from tandem_eval.grader_generator import benchmark_golds, generate, grade_cases
+
+TRAINING_FILES = ("math_train.jsonl", "gsm8k_train.jsonl", "deepscaler_train_partial.jsonl")
+TOY_PROBLEMS = {"train": 2000, "validation": 200, "test": 200}
+
+
+def toy_golds() -> list[str]:
+    return [p.answer for split, n in TOY_PROBLEMS.items() for p in generate_problems(split, n)]
+
+
+def run(data_dir: Path, with_training_sets: bool = False, seed: int = 0) -> dict:
+    files = BENCHMARK_FILES + (TRAINING_FILES if with_training_sets else ())
+    golds = benchmark_golds(data_dir, files) + toy_golds()
+    start = time.monotonic()
+    cases = generate(golds, seed=seed)
+    result = grade_cases(cases, grade)
+    classes = result["classes"]
+    return {
+        "golds": len(set(map(str, golds))),
+        "files": list(files) + ["toy task"],
+        "cases": len(cases),
+        "seconds": round(time.monotonic() - start, 1),
+        "wrong_paid": sum(c["wrong_paid"] for c in classes.values()),
+        "right_refused": sum(c["right_refused"] for c in classes.values()),
+        "classes": classes,
+        "failures": [vars(c) for c in result["failures"]],
+        "grader_stats": grader.stats(),
+    }
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", default=None, help="folder of the shared benchmarks (default: ../shared/data)")
+    ap.add_argument("--with-training-sets", action="store_true", help="also every gold of the training sets")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", default=None, help="write the JSON here (default: print the summary only)")
+    args = ap.parse_args(argv)
+    report = run(resolve_data_dir(args.data), args.with_training_sets, args.seed)
+    if args.out:
+        Path(args.out).write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
+    width = max(map(len, report["classes"]))
+    print(f"{'class':<{width}}  must pay    cases  wrong paid  right refused")
+    for kind, c in report["classes"].items():
+        print(f"{kind:<{width}}  {str(c['must_pay']):<8} {c['cases']:>8}  {c['wrong_paid']:>10}  {c['right_refused']:>13}")
+    print(f"{report['cases']} cases from {report['golds']} golds in {report['seconds']} s: "
+          f"{report['wrong_paid']} wrong answers paid, {report['right_refused']} right answers refused")
+    return 1 if report["wrong_paid"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
