@@ -273,6 +273,17 @@ def test_the_v2_probe_and_tests_compare_fp32_with_full_precision_triton_dots(tmp
     assert all("TRITON_F32_DEFAULT" not in env for name, _, env in runner.calls if not name.startswith("vllm_v2"))
 
 
+def test_the_v2_probe_fails_on_any_host_sync_in_vllms_step(tmp_path, monkeypatch):
+    """VLLM_GPU_SYNC_CHECK=error: vLLM raises on a GPU<->CPU sync in its step after warm-up (the probe only;
+    the lane's tests drive vLLM's own warm-up passes, which sync, after the check is on)."""
+    monkeypatch.delenv("VLLM_GPU_SYNC_CHECK", raising=False)
+    runner = FakeRunner()
+    _, _, checks = run_main(tmp_path, ["--v2-python", "/v2/bin/python"], runner=runner, monkeypatch=monkeypatch)
+    envs = {name: env.get("VLLM_GPU_SYNC_CHECK") for name, _, env in runner.calls if name.startswith("vllm_v2")}
+    assert envs.pop("vllm_v2.log") == "error" and set(envs.values()) == {None}
+    assert "no host sync in a step" in checks["vllm_v2"]["reason"]
+
+
 def test_a_failing_v2_lane_file_fails_the_check_and_is_named(tmp_path, monkeypatch):
     runner = FakeRunner({"vllm_v2-test_scale_vllm_v2_warmup": 1})
     rc, data, checks = run_main(tmp_path, ["--v2-python", "/v2/bin/python"], runner=runner, monkeypatch=monkeypatch)

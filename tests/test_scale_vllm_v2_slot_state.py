@@ -16,6 +16,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
+from torch.overrides import TorchFunctionMode
 
 from tandem.boundaries import boundary_lookup
 from tandem.coins import request_key
@@ -37,6 +38,40 @@ def word_cfg(**kw) -> TandemConfig:
     return TandemConfig(**{"selection_strategy": "word", "prob_senior": 0.5, "max_gap_tokens": 4, "seed": 7, **kw})
 
 
+MAX_TOKENS = 200  # the longest response a slot may hold (the engine's max_model_len)
+STEPS = 120
+
+
+class DeviceReads(TorchFunctionMode):
+    """Counts reads of a tensor's values back to the host (what blocks on a GPU until its queue drains).
+
+    In `TandemSlotState.step` every torch tensor stands for a device tensor (the host side
+    works on numpy), so each `.item()`, `.tolist()`, `.cpu()`, `.numpy()`, truth test, int or
+    index conversion, and boolean-mask indexing there counts.
+    """
+
+    READS = {torch.Tensor.item, torch.Tensor.tolist, torch.Tensor.cpu, torch.Tensor.numpy, torch.Tensor.__bool__,
+             torch.Tensor.__int__, torch.Tensor.__float__, torch.Tensor.__index__, torch.Tensor.nonzero,
+             torch.nonzero}
+
+    def __init__(self):
+        super().__init__()
+        self.reads: list[str] = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in self.READS:
+            self.reads.append(func.__name__)
+        if func in (torch.Tensor.__getitem__, torch.Tensor.__setitem__) and _has_bool_index(args[1]):
+            self.reads.append("boolean-mask indexing")
+        return func(*args, **kwargs)
+
+
+def _has_bool_index(index) -> bool:
+    parts = index if isinstance(index, tuple) else (index,)
+    return any(isinstance(p, torch.Tensor) and p.dtype == torch.bool for p in parts)
+
+
 class FakeV2Runner:
     """vLLM V2's request slots and committed tokens, reduced to what a logits processor observes."""
 
@@ -46,6 +81,7 @@ class FakeV2Runner:
         self.slot_of: dict[str, int] = {}
         self.outputs: dict[str, list[int]] = {}  # committed output tokens per request
         self.authors: dict[str, list[int]] = {}
+        self.counter = DeviceReads()
 
     def add(self, rid: str, solo: bool = False) -> None:
         """A new request, or a resumed one (its tokens so far come back with it)."""
@@ -58,30 +94,34 @@ class FakeV2Runner:
     def remove(self, rid: str) -> None:  # finished or preempted: the processor is not told
         self.free.append(self.slot_of.pop(rid))
 
-    def read_tokens(self, slots, starts, ends) -> list[list[int]]:
+    def read_span(self, slots, starts, ends) -> torch.Tensor:
+        """The runner's committed tokens (`all_token_ids`), left-aligned per slot."""
         rid_of = {s: r for r, s in self.slot_of.items()}
-        return [self.outputs[rid_of[s]][a:b] for s, a, b in zip(slots.tolist(), starts.tolist(), ends.tolist())]
+        width = int((ends - starts).max())
+        rows = [self.outputs[rid_of[s]][a:b] for s, a, b in zip(slots.tolist(), starts.tolist(), ends.tolist())]
+        return torch.tensor([r + [0] * (width - len(r)) for r in rows], dtype=torch.int64)
 
     def step(self) -> None:
-        """Rows in a new order -> catch_up (record each row's author) -> sample and commit one token each."""
+        """Rows in a new order -> the processor's step (authors of the rows) -> sample and commit one token each."""
         rids = list(self.slot_of)
         self.rng.shuffle(rids)
         slots = np.array([self.slot_of[r] for r in rids], dtype=np.int64)
         lens = np.array([len(self.outputs[r]) for r in rids], dtype=np.int64)
-        self.state.catch_up(slots, lens, self.read_tokens)
-        senior = self.state.senior_rows(slots)
+        # the token fed at each row's position: its newest output token (a prompt token before the first)
+        newest = torch.tensor([self.outputs[r][-1] if self.outputs[r] else VOCAB - 1 for r in rids], dtype=torch.int32)
+        with self.counter:
+            senior = self.state.step(slots, lens, newest, self.read_span)
         for row, rid in enumerate(rids):
             self.authors[rid].append(int(senior[row]))
             self.outputs[rid].append(self.rng.randrange(VOCAB))
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_slot_state_authors_equal_replay_under_recycled_slots_reordering_and_preemption(seed):
+def simulate(cfg: TandemConfig, seed: int) -> tuple[FakeV2Runner, int]:
+    """STEPS steps of requests arriving, finishing, preempted and resumed on recycled slots."""
     rng = random.Random(seed)
-    cfg = word_cfg()
-    sim = FakeV2Runner(TandemSlotState(cfg, BOUNDARY, max_num_reqs=8), rng)
+    sim = FakeV2Runner(TandemSlotState(cfg, BOUNDARY, max_num_reqs=8, max_tokens=MAX_TOKENS), rng)
     live, parked, next_id, resumed = [], [], 0, 0
-    for _ in range(120):
+    for _ in range(STEPS):
         if len(live) < 5 and rng.random() < 0.4:
             sim.add(f"r{next_id}")
             live.append(f"r{next_id}")
@@ -99,6 +139,19 @@ def test_slot_state_authors_equal_replay_under_recycled_slots_reordering_and_pre
             resumed += 1
         if live:
             sim.step()
+    return sim, resumed
+
+
+STRATEGY_SETTINGS = {"word": dict(prob_senior=0.5, max_gap_tokens=4), "bernoulli": dict(prob_senior=0.5),
+                     "sentence": dict(first_author="senior"), "step": dict(first_author="junior"),
+                     "alternating": dict(first_author="junior"), "chunk": dict(chunk_size=3)}
+
+
+@pytest.mark.parametrize("strategy", sorted(STRATEGY_SETTINGS))
+@pytest.mark.parametrize("seed", [0, 1])
+def test_slot_state_authors_equal_replay_under_recycled_slots_reordering_and_preemption(strategy, seed):
+    cfg = TandemConfig(selection_strategy=strategy, seed=7, **STRATEGY_SETTINGS[strategy])
+    sim, resumed = simulate(cfg, seed)
     checked = 0
     for rid, authors in sim.authors.items():
         tokens = sim.outputs[rid][: len(authors)]
@@ -109,26 +162,55 @@ def test_slot_state_authors_equal_replay_under_recycled_slots_reordering_and_pre
     assert checked >= 5 and resumed >= 2
 
 
+def test_a_step_reads_nothing_back_from_the_device():
+    """The processor's step decides every author on the device: 0 device-to-host reads in 120 steps,
+    resumed requests (their tokens caught up from the committed tokens) included."""
+    sim, resumed = simulate(word_cfg(), seed=0)
+    assert resumed >= 2 and sim.counter.reads == []
+    control = DeviceReads()
+    with control:  # the counter sees the reads the processor used to make each step
+        torch.arange(3)[torch.tensor([0, 1])].tolist()
+        bool(torch.tensor([True]).all())
+        torch.arange(3)[torch.tensor([True, False, True])]
+    assert control.reads == ["tolist", "__bool__", "boolean-mask indexing"]
+
+
+def new_state(cfg=None, n=4) -> TandemSlotState:
+    return TandemSlotState(cfg or word_cfg(), BOUNDARY, n, MAX_TOKENS)
+
+
+def authors(state, slots, lens, newest) -> list[bool]:
+    got = state.step(np.array(slots), np.array(lens), torch.tensor(newest), lambda *a: None)
+    return got.tolist()
+
+
 def test_solo_requests_are_always_senior_and_ask_for_no_processing():
-    state = TandemSlotState(word_cfg(prob_senior=0.0), BOUNDARY, 4)
+    state = new_state(word_cfg(prob_senior=0.0))
     assert state.add(0, tandem_extra_args(request_key("solo", 0), solo=True)) is False
     assert state.add(1, tandem_extra_args(request_key("team", 0))) is True
-    assert state.senior_rows(np.array([0, 1])).tolist() == [True, False]  # prob_senior 0: the junior writes
+    assert authors(state, [0, 1], [0, 0], [5, 5]) == [True, False]  # prob_senior 0: the junior writes
 
 
 def test_a_slot_is_restarted_for_its_next_request():
-    state = TandemSlotState(word_cfg(prob_senior=0.0), BOUNDARY, 2)
+    state = new_state(word_cfg(prob_senior=0.0), n=2)
     state.add(0, tandem_extra_args(request_key("a", 0), solo=True))
     state.add(0, tandem_extra_args(request_key("b", 0)))
-    assert state.senior_rows(np.array([0])).tolist() == [False] and state.folded[0] == 0
+    assert authors(state, [0], [0], [5]) == [False] and state.folded[0] == 0
+
+
+def test_rows_still_reading_their_prompt_fold_nothing():
+    """A chunked prefill's rows (sequence shorter than the prompt: output length <= 0) keep the first author."""
+    state = new_state(word_cfg(prob_senior=0.0))
+    state.add(2, tandem_extra_args(7))
+    assert authors(state, [2], [-5], [3]) == [False] and state.folded[2] == 0
 
 
 def test_vllms_own_key_less_requests_are_solo_and_leave_no_state():
     """vLLM's warm-up and profiling requests carry no tandem entry and skip validate_params."""
-    state = TandemSlotState(word_cfg(prob_senior=0.0), BOUNDARY, 4)
+    state = new_state(word_cfg(prob_senior=0.0))
     assert state.add(0, None) is False and state.add(1, {}) is False and state.add(2, {"other": 1}) is False
     assert state.started == 0 and not state.any_tandem(np.array([0, 1, 2, 3]))  # slot 3: never used
-    assert state.senior_rows(np.array([0, 1, 2, 3])).tolist() == [True] * 4
+    assert authors(state, [0, 1, 2, 3], [3, 3, 0, 0], [1, 2, 3, 4]) == [True] * 4
     state.add(3, tandem_extra_args(7))
     assert state.any_tandem(np.array([0, 3])) and state.started == 1
     state.add(3, {})  # a slot recycled for vLLM's own request forgets the tandem one
@@ -139,13 +221,13 @@ def test_a_user_request_without_a_key_a_bad_key_and_lost_tokens_are_refused():
     with pytest.raises(TandemRequestError, match=EXTRA_KEY) as err:
         check_tandem_params(params())  # validate_params: a user's key-less request, at admission
     assert "\n" not in str(err.value)
-    state = TandemSlotState(word_cfg(), BOUNDARY, 2)
+    state = new_state(n=2)
     with pytest.raises(TandemRequestError, match=EXTRA_KEY):
         state.add(0, {EXTRA_KEY: -1})
     state.add(0, tandem_extra_args(7))
-    state.catch_up(np.array([0]), np.array([2]), lambda s, a, b: [[1, 2]])
+    state.step(np.array([0]), np.array([2]), torch.tensor([2]), lambda s, a, b: torch.tensor([[1]]))
     with pytest.raises(TandemError, match="lost output tokens"):
-        state.catch_up(np.array([0]), np.array([1]), lambda s, a, b: [[]])
+        state.step(np.array([0]), np.array([1]), torch.tensor([1]), lambda *a: None)
 
 
 def params(extra_args=None, **kw) -> SimpleNamespace:
@@ -168,7 +250,7 @@ def test_penalties_on_a_v2_tandem_request_are_refused_in_one_line_and_allowed_so
 
 
 def test_dummy_runs_are_told_apart_until_the_first_request():
-    state = TandemSlotState(word_cfg(), BOUNDARY, 2)
+    state = new_state(n=2)
     assert state.batch_size == 0 and state.all_solo() is False
     state.add(0, {})  # vLLM's warm-up
     assert state.batch_size == 0

@@ -11,9 +11,12 @@ that carry no tandem key and never pass `validate_params`:
   dummy slot and samples again (`_dummy_sampler_run` in 0.33.0; written out below,
   as 0.32 lacks it).
 
-Each test drives one of them through the engine (`LLM.collective_rpc` with a function: the
-engine runs in this process), then checks that the processor kept no state for those
-requests and that the engine still decodes tandem requests equal to the reference engine.
+The first test drives both through the module's fresh engine in a CUDA worker's order
+(profiling, then warm-up; `LLM.collective_rpc` with a function: the engine runs in this
+process), then checks that the processor saw their rows, kept no state for them, and that the
+engine still decodes tandem requests equal to the reference engine. (Both run before any
+request is served, as on a GPU: after one, its slot stays held until the next step and its
+state stays claimed, which neither pass expects.)
 Two of vLLM's kernels that those passes reach do not run under Triton's CPU interpreter and
 are left out, neither of them tandem code: the grammar-bitmask kernel (the warm-up's
 structured-output bitmask is dropped) and the Triton top-k/top-p kernel (vLLM's PyTorch
@@ -105,55 +108,54 @@ def counting_applies(proc) -> list:
     return calls
 
 
-def run_warmup_kernels(worker) -> dict:
-    """vLLM's JIT warm-up, as `gpu_worker.compile_or_warm_up_model` calls it on a CUDA worker."""
-    from vllm.v1.worker.gpu.warmup import warmup_kernels
-
-    proc = tandem_processor(worker)
-    before, calls = processor_state(worker), counting_applies(proc)
-    try:
-        # The grammar bitmask's int32 store mask is refused by Triton's interpreter: sampled without it.
-        warmup_kernels(worker.model_runner, worker.execute_model, lambda grammar_output: worker.sample_tokens(None))
-    finally:
-        del proc.apply  # the class's method again
-    return {"before": before, "after": processor_state(worker), "applies": len(calls)}
-
-
-def run_profiling_with_warmup_params(worker, rows: int = 4) -> dict:
+def run_profiling(worker, rows: int = 4) -> dict:
     """vLLM's profiling run, then 0.33's second sampling pass over dummy slots holding the warm-up params."""
     from vllm import SamplingParams
     from vllm.v1.worker.gpu.input_batch import InputBatch
 
-    runner, proc = worker.model_runner, tandem_processor(worker)
+    runner = worker.model_runner
+    runner.profile_run()
+    _, hidden = runner._dummy_run(rows)
+    logits = runner.model.compute_logits(hidden)  # the pair leaves no junior logits behind in a dummy run
+    for slot in range(rows):
+        runner.sampler.add_request(slot, SamplingParams.for_sampler_warmup())
+    runner.sampler.apply_staged_writes()
+    return {"sampled": runner.sampler(logits, InputBatch.make_dummy(rows, rows, runner.input_buffers))
+            .sampled_token_ids.shape[0]}
+
+
+def run_warmup_kernels(worker) -> dict:
+    """vLLM's JIT warm-up, as `gpu_worker.compile_or_warm_up_model` calls it on a CUDA worker."""
+    from vllm.v1.worker.gpu.warmup import warmup_kernels
+
+    # The grammar bitmask's int32 store mask is refused by Triton's interpreter: sampled without it.
+    warmup_kernels(worker.model_runner, worker.execute_model, lambda grammar_output: worker.sample_tokens(None))
+    return {}
+
+
+def run_startup_passes(worker) -> dict:
+    """What a CUDA worker runs before it serves, in its order: profiling (determine_available_memory),
+    then the kernel warm-up (compile_or_warm_up_model); with the rows of each `apply` call recorded."""
+    proc = tandem_processor(worker)
     before, calls = processor_state(worker), counting_applies(proc)
     try:
-        runner.profile_run()
-        _, hidden = runner._dummy_run(rows)
-        logits = runner.model.compute_logits(hidden)  # the pair leaves no junior logits behind in a dummy run
-        for slot in range(rows):
-            runner.sampler.add_request(slot, SamplingParams.for_sampler_warmup())
-        runner.sampler.apply_staged_writes()
-        out = runner.sampler(logits, InputBatch.make_dummy(rows, rows, runner.input_buffers))
+        profiled = run_profiling(worker)
+        applies_in_profiling = list(calls)
+        run_warmup_kernels(worker)
     finally:
-        del proc.apply
-    return {"before": before, "after": processor_state(worker), "sampled": out.sampled_token_ids.shape[0],
-            "applies": calls}
+        del proc.apply  # the class's method again
+    return {"before": before, "after": processor_state(worker), **profiled,
+            "profiling_applies": applies_in_profiling, "warmup_applies": calls[len(applies_in_profiling):]}
 
 
-def test_vllms_kernel_warmup_runs_solo_and_tandem_decoding_is_unchanged(engine, prompts, expected,
-                                                                       pytorch_top_k_top_p):
-    (got,) = engine.llm.collective_rpc(run_warmup_kernels)
-    assert got["applies"] > 0, "the processor never saw the warm-up's rows: nothing was tested"
-    assert got["after"] == got["before"], "the warm-up's key-less requests must leave no tandem state"
-    rollouts = engine.generate(prompts, GREEDY, KEYS[: len(prompts)])
-    assert tokens_and_masks(rollouts) == expected
-
-
-def test_vllms_profiling_passes_run_solo_and_tandem_decoding_is_unchanged(engine, prompts, expected,
+def test_vllms_startup_passes_run_solo_and_tandem_decoding_is_unchanged(engine, prompts, expected,
                                                                          pytorch_top_k_top_p):
-    (got,) = engine.llm.collective_rpc(run_profiling_with_warmup_params)
-    assert got["sampled"] == 4 and got["applies"][-1] == 4, "0.33's pass must reach the processor with 4 rows"
-    assert got["after"]["tandem_slots"] == got["before"]["tandem_slots"]
+    """Profiling and kernel warm-up on the module's fresh engine, as before serving, then tandem requests."""
+    (got,) = engine.llm.collective_rpc(run_startup_passes)
+    assert got["sampled"] == 4 and got["profiling_applies"][-1] == 4, "0.33's pass must reach the processor"
+    assert got["warmup_applies"], "the processor never saw the warm-up's rows: nothing was tested"
+    assert got["after"] == got["before"], "vLLM's key-less requests must leave no tandem state"
+    assert got["before"] == {"tandem_slots": 0, "started": 0}
     rollouts = engine.generate(prompts, GREEDY, KEYS[: len(prompts)])
     assert tokens_and_masks(rollouts) == expected
 

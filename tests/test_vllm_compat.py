@@ -21,7 +21,7 @@ def test_a_release_is_keyed_by_major_and_minor(version, want):
     assert compat.minor(version) == want
 
 
-def v2_interface(methods=compat.V2_PROCESSOR_METHODS, ctx_fields=("idx_mapping_np", "input_ids"),
+def v2_interface(methods=compat.V2_PROCESSOR_METHODS, ctx_fields=(*compat.V2_CONTEXT_FIELDS, "pos"),
                  req_fields=compat.V2_REQUEST_STATE_FIELDS) -> NS:
     """A stand-in for vLLM's V2 processor interface module (0.31-0.33 ship one, byte for byte)."""
     proc = type("LogitsProcessor", (), {m: lambda *a: None for m in methods})
@@ -35,7 +35,7 @@ def test_the_runner_follows_the_processor_interface_not_the_version():
     assert compat.interface_runner(None) == "v1"  # no vLLM, or 0.24/0.28: no V2 processor interface
     assert compat.interface_runner(NS()) == "v1"
     assert compat.interface_runner(v2_interface(methods=("validate_params", "apply"))) == "v1"
-    assert compat.interface_runner(v2_interface(ctx_fields=("idx_mapping",))) == "v1"
+    assert compat.interface_runner(v2_interface(ctx_fields=("idx_mapping_np", "input_ids"))) == "v1"
     assert compat.interface_runner(v2_interface(req_fields=("device",))) == "v1"
 
 

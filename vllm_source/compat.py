@@ -93,9 +93,9 @@ def check_vllm_version(version: str) -> stack.VllmRelease | EngineRelease:
 RUNNER_RELEASE = {"v1": stack.TESTED.vllm, "v2": ENGINE_RELEASES[0].vllm}
 # vLLM's V2 logits-processor interface, and what `logits_processor_v2.py` uses of it.
 V2_INTERFACE_MODULE = "vllm.v1.worker.gpu.sample.logits_processor.interface"
-V2_PROCESSOR_METHODS = ("validate_params", "add_request", "apply")
-V2_CONTEXT_FIELDS = ("idx_mapping_np",)
-V2_REQUEST_STATE_FIELDS = ("device", "max_num_reqs", "all_token_ids", "prompt_len", "total_len")
+V2_PROCESSOR_METHODS = ("validate_params", "add_request", "apply_staged_writes", "apply")
+V2_CONTEXT_FIELDS = ("idx_mapping_np", "input_ids", "seq_lens_upper_bound_np")
+V2_REQUEST_STATE_FIELDS = ("device", "max_num_reqs", "all_token_ids", "prompt_len")
 
 
 def interface_runner(interface) -> str:
@@ -103,7 +103,8 @@ def interface_runner(interface) -> str:
     offers every method and field the tandem V2 processor uses, else 'v1'."""
     if interface is None:
         return "v1"
-    proc, ctx, req = (getattr(interface, n, None) for n in ("LogitsProcessor", "LogitsContext", "LogitsProcRequestState"))
+    names = ("LogitsProcessor", "LogitsContext", "LogitsProcRequestState")
+    proc, ctx, req = (getattr(interface, n, None) for n in names)
     if proc is None or ctx is None or req is None:
         return "v1"
     has_fields = lambda cls, names: set(names) <= set(getattr(cls, "__dataclass_fields__", {}))  # noqa: E731

@@ -8,11 +8,13 @@ process with the runner's request state (`req_states`). Per request and per step
    `SamplingParams.extra_args` (a resumed request's tokens are replayed in step 2); vLLM's
    own requests (kernel warm-up, profiling: no key, never validated) make the slot solo;
 2. `apply(logits, ctx)` reads the slots of this step's rows (`ctx.idx_mapping_np`); a step
-   without a tandem row, or whose tandem rows are all the senior's, returns the senior's
-   logits untouched. Otherwise it folds each tandem slot's committed output tokens into
-   its state (`TandemSlotState.catch_up`, tokens read from `req_states`), then puts the
-   junior's logits (left in `handoff.SLOT` by the wrapper model) in every row the junior
-   writes. Temperature, min-p, top-k/p and sampling then run on the author's logits.
+   without a tandem row returns the senior's logits untouched. Otherwise it folds each
+   tandem row's newest token (`ctx.input_ids`, on the device) into the slot's state on the
+   device (`TandemSlotState.step`: lengths from `ctx.seq_lens_upper_bound_np` minus the
+   host's `prompt_len`), and puts the junior's logits (left in `handoff.SLOT` by the wrapper
+   model) in every row the junior writes, by a masked select. Nothing is read back to the
+   host: async scheduling keeps the CPU a step ahead of the GPU. Temperature, min-p, top-k/p
+   and sampling then run on the author's logits.
 
 Penalties: V2 applies them before this processor (`sample/sampler.py`, the processor
 list), so they would reach the senior's logits only; `validate_params` refuses them on
@@ -21,7 +23,7 @@ tandem requests (`requests.check_v2_penalties`).
 The author is decided here, not in the model, for the reason V1 has: the previous token,
 whose boundary status decides the next author, is written by the runner on the device
 after the previous step's sampling (`post_update`), so only the sampler sees it under
-async scheduling.
+async scheduling; V2 decides it on the device.
 """
 
 from __future__ import annotations
@@ -57,11 +59,15 @@ class TandemLogitsProcessorV2(LogitsProcessor):
     def __init__(self, vllm_config, req_states) -> None:
         self.cfg, is_boundary = processor_setup(vllm_config.model_config)
         self.req = req_states  # read only: committed tokens and lengths per slot
-        self.state = TandemSlotState(self.cfg, is_boundary, req_states.max_num_reqs)
+        self.state = TandemSlotState(self.cfg, is_boundary, req_states.max_num_reqs,
+                                     vllm_config.model_config.max_model_len, req_states.device)
         SLOT.attach(self.state)  # the model tells dummy runs apart by it
 
     def add_request(self, req_idx: int, sampling_params: SamplingParams) -> bool:
         return self.state.add(req_idx, sampling_params.extra_args)
+
+    def apply_staged_writes(self) -> None:
+        self.state.flush()  # the new requests' starts, uploaded before the forward
 
     def apply(self, logits: torch.Tensor, ctx: LogitsContext) -> torch.Tensor:
         slots = np.asarray(ctx.idx_mapping_np, dtype=np.int64)
@@ -72,29 +78,16 @@ class TandemLogitsProcessorV2(LogitsProcessor):
         if not self.state.any_tandem(slots):  # solo rows and vLLM's own (warm-up, profiling)
             SLOT.clear()  # a dummy forward may have left the junior's logits
             return logits
-        self.state.catch_up(slots, self._output_lens(slots), self._output_tokens)
-        senior_rows = self.state.senior_rows(slots)
-        if bool(senior_rows.all()):  # the senior writes every row (a CPU tensor: no device sync)
-            SLOT.clear()
-            return logits
+        seq_lens = np.asarray(ctx.seq_lens_upper_bound_np[: slots.shape[0]], dtype=np.int64)
+        output_lens = seq_lens - self.req.prompt_len.np[slots].astype(np.int64)
+        senior_rows = self.state.step(slots, output_lens, ctx.input_ids, self._output_span)
         return merge_junior_rows(logits, SLOT.take(logits.shape[0]), senior_rows)
 
-    def _output_lens(self, slots: np.ndarray) -> np.ndarray:
-        """Committed output tokens per slot: `total_len` (on the device) minus `prompt_len` (host)."""
-        idx = torch.from_numpy(slots).to(self.req.device)
-        total = self.req.total_len.gpu[idx].cpu().numpy().astype(np.int64)
-        return total - self.req.prompt_len.np[slots].astype(np.int64)
-
-    def _output_tokens(self, slots: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> list[list[int]]:
-        """Output tokens [start, end) of each slot, gathered from `all_token_ids` in one copy."""
+    def _output_span(self, slots: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> torch.Tensor:
+        """Output tokens [start, end) of each slot, gathered on the device from `all_token_ids` (left-aligned)."""
         prompt = self.req.prompt_len.np[slots].astype(np.int64)
-        counts = ends - starts
-        rows = np.repeat(slots, counts)
-        cols = np.concatenate([np.arange(p + s, p + e) for p, s, e in zip(prompt, starts, ends)])
-        flat = self.req.all_token_ids.gpu[torch.from_numpy(rows).to(self.req.device),
-                                          torch.from_numpy(cols).to(self.req.device)].cpu().tolist()
-        out, at = [], 0
-        for n in counts.tolist():
-            out.append(flat[at : at + n])
-            at += n
-        return out
+        width = int((ends - starts).max())
+        cols = prompt[:, None] + starts[:, None] + np.arange(width)[None, :]
+        cols = np.minimum(cols, self.req.all_token_ids.gpu.shape[1] - 1)  # past a row's end: never read
+        to_device = self.state.to_device
+        return self.req.all_token_ids.gpu[to_device(slots)[:, None], to_device(cols)]

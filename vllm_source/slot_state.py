@@ -1,19 +1,31 @@
-"""Per-request authorship state on vLLM's V2 model runner, indexed by request slot.
+"""Per-request authorship state on vLLM's V2 model runner, indexed by request slot, kept on the device.
 
 The V2 runner keeps each request in a slot (`req_states`) for its whole stay and recycles
 slots through a free list. A logits processor learns of a request once, on its slot
 (`add_request(slot, sampling_params)`: fresh, or resumed after a preemption with its
-tokens so far), is told of no removals or moves, and reads every request's committed
-tokens from `req_states` (`all_token_ids`, `prompt_len`, `total_len`, written on the device
-by the runner after each sampling step, so under async scheduling too). Each step it gets
-the slots of the rows to sample (`LogitsContext.idx_mapping`).
+tokens so far), is told of no removals or moves, and each step gets the slots of the rows
+to sample (`LogitsContext.idx_mapping_np`), an upper bound of each row's sequence length on
+the host (`seq_lens_upper_bound_np`, exact without speculative decoding) and, on the device,
+the token fed at each row's position (`input_ids`): the newest committed token, which under
+async scheduling the host does not know yet.
 
-This module keeps one authorship state per slot and folds each slot's output tokens into
-it with `tandem.process.advance` (batched over slots), as `batch_state.py` does per row on
-V1. A slot is solo until a tandem request is added to it: vLLM's own requests (kernel
-warm-up, profiling passes: no tandem key, `requests.is_vllm_own_request`) and never-used slots
-get no state and no junior rows. It imports no vLLM: tokens come through a reader callable, so CPU tests drive it
-directly.
+So the authorship state (author, tokens since the last redraw, next coin, key) lives on the
+device and `step` folds each row's newest token into it there with `tandem.process.advance`,
+batched over rows: the host only counts tokens (`folded`, from the lengths) and decides
+nothing from a device value. Nothing is read back to the host in a step; the indices it
+uploads go through pinned memory without blocking. A token count that jumps by more than one
+(a request resumed after preemption, a chunked prefill) is caught up from the runner's
+committed tokens (`all_token_ids`), gathered on the device.
+
+Coins: `advance` would draw a coin by hashing the request key on the device, from a Python
+scalar it copies there first (a synchronising copy). Instead `add` draws the request's coins
+on the host ahead, one per possible token (`max_tokens + 1`, at most one redraw per token),
+as a device table of "this coin says junior", and `step` hands `advance` the one coin it can
+use. Starts are staged on the host and uploaded with the next step (`flush`).
+
+A slot is solo until a tandem request is added to it: vLLM's own requests (kernel warm-up,
+profiling passes: no tandem key, `requests.is_vllm_own_request`) and never-used slots get no
+state and no junior rows. This module imports no vLLM: CPU tests drive it directly.
 """
 
 from __future__ import annotations
@@ -23,28 +35,35 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
+from tandem.coins import coin_uniform
 from tandem.config import TandemConfig
 from tandem.errors import TandemError
 from tandem.process import TandemState, advance, start_state
 from vllm_source.requests import is_vllm_own_request, parse_tandem_extra_args
 
-# tokens(slots, starts, ends) -> the output tokens [start, end) of each slot, one list per slot.
-TokenReader = Callable[[np.ndarray, np.ndarray, np.ndarray], list[list[int]]]
+# read(slots, starts, ends) -> LongTensor[len(slots), max(ends - starts)] on the device: the output
+# tokens [start, end) of each slot, left-aligned (the tail of shorter rows is never read).
+SpanReader = Callable[[np.ndarray, np.ndarray, np.ndarray], torch.Tensor]
 
 
 class TandemSlotState:
-    """Authorship state (author, since_redraw, coin_index, key) for each request slot."""
+    """Authorship state of every request slot, on `device`; see the module docstring."""
 
-    def __init__(self, cfg: TandemConfig, is_boundary: torch.Tensor | None, max_num_reqs: int):
-        self.cfg, self.is_boundary = cfg, is_boundary
-        n = max_num_reqs
-        self.author = torch.ones(n, dtype=torch.bool)  # True = the senior writes the next token
-        self.since = torch.zeros(n, dtype=torch.int64)
-        self.coin = torch.zeros(n, dtype=torch.int64)
-        self.keys = torch.zeros(n, dtype=torch.int64)
-        self.solo = torch.ones(n, dtype=torch.bool)  # a slot no tandem request was added to is solo
-        self.folded = np.zeros(n, dtype=np.int64)  # output tokens already folded into each slot's state
+    def __init__(self, cfg: TandemConfig, is_boundary: torch.Tensor | None, max_num_reqs: int, max_tokens: int,
+                 device: torch.device | str = "cpu"):
+        self.cfg, self.device, self.max_tokens = cfg, torch.device(device), max_tokens
+        self.is_boundary = None if is_boundary is None else is_boundary.to(self.device)
+        n, on = max_num_reqs, {"device": self.device}
+        self.author = torch.ones(n, dtype=torch.bool, **on)  # True = the senior writes the next token
+        self.since = torch.zeros(n, dtype=torch.int64, **on)
+        self.coin = torch.zeros(n, dtype=torch.int64, **on)  # the next coin to draw
+        self.keys = torch.zeros(n, dtype=torch.int64, **on)
+        # coin k of each slot's request says junior (coin uniform >= prob_senior); coin strategies only
+        self.junior_coin = torch.zeros(n, max_tokens + 1, dtype=torch.bool, **on) if cfg.uses_coins else None
+        self.solo = np.ones(n, dtype=bool)  # host: a slot no tandem request was added to is solo
+        self.folded = np.zeros(n, dtype=np.int64)  # host: output tokens folded into each slot's state
         self.started = 0  # keyed requests added so far (the model tells dummy runs apart by it)
+        self._staged: dict[int, tuple] = {}  # slot -> its request's start, uploaded by `flush`
 
     @property
     def batch_size(self) -> int:
@@ -56,60 +75,110 @@ class TandemSlotState:
         return self.started
 
     def all_solo(self) -> bool:
-        """False: the step's rows are known only in `apply`, after the model ran (the junior runs every step)."""
+        """False: the step's rows are known only in the sampler, after the model ran (the junior runs every step)."""
         return False
 
     def add(self, slot: int, extra_args: dict | None) -> bool:
         """(Re)start `slot` for a request; True when the processor changes its logits (not solo).
 
-        A resumed request starts from its first output token again: `catch_up` replays the
+        A resumed request starts from its first output token again: `step` replays the
         tokens vLLM hands back with it, as the state is a pure function of the tokens.
         vLLM's own key-less requests only mark the slot solo (`requests.is_vllm_own_request`).
         """
         self.folded[slot] = 0
+        self._staged.pop(slot, None)
         if is_vllm_own_request(extra_args):  # warm-up, profiling: solo, and not counted as started
             self.solo[slot] = True
             return False
         key, solo = parse_tandem_extra_args(extra_args)
-        s = start_state(self.cfg, torch.tensor([key]))
-        self.author[slot], self.since[slot], self.coin[slot] = s.author[0], s.since_redraw[0], s.coin_index[0]
-        self.keys[slot], self.solo[slot] = key, solo
+        self.solo[slot] = solo
         self.started += 1
+        if not solo:
+            self._staged[slot] = self._start(key)
         return not solo
+
+    def _start(self, key: int) -> tuple:
+        """(author, since, coin, key, junior coins or None) of a request's first token, on the host."""
+        keys = torch.tensor([key], dtype=torch.int64)
+        s = start_state(self.cfg, keys)
+        junior = None
+        if self.junior_coin is not None:
+            draws = coin_uniform(self.cfg.seed, keys, torch.arange(self.max_tokens + 1))
+            junior = (draws >= self.cfg.prob_senior).numpy()  # host numpy: a step touches torch on the device only
+        return bool(s.author[0]), int(s.since_redraw[0]), int(s.coin_index[0]), key, junior
+
+    def flush(self) -> None:
+        """Upload the staged starts (a pinned, non-blocking copy per field; no host wait)."""
+        if not self._staged:
+            return
+        slots = np.fromiter(self._staged, dtype=np.int64)
+        rows = [self._staged[s] for s in slots.tolist()]
+        self._staged = {}
+        idx = self.to_device(slots)
+        self.author[idx] = self.to_device(np.array([r[0] for r in rows], dtype=bool))
+        self.since[idx] = self.to_device(np.array([r[1] for r in rows], dtype=np.int64))
+        self.coin[idx] = self.to_device(np.array([r[2] for r in rows], dtype=np.int64))
+        self.keys[idx] = self.to_device(np.array([r[3] for r in rows], dtype=np.int64))
+        if self.junior_coin is not None:
+            self.junior_coin[idx] = self.to_device(np.stack([r[4] for r in rows]))
 
     def any_tandem(self, slots: np.ndarray) -> bool:
         """Whether any of `slots` holds a tandem (not solo) request: else the step needs no junior."""
-        return not bool(self.solo[torch.as_tensor(np.asarray(slots, dtype=np.int64))].all())
+        return not bool(self.solo[np.asarray(slots, dtype=np.int64)].all())
 
-    def catch_up(self, slots: np.ndarray, output_lens: np.ndarray, tokens: TokenReader) -> None:
-        """Fold every committed, not yet folded output token of `slots` into their states.
+    def step(self, slots: np.ndarray, output_lens: np.ndarray, newest: torch.Tensor, read: SpanReader
+             ) -> torch.Tensor:
+        """Fold each row's new output tokens in; the senior mask of this step's rows (BoolTensor on the device).
 
-        output_lens: the committed output length of each slot (vLLM's `total_len - prompt_len`).
+        slots, output_lens: host arrays per row: the slot, and its committed output tokens
+        (sequence length minus prompt; 0 or less while the prompt is still being read).
+        newest: [rows] on the device, each row's newest committed token (the token fed at its
+        position): output token `output_lens - 1`. Older unfolded tokens come from `read`.
+        Solo rows are the senior's.
         """
+        self.flush()
         slots = np.asarray(slots, dtype=np.int64)
-        lens = np.asarray(output_lens, dtype=np.int64)
-        tandem = ~self.solo.numpy()[slots]
+        lens = np.maximum(np.asarray(output_lens, dtype=np.int64), 0)
+        tandem = ~self.solo[slots]
         shrunk = tandem & (lens < self.folded[slots])
         if shrunk.any():
             raise TandemError(f"request slots {slots[shrunk].tolist()} lost output tokens already folded in")
-        todo = tandem & (lens > self.folded[slots])
-        if not todo.any():
-            return
-        slots, lens = slots[todo], lens[todo]
-        rows = tokens(slots, self.folded[slots].copy(), lens)
-        if [len(r) for r in rows] != (lens - self.folded[slots]).tolist():
-            raise TandemError("the token reader returned another number of tokens than asked for")
-        width = max(len(r) for r in rows)
-        for i in range(width):  # one batched advance per position: the slots still holding a token there
-            live = [j for j, r in enumerate(rows) if len(r) > i]
-            idx = torch.as_tensor(slots[live], dtype=torch.int64)
-            step = torch.tensor([rows[j][i] for j in live], dtype=torch.int64)
-            state = TandemState(self.author[idx], self.since[idx], self.coin[idx], self.keys[idx])
-            nxt = advance(self.cfg, self.is_boundary, state, step)
-            self.author[idx], self.since[idx], self.coin[idx] = nxt.author, nxt.since_redraw, nxt.coin_index
-        self.folded[slots] += np.array([len(r) for r in rows], dtype=np.int64)
+        behind = tandem & (lens - self.folded[slots] > 1)
+        if behind.any():  # resumed or chunked: tokens before the newest, from the committed tokens
+            self._fold_span(slots[behind], self.folded[slots[behind]], lens[behind] - 1, read)
+        rows = np.flatnonzero(tandem & (lens > self.folded[slots]))
+        if rows.size:
+            self._advance(slots[rows], newest.index_select(0, self.to_device(rows)))
+            self.folded[slots[rows]] = lens[rows]
+        idx = self.to_device(slots)
+        return self.author[idx] | self.to_device(self.solo[slots])
 
-    def senior_rows(self, slots: np.ndarray) -> torch.Tensor:
-        """BoolTensor[len(slots)]: True where the senior writes this step's token (solo rows included)."""
-        idx = torch.as_tensor(np.asarray(slots, dtype=np.int64))
-        return self.author[idx] | self.solo[idx]
+    def _fold_span(self, slots: np.ndarray, starts: np.ndarray, ends: np.ndarray, read: SpanReader) -> None:
+        """Fold output tokens [start, end) of each slot, one batched `advance` per position."""
+        tokens = read(slots, starts, ends)
+        counts = ends - starts
+        for i in range(int(counts.max())):
+            live = np.flatnonzero(counts > i)
+            self._advance(slots[live], tokens[self.to_device(live), i])
+        self.folded[slots] = ends
+
+    def _advance(self, slots: np.ndarray, tokens: torch.Tensor) -> None:
+        """One `advance` over `slots` (distinct) with one token each, on the device."""
+        idx = self.to_device(slots)
+        author, since, coin, keys = self.author[idx], self.since[idx], self.coin[idx], self.keys[idx]
+        if self.junior_coin is None:
+            nxt = advance(self.cfg, self.is_boundary, TandemState(author, since, coin, keys), tokens)
+            drawn = nxt.coin_index - coin
+        else:  # `advance` reads coin `coin_index` of `coins`: hand it the one it can draw, at index 0
+            says_junior = self.junior_coin[idx, coin][:, None]
+            state = TandemState(author, since, torch.zeros_like(coin), keys, says_junior, covered=2)
+            nxt = advance(self.cfg, self.is_boundary, state, tokens)
+            drawn = nxt.coin_index
+        self.author[idx], self.since[idx], self.coin[idx] = nxt.author, nxt.since_redraw, coin + drawn
+
+    def to_device(self, values: np.ndarray) -> torch.Tensor:
+        """A host array on the device: through pinned memory without blocking (a CUDA device), as is on the CPU."""
+        t = torch.from_numpy(np.ascontiguousarray(values))
+        if self.device.type == "cpu":
+            return t
+        return t.pin_memory().to(self.device, non_blocking=True)

@@ -25,7 +25,8 @@ packages. Then it runs on CUDA, each check as one entry of DIR/gpu_check.json:
                     V1 stack is unusable): with CUDA graphs and async scheduling on, the runner reported by the
                     workers is V2 and greedy tokens and masks equal the reference engine's; then each V2 lane
                     file (tests/test_scale_vllm_v2_*.py) in its own pytest process, split tests deselected
-                    below 2 GPUs; all with TRITON_F32_DEFAULT=ieee (fp32 Triton dots, not TF32)
+                    below 2 GPUs; all with TRITON_F32_DEFAULT=ieee (fp32 Triton dots, not TF32), the
+                    engine probe with VLLM_GPU_SYNC_CHECK=error (no host sync in vLLM's step)
   bench_vllm        scripts/bench_vllm.py --quick (solo vs tandem throughput, JSON kept)
   launchers_data    a tiny DeepScaleR slice from the hub (64 training, 16 validation problems)
   launch_tandem     the tandem launcher: 2 GRPO steps on --model, then a 3rd resumed from the checkpoint
