@@ -198,6 +198,17 @@ def test_a_slot_is_restarted_for_its_next_request():
     assert authors(state, [0], [0], [5]) == [False] and state.folded[0] == 0
 
 
+@pytest.mark.parametrize("strategy", ["bernoulli", "word"])
+def test_a_request_draws_its_coins_up_to_its_own_max_tokens(strategy):
+    """Coins are drawn at admission for the request's `max_tokens` only: its last token still gets its coin."""
+    cfg = TandemConfig(selection_strategy=strategy, seed=3, **STRATEGY_SETTINGS[strategy])
+    state, rng = TandemSlotState(cfg, BOUNDARY, 2, MAX_TOKENS), random.Random(0)
+    tokens = [rng.randrange(VOCAB) for _ in range(6)]
+    state.add(1, tandem_extra_args(11), max_tokens=len(tokens))
+    got = [authors(state, [1], [i], [tokens[i - 1] if i else 0])[0] for i in range(len(tokens))]
+    assert got == replay_mask(cfg, BOUNDARY, torch.tensor([tokens]), [11])[0].bool().tolist()
+
+
 def test_rows_still_reading_their_prompt_fold_nothing():
     """A chunked prefill's rows (sequence shorter than the prompt: output length <= 0) keep the first author."""
     state = new_state(word_cfg(prob_senior=0.0))

@@ -64,7 +64,7 @@ class TandemLogitsProcessorV2(LogitsProcessor):
         SLOT.attach(self.state)  # the model tells dummy runs apart by it
 
     def add_request(self, req_idx: int, sampling_params: SamplingParams) -> bool:
-        return self.state.add(req_idx, sampling_params.extra_args)
+        return self.state.add(req_idx, sampling_params.extra_args, sampling_params.max_tokens)
 
     def apply_staged_writes(self) -> None:
         self.state.flush()  # the new requests' starts, uploaded before the forward

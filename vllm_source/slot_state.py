@@ -78,8 +78,9 @@ class TandemSlotState:
         """False: the step's rows are known only in the sampler, after the model ran (the junior runs every step)."""
         return False
 
-    def add(self, slot: int, extra_args: dict | None) -> bool:
-        """(Re)start `slot` for a request; True when the processor changes its logits (not solo).
+    def add(self, slot: int, extra_args: dict | None, max_tokens: int | None = None) -> bool:
+        """(Re)start `slot` for a request of at most `max_tokens` output tokens (None: `self.max_tokens`);
+        True when the processor changes its logits (not solo).
 
         A resumed request starts from its first output token again: `step` replays the
         tokens vLLM hands back with it, as the state is a pure function of the tokens.
@@ -94,16 +95,21 @@ class TandemSlotState:
         self.solo[slot] = solo
         self.started += 1
         if not solo:
-            self._staged[slot] = self._start(key)
+            self._staged[slot] = self._start(key, self.max_tokens if max_tokens is None
+                                             else min(max_tokens, self.max_tokens))
         return not solo
 
-    def _start(self, key: int) -> tuple:
-        """(author, since, coin, key, junior coins or None) of a request's first token, on the host."""
+    def _start(self, key: int, max_tokens: int) -> tuple:
+        """(author, since, coin, key, junior coins or None) of a request's first token, on the host.
+
+        Coin k is read while folding token k at the latest (one coin at the start, at most one
+        per token), so `max_tokens + 1` coins cover the request; the table's tail is never read.
+        """
         keys = torch.tensor([key], dtype=torch.int64)
         s = start_state(self.cfg, keys)
         junior = None
         if self.junior_coin is not None:
-            draws = coin_uniform(self.cfg.seed, keys, torch.arange(self.max_tokens + 1))
+            draws = coin_uniform(self.cfg.seed, keys, torch.arange(max_tokens + 1))
             junior = (draws >= self.cfg.prob_senior).numpy()  # host numpy: a step touches torch on the device only
         return bool(s.author[0]), int(s.since_redraw[0]), int(s.coin_index[0]), key, junior
 
@@ -120,7 +126,10 @@ class TandemSlotState:
         self.coin[idx] = self.to_device(np.array([r[2] for r in rows], dtype=np.int64))
         self.keys[idx] = self.to_device(np.array([r[3] for r in rows], dtype=np.int64))
         if self.junior_coin is not None:
-            self.junior_coin[idx] = self.to_device(np.stack([r[4] for r in rows]))
+            table = np.ones((len(rows), self.junior_coin.shape[1]), dtype=bool)  # past a request's coins: unread
+            for i, r in enumerate(rows):
+                table[i, : r[4].shape[0]] = r[4]
+            self.junior_coin[idx] = self.to_device(table)
 
     def any_tandem(self, slots: np.ndarray) -> bool:
         """Whether any of `slots` holds a tandem (not solo) request: else the step needs no junior."""
