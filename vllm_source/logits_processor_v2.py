@@ -1,6 +1,6 @@
 """`TandemLogitsProcessorV2`: per-request authorship inside the sampler of vLLM's V2 model runner.
 
-The V2 counterpart of `logits_processor.py` (vLLM 0.32's interface,
+The V2 counterpart of `logits_processor.py` (the interface of vLLM 0.31-0.33,
 `vllm/v1/worker/gpu/sample/logits_processor/interface.py`). vLLM builds one per worker
 process with the runner's request state (`req_states`). Per request and per step:
 
