@@ -85,6 +85,15 @@ def test_sft_refuses_an_lr_above_the_ceiling(tiny_dir, tmp_path, capsys):
     assert not out.exists()
 
 
+def test_sft_refuses_a_model_folder_without_a_tokenizer_before_any_folder(tiny_dir, tmp_path, capsys):
+    bare, out = tmp_path / "bare", tmp_path / "sft"
+    bare.mkdir()
+    for name in ("config.json", "model.safetensors"):
+        shutil.copy(tiny_dir / name, bare / name)
+    assert _refused(["sft", *SFT, "--model", str(bare), "--out", str(out)], capsys).startswith(f"error: {bare}")
+    assert not out.exists()
+
+
 @pytest.mark.parametrize("override, line", [
     ("lr=1e309", "distill: lr must be a finite number, got inf (a number beyond 1.8e308 reads as inf); set a finite "
                  "value"),

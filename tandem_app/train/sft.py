@@ -155,13 +155,13 @@ def _run_sft(cfg: SFTConfig, out: Path, resume: bool, progress: bool, given: lis
     config = config_to_dict(cfg)
     if given is not None:
         config["examples"] = examples_record(given)
+    tokenizer = load_tokenizer(cfg.model)  # a folder that holds no tokenizer: refused before config.json is written
     start = start_run(out, config, resume, trust_unverified)
     if start.finished is not None:
         return start.finished
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     torch.manual_seed(cfg.seed)
-    tokenizer = load_tokenizer(cfg.model)
     model = load_model(cfg.model, device=cfg.device).train().requires_grad_(True)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, betas=(0.9, 0.95))
 
