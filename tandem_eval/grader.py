@@ -15,4 +15,5 @@ from tandem.grading.grader import (  # noqa: F401
     reset_stats,
     reward,
     stats,
+    warm_up,
 )

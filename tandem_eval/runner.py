@@ -187,6 +187,7 @@ def run_eval(run: EvalRun, phase: str, models: dict, backend: EvalBackend) -> di
     return the overall summary."""
     preset = run.preset
     benchmarks = load_run_benchmarks(run)
+    grader.warm_up()  # math-verify imported now, not inside the first grading call's time bound
     base = {"phase": phase, "preset": preset.name, **models, "backend": run.engine.backend, "n": run.n,
             "sampling": run.sampling.record(), "max_problems": run.max_problems, "errata": run.errata,
             "instruction": run.instruction, "instruction_separator": preset.instruction_separator,

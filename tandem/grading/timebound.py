@@ -134,6 +134,7 @@ class _WorkerProcess:
         self.started_at = 0.0
         self.spare: tuple[subprocess.Popen, float] | None = None
         self.spare_ready = False
+        self.warmed = False  # wait_ready has run: later calls wait for a worker only within their bound
 
     @staticmethod
     def _spawn() -> tuple[subprocess.Popen, float]:
@@ -148,11 +149,14 @@ class _WorkerProcess:
         return proc, time.monotonic()
 
     def _take(self) -> None:
-        """A live worker in `self.proc` (the spare, if one is waiting) and a spare beside it."""
+        """A live worker in `self.proc`: the spare, if one is waiting."""
         if self.proc is None or self.proc.poll() is not None:
             self.proc, self.started_at = self.spare or self._spawn()
             self.ready = self.spare is not None and self.spare_ready
             self.spare, self.spare_ready = None, False
+
+    def _keep_spare(self) -> None:
+        """A spare beside the worker, started after a call, so its import never competes with one."""
         if self.spare is None or self.spare[0].poll() is not None:
             self.spare, self.spare_ready = self._spawn(), False
 
@@ -182,13 +186,13 @@ class _WorkerProcess:
         with self.lock:
             self._take()
             self._await_ready(time.monotonic() + self.START_TIMEOUT_S)
+            self._keep_spare()
             if not self.spare_ready:
                 spare = self.spare[0]
                 ready, _, _ = select.select([spare.stdout], [], [], self.START_TIMEOUT_S)
                 self.spare_ready = bool(ready) and spare.stdout.readline().strip() == "ready"
+            self.warmed = True
 
-    def is_ready(self) -> bool:
-        return self.proc is not None and self.ready and self.proc.poll() is None
 
     def call(self, pred: str, gold: str, timeout_s: float) -> bool | str | None:
         deadline = time.monotonic() + timeout_s
@@ -206,11 +210,13 @@ class _WorkerProcess:
                 return None if line is None else "error: the grading worker died"
             return json.loads(line)
         finally:
+            self._keep_spare()
             self.lock.release()
 
     def forget(self) -> None:
         """In a forked child: the parent's workers and lock are not ours to use."""
         self.lock, self.proc, self.ready, self.spare, self.spare_ready = threading.Lock(), None, False, None, False
+        self.warmed = False
 
 
 _WORKER = _WorkerProcess()
@@ -250,7 +256,7 @@ def _uses_worker() -> bool:
 
 def is_warm() -> bool:
     """Whether a call from this thread would start grading at once (nothing left to import or start)."""
-    return _WARM.is_set() and (not _uses_worker() or _WORKER.is_ready())
+    return _WARM.is_set() and (not _uses_worker() or _WORKER.warmed)
 
 
 def _import_once() -> None:
@@ -268,7 +274,7 @@ def warm_up() -> None:
     its time bound; a call that finds it not done yet does it before its clock starts.
     """
     _import_once()
-    if _uses_worker() and not _WORKER.is_ready():  # a thread that grades through the worker
+    if _uses_worker() and not _WORKER.warmed:  # a thread that grades through the worker
         try:
             _WORKER.wait_ready()
         except OSError:
