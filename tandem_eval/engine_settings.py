@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tandem.config import ENGINE_MODES, TandemConfig
+from tandem.devices import check_device
 from tandem.errors import TandemError
 
 BACKENDS = ("engine", "vllm")
@@ -53,6 +54,8 @@ class EngineSettings:
             raise TandemError(f"unknown engine mode {self.mode!r}; choose one of {', '.join(ENGINE_MODES)}")
         if self.batch_size < 1:
             raise TandemError(f"--batch-size must be >= 1, got {self.batch_size}")
+        if self.backend == "engine":  # vLLM places its engines itself
+            check_device(self.device, "--device")
         object.__setattr__(self, "senior", str(self.senior))
         object.__setattr__(self, "junior", None if self.junior is None else str(self.junior))
 

@@ -151,6 +151,14 @@ def test_a_device_torch_cannot_name_is_refused_before_any_folder(command, device
     assert not out.exists()
 
 
+def test_the_eval_refuses_a_device_torch_cannot_name_before_any_folder(tiny_dir, tmp_path, capsys):
+    data, out = _file(tmp_path, "ok.jsonl", NOT_UTF8.split(b"\n")[0] + b"\n"), tmp_path / "eval"
+    line = _refused(["eval-solo", "--model", str(tiny_dir), "--benchmarks", str(data), "--device", "gpu",
+                     "--out-dir", str(out)], capsys)
+    assert line == "error: --device='gpu' is not a torch device; use cpu or cuda (cuda:N)"
+    assert not out.exists()
+
+
 # --- checksums that damage cannot switch off ---------------------------------------------------------
 
 

@@ -198,3 +198,48 @@ def test_rollout_overrides_never_end_in_a_traceback(tiny_dir, prompts):
     check()
     print(f"rollout: {tried['rollout']} configurations, exits {exits['rollout']}")
     assert tried["rollout"] >= EXAMPLES
+
+
+# The eval tools take flags, not key=value: their schema is the flags' own types (argparse's `type`).
+EVAL_FLAGS = {"--n": int, "--max-problems": int, "--temperature": float, "--top-p": float, "--top-k": int,
+              "--max-new-tokens": int, "--seed": int, "--errata": str, "--fields": str, "--device": str,
+              "--dtype": str, "--batch-size": int, "--instruction": str, "--save-every": int, "--preset": str}
+EVAL_TEXTS = {"--errata": ["fixed", "source", "bogus"], "--preset": ["ours", "paper", "bogus"],
+              "--fields": ["problem=problem", "bogus", "id=x"], "--device": ["cpu", "gpu", ""],
+              "--dtype": ["auto", "float32", "bfloat16", "int8"], "--instruction": ["", "Think."]}
+
+
+def eval_flags() -> st.SearchStrategy[list[str]]:
+    """One to three flags of the eval tools, each with a value of its type or of another."""
+    def flag(name: str) -> st.SearchStrategy[list[str]]:
+        kind = EVAL_FLAGS[name]
+        texts = st.sampled_from(EVAL_TEXTS[name]) if kind is str else values(name.lstrip("-"), kind, None)
+        return texts.map(lambda v: [f"{name}={v}"])
+
+    names = st.lists(st.sampled_from(sorted(EVAL_FLAGS)), min_size=1, max_size=3, unique=True)
+    return names.flatmap(lambda ns: st.tuples(*(flag(n) for n in ns)).map(lambda fs: [w for f in fs for w in f]))
+
+
+@pytest.fixture(scope="module")
+def problems(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("bench") / "toy.jsonl"
+    path.write_text('{"id": "a", "problem": "What is 2 + 3?", "answer": "5"}\n'
+                    '{"id": "b", "problem": "What is 4 + 4?", "answer": "8"}\n', encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("command", ["eval-solo", "eval-handoff"])
+def test_eval_flags_never_end_in_a_traceback(command, tiny_dir, problems):
+    models = ["--model", str(tiny_dir)] if command == "eval-solo" else ["--senior", str(tiny_dir), "--junior",
+                                                                         str(tiny_dir)]
+
+    @FUZZ
+    @given(eval_flags())
+    def check(drawn):
+        with tempfile.TemporaryDirectory() as tmp:
+            run_once(command, [command, *models, "--benchmarks", str(problems), "--n", "1", "--max-new-tokens", "4",
+                               *drawn, "--out-dir", f"{tmp}/eval"])
+
+    check()
+    print(f"{command}: {tried[command]} configurations, exits {exits[command]}")
+    assert tried[command] >= EXAMPLES

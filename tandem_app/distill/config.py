@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from tandem.errors import TandemError
 from tandem_app.task import TaskConfig
-from tandem_app.train.devices import check_device
+from tandem.devices import check_device
 from tandem_app.train.finite import check_finite_numbers, check_lr
 from tandem_eval.sampling import EvalSampling
 
@@ -85,7 +85,7 @@ class DistillConfig:
         if not self.lr > 0 or not 0 <= self.min_lr_ratio <= 1:
             raise TandemError(f"distill: lr must be > 0 and min_lr_ratio in [0, 1], got {self.lr}, {self.min_lr_ratio}")
         check_lr(self.lr, "distill")
-        check_device(self.device, "distill")
+        check_device(self.device, "distill: device")
         if self.temperature < 0 or not 0 < self.top_p <= 1:
             raise TandemError(f"distill: temperature must be >= 0 and top_p in (0, 1], got {self.temperature}, "
                               f"{self.top_p}")

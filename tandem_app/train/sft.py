@@ -41,7 +41,7 @@ from tandem_app.train.checkpoint import (
 from tandem_app.train.data import batch_indices, prompt_ids_batch, response_ids
 from tandem_app.train.evaluate import greedy_solo_accuracy
 from tandem_app.train.schedule import lr_at
-from tandem_app.train.devices import check_device
+from tandem.devices import check_device
 from tandem_app.train.finite import (
     NonFiniteStep,
     check_finite_numbers,
@@ -96,7 +96,7 @@ class SFTConfig:
                 raise TandemError(f"sft: {name} must be >= 1, got {getattr(self, name)}")
         check_positive(self, "sft", ("lr", "grad_clip"))
         check_lr(self.lr, "sft")
-        check_device(self.device, "sft")
+        check_device(self.device, "sft: device")
         check_non_negative(self, "sft", ("min_lr_ratio", "warmup_steps", "weight_decay", "val_every", "threads"))
         check_logging_keys(self, "sft")
 

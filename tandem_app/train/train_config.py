@@ -17,7 +17,7 @@ from tandem.loss_config import PolicyLossConfig
 from tandem.partner_score import PartnerRewardConfig
 from tandem.sampling import SamplingConfig
 from tandem_app.task import TaskConfig
-from tandem_app.train.devices import check_device
+from tandem.devices import check_device
 from tandem_app.train.finite import check_finite_numbers, check_lr, check_non_negative, check_positive
 from tandem_app.train.log_sinks import check_logging_keys
 
@@ -78,7 +78,7 @@ class TrainConfig:
                 raise TandemError(f"train: {name} must be >= 1, got {getattr(self, name)}")
         check_positive(self, "train", ("lr", "grad_clip"))
         check_lr(self.lr, "train")
-        check_device(self.device, "train")
+        check_device(self.device, "train: device")
         self._check_advantages()
         check_non_negative(self, "train", ("warmup_steps", "weight_decay", "adv_epsilon", "val_every", "threads"))
         if self.engine_mode not in ENGINE_MODES:
