@@ -7,9 +7,10 @@ V1 (vLLM 0.28: the scale lane's own files cover it). The pair is two 2-layer tin
 runs every Triton kernel in the interpreter (~0.25 s a step here).
 
 What V2 changes for the tandem processor and what each test pins down: request slots
-instead of batch rows (`vllm_source/slot_state.py`), tokens read from the runner's request
-state after async scheduling wrote them, resumed requests replayed from their first token
-(a preempted request), and a separate processor interface loaded in worker processes (a
+instead of batch rows (`vllm_source/slot_state.py`), the authors decided on the device from
+the token fed at each row (async scheduling on: the host never sees it in time), resumed
+requests replayed from their first token out of the runner's committed tokens (a preempted
+request), and a separate processor interface loaded in worker processes (a
 multi-process engine started by a plain `python`, which only the venv's Triton shim and the
 plugin entry point prepare).
 """
