@@ -26,6 +26,7 @@ WRONG = {
     "second span": ("The answer is $7$ or $8$.", "7"),
     "second sentence": ("The answer is $7$. It might also be $8$.", "7"),
     "second sentence, no math": ("Answer: 7. Not sure though.", "7"),
+    "sign-off then a hedge": ("The final answer is $7$. I hope it is correct. Or 8.", "7"),
     # a word after a number in \text{} / \mbox{} that is not a unit
     "multiplier": ("\\boxed{7 \\text{ thousand}}", "7"),
     "operation": ("\\boxed{7 \\mbox{ squared}}", "7"),
@@ -65,6 +66,7 @@ RIGHT = {
     "list with and": ("\\boxed{2, 3, \\text{and } 4}", "2, 3, 4"),
     "degrees": ("\\boxed{30^{\\circ}}", "30"),
     "answer phrase at the end": ("So we add them. The answer is $\\frac{3}{4}$.", "0.75"),
+    "minerva's sign-off": ("Final Answer: The final answer is $12$. I hope it is correct.", "12"),
 }
 
 
@@ -114,10 +116,11 @@ def test_a_number_in_another_base_is_compared_as_written():
     assert not is_equivalent("204_1", "204_5")
 
 
-NOT_GOLDS = [None, float("nan"), float("inf"), [], {}, [5], (), True, False, "", "   ", object()]
+NOT_GOLDS = {"null": None, "NaN": float("nan"), "inf": float("inf"), "empty list": [], "empty dict": {},
+             "list": [5], "tuple": (), "true": True, "false": False, "empty": "", "blank": "   ", "object": object()}
 
 
-@pytest.mark.parametrize("gold", NOT_GOLDS, ids=repr)
+@pytest.mark.parametrize("gold", NOT_GOLDS.values(), ids=NOT_GOLDS.keys())
 def test_a_value_that_cannot_be_a_gold_is_never_matched_and_never_raises(gold):
     before = grader.stats()["bad_gold"]
     for response in ("\\boxed{nan}", "\\boxed{None}", "\\boxed{[]}", "\\boxed{}", "\\boxed{True}", f"\\boxed{{{gold}}}"):

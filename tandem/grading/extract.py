@@ -8,7 +8,8 @@ whole; a box inside a box that never closes is no answer); else everything after
 after the last `####` (GSM8K style); else nothing (None: graded incorrect). After an answer
 phrase the answer runs to the end of the response: a second `$...$` span or a second
 sentence is part of it, so a hedge written there is read (and refused) rather than cut
-off. There is deliberately no "last number in the text" fallback: a stray digit is not a
+off; only a closing sentence from the closed list `SIGN_OFFS` ("I hope it is correct.") is
+dropped. There is deliberately no "last number in the text" fallback: a stray digit is not a
 committed answer, and as an RL reward it would pay for guessing.
 
 Every scan is linear in the response: one pass finds the boxes, one pass pairs their
@@ -73,8 +74,18 @@ def last_boxed(text: str) -> str | None:
     return found
 
 
+# Closing sentences that say nothing about the answer (Minerva's few-shot format ends in the
+# first): dropped after an answer phrase, the only words there that are.
+SIGN_OFFS = ("I hope it is correct.", "I hope this is correct.", "I hope it helps.", "I hope this helps.")
+
+
 def _after_marker(rest: str) -> str | None:
-    answer = rest.strip().lstrip("*:").strip().rstrip("*").strip()
+    answer = rest.strip()
+    for sign_off in SIGN_OFFS:
+        if answer.endswith(sign_off):
+            answer = answer[: -len(sign_off)].rstrip()
+            break
+    answer = answer.lstrip("*:").strip().rstrip("*").strip()
     return answer or None
 
 
