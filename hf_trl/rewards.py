@@ -34,7 +34,8 @@ def grader_reward(completions, answer, log_metric=None, **kwargs) -> list[float]
     """TRL reward function: the project's grader (`tandem.grading.reward`) against the dataset's `answer` column.
 
     Through TRL's `log_metric` it logs the reward's health beside it each step
-    (`grader_timeouts`, `grader_too_long`, `grader_errors`: `tandem.grading.grader.reward_health`).
+    (`grader_timeouts`, `grader_too_long`, `grader_errors`, `grader_unparsed`, `grader_hedged`:
+    `tandem.grading.grader.reward_health`).
     """
     before = grader_stats(this_thread=True)
     rewards = [grade_reward(completion_text(c), a) for c, a in zip(completions, answer)]

@@ -123,7 +123,8 @@ def test_reward_health_counts_the_calls_cut_short_between_two_snapshots():
     grade("\\boxed{" + "1" * 5000 + "}", "5")
     grade("\\boxed{5}", "5")
     health = reward_health(before)
-    assert health == {"grader_calls": 2.0, "grader_too_long": 1.0, "grader_timeouts": 0.0, "grader_errors": 0.0}
+    assert health == {"grader_calls": 2.0, "grader_too_long": 1.0, "grader_timeouts": 0.0, "grader_errors": 0.0,
+                      "grader_unparsed": 0.0, "grader_hedged": 0.0}
 
 
 def test_each_thread_counts_its_own_calls():

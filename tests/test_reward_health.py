@@ -27,7 +27,8 @@ def test_the_hf_trl_reward_function_logs_the_health_beside_the_reward():
     logged = {}
     rewards = grader_reward(["so \\boxed{5}", STALLING], ["5", "5"], log_metric=logged.__setitem__)
     assert rewards == [1.0, 0.0]
-    assert logged == {"grader_calls": 2.0, "grader_timeouts": 0.0, "grader_too_long": 1.0, "grader_errors": 0.0}
+    assert logged == {"grader_calls": 2.0, "grader_timeouts": 0.0, "grader_too_long": 1.0, "grader_errors": 0.0,
+                      "grader_unparsed": 0.0, "grader_hedged": 0.0}
 
 
 def test_the_hf_trl_reward_function_still_works_without_log_metric():

@@ -11,7 +11,8 @@ from tandem_verl.reward import compute_score
 pytest.importorskip("math_verify", reason="the grader needs math-verify (pip install tandem-rlvr[eval])")
 
 
-HEALTHY = {"grader_timeouts": 0.0, "grader_too_long": 0.0, "grader_errors": 0.0}
+HEALTHY = {"grader_timeouts": 0.0, "grader_too_long": 0.0, "grader_errors": 0.0, "grader_unparsed": 0.0,
+           "grader_hedged": 0.0}
 
 
 def test_right_boxed_answer_scores_one():
@@ -55,4 +56,4 @@ def test_the_steps_health_sums_each_samples_reward_extra_info():
 
     rows = [compute_score("deepscaler", text, "27") for text in ("\\boxed{27}", "\\boxed{" + "9" * 5000 + "}")]
     samples = [{"reward_extra_info": rows[0]}, Stored({"reward_extra_info": rows[1]}), {"other": 1}]
-    assert health_metrics(samples) == {"grader_timeouts": 0.0, "grader_too_long": 1.0, "grader_errors": 0.0}
+    assert health_metrics(samples) == {**HEALTHY, "grader_too_long": 1.0}

@@ -210,7 +210,7 @@ def test_retention_keeps_one_checkpoint_per_launch_and_leaves_no_debris(smoke):
 @pytest.mark.parametrize("run", [*TANDEM_RUNS, "grpo_score"])
 def test_the_tandem_and_partner_trainers_log_the_rewards_health_every_step(smoke, run):
     health = smoke[run]["grader_health_per_step"]
-    assert set(health) == {"grader_timeouts", "grader_too_long", "grader_errors"}
+    assert set(health) == {"grader_timeouts", "grader_too_long", "grader_errors", "grader_unparsed", "grader_hedged"}
     for name, values in health.items():
         assert len(values) == smoke[run]["total_steps"] and None not in values and min(values) >= 0, name
 

@@ -48,7 +48,7 @@ JUNIOR = "junior/"  # the metrics of a junior that follows the senior (tandem_ve
 JUNIOR_FOLDER = "junior"  # its checkpoint folder in a step folder: tandem.junior_update.CHECKPOINT_NAME
 VERIFIER = "critic/verifier_score/mean"  # the verifier's reward alone, where the partner score is added to it
 PARTNER = "partner_score"  # tandem.partner_score.METRIC; each term is partner_score/<term>
-HEALTH = ("grader_timeouts", "grader_too_long", "grader_errors")  # tandem.grading.grader.HEALTH_METRICS
+HEALTH = ("grader_timeouts", "grader_too_long", "grader_errors", "grader_unparsed", "grader_hedged")  # tandem.grading.grader.HEALTH_METRICS
 
 
 def read_metrics(path: Path) -> dict[int, dict]:

@@ -63,8 +63,10 @@ class GraderStats:
 STATS = GraderStats()
 _STATS_LOCK = threading.Lock()
 _THREAD = threading.local()  # this thread's own counters: a reward loop's threads do not mix
-# The counters that mean the grader could not give an answer its full hearing.
-HEALTH_COUNTERS = ("timeouts", "too_long", "errors")
+# The counters that mean the grader could not give an answer its full hearing (timeouts,
+# too_long, errors) or refused to read it as one committed answer (unparsed, hedged): a
+# policy drifting towards what the grader does not pay shows in these first.
+HEALTH_COUNTERS = ("timeouts", "too_long", "errors", "unparsed", "hedged")
 HEALTH_METRICS = tuple(f"grader_{name}" for name in HEALTH_COUNTERS)  # their per-step metric names
 
 

@@ -8,7 +8,8 @@ extra_info)` once per response (solution_str = the decoded response). The score 
 team's (senior + junior) final answer graded by `tandem.grading.grade`: 1.0 right, 0.0 wrong.
 Beside it, the reward's health: 1.0 where this call hit the grader's time bound
 (`grader_timeouts`), its length cap (`grader_too_long`) or an internal error
-(`grader_errors`). verl keeps these per response in its reward extra info: the tandem and
+(`grader_errors`), or where the answer was refused unread (`grader_unparsed`) or as a
+hedge (`grader_hedged`). verl keeps these per response in its reward extra info: the tandem and
 partner trainers log their sums each step (`health_metrics`), verl's validation reports
 their means per data source (`val-aux/<source>/grader_timeouts/mean@N`), and its rollout
 dumps carry them row by row.
@@ -23,7 +24,7 @@ from tandem.metric_log import batch_metrics
 
 
 def compute_score(data_source: str, solution_str: str, ground_truth, extra_info: dict | None = None, **_) -> dict:
-    """{'score': 1.0 | 0.0, 'acc': same, 'grader_timeouts' | 'grader_too_long' | 'grader_errors': 0.0 | 1.0}.
+    """{'score': 1.0 | 0.0, 'acc': same, and each of `HEALTH_METRICS` ('grader_timeouts', ...): 0.0 | 1.0}.
 
     `acc` is what verl's validation metrics average.
     """
