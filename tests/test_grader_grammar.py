@@ -48,6 +48,15 @@ WRONG = {
     "two numbers": ("\\boxed{1 2}", "12"),
     "thin space inside a number": ("\\boxed{12\\,34}", "1234"),
     "mixed number read as digits": ("\\boxed{2 1/2}", "\\frac{21}{2}"),
+    # found by a held-out red team (model_spec/GRADER.md, "Held out")
+    "a cut, not rounded, repeating decimal": ("\\boxed{0.166666}", "\\frac{1}{6}"),
+    "a string NaN gold": ("\\boxed{nan}", "nan"),
+    "K for thousand": ("\\boxed{5\\text{ K}}", "5"),
+    "a phantom hedge": ("\\boxed{5 \\phantom{\\text{ or } 6}}", "5"),
+    "an equation that is false": ("\\boxed{5 = 6}", "6"),
+    "a chain of equations": ("\\boxed{x = 5 = 6}", "6"),
+    "trailing off": ("The answer is 5...", "5"),
+    "trailing off, spaced": ("The answer is 5. . .", "5"),
 }
 RIGHT = {
     "percent for its decimal": ("\\boxed{25\\%}", "0.25"),
@@ -66,6 +75,9 @@ RIGHT = {
     "list with and": ("\\boxed{2, 3, \\text{and } 4}", "2, 3, 4"),
     "degrees": ("\\boxed{30^{\\circ}}", "30"),
     "answer phrase at the end": ("So we add them. The answer is $\\frac{3}{4}$.", "0.75"),
+    "control spaces": ("\\boxed{\\ 5\\ }", "5"),
+    "an equation for an equation": ("\\boxed{y = 2x + 3}", "y=2x+3"),
+    "a period inside the math and after it": ("The answer is $245 \\text{ yd}.$.", "245"),
     "minerva's sign-off": ("Final Answer: The final answer is $12$. I hope it is correct.", "12"),
 }
 

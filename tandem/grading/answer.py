@@ -64,6 +64,7 @@ class Expr:
     key: str  # whitespace-free form, for exact equality
     words: frozenset[str]  # runs of two or more letters that are not function names
     key_only: bool = False  # math-verify cannot read it (a number with a subscript: a base)
+    equations: int = 0  # top-level `=` signs: an equation is compared only with an equation
 
 
 @dataclass(frozen=True)
@@ -109,9 +110,19 @@ def _trim(toks: list[Token]) -> list[Token]:
     i, j = 0, len(toks)
     while i < j and toks[i].kind == "space":
         i += 1
-    while j > i and (toks[j - 1].kind == "space" or (toks[j - 1].kind == "sym" and toks[j - 1].text == ".")):
+    while j > i and toks[j - 1].kind == "space":
         j -= 1
     return toks[i:j]
+
+
+def _end_of_sentence(toks: list[Token]) -> list[Token]:
+    """Without the sentence's closing period (two where the answer's own math ended in one:
+    `$245 yd.$.`); three or more trail off (`5...`, `5. . .`) and are kept, so unparsed."""
+    toks = _trim(toks)
+    periods = 0
+    while periods < 3 and toks and _is(toks[-1], "sym", "."):
+        toks, periods = _trim(toks[:-1]), periods + 1
+    return toks if periods < 3 else toks + [Token("sym", "...")]
 
 
 def _is(tok: Token, kind: str, text: str | None = None) -> bool:
@@ -382,7 +393,10 @@ def _expression(toks: list[Token]) -> Expr | Unparsed:
     key = "".join(t.text if t.kind != "cmd" else "\\" + t.text for t in toks if t.kind != "space")
     solid = [t for t in toks if t.kind != "space"]
     based = any(a.kind == "num" and _is(b, "sym", "_") for a, b in zip(solid, solid[1:]))  # `204_5`
-    return Expr(latex, key, frozenset(words), key_only=based)
+    equations = sum(1 for t in toks if _is(t, "sym", "="))
+    if equations > 1:
+        return Unparsed("a chain of equations")
+    return Expr(latex, key, frozenset(words), key_only=based, equations=equations)
 
 
 def _inequality(toks: list[Token]) -> Value | None:
@@ -514,7 +528,7 @@ def parse_answer(s: str) -> Answer:
     toks = tokenize(s)
     if isinstance(toks, Unreadable):
         return Answer(Unparsed(toks.reason), frozenset())
-    toks = _list_joiners(toks)
+    toks = _list_joiners(_end_of_sentence(toks))
     return Answer(_value(toks), _hedges(toks))
 
 
@@ -523,4 +537,5 @@ def written_key(s: str) -> str:
     toks = tokenize(s)
     if isinstance(toks, Unreadable):
         return "\0" + s  # never equal to a readable answer's key
-    return "".join(t.text if t.kind != "cmd" else "\\" + t.text for t in _trim(_unwrap(toks)) if t.kind != "space")
+    return "".join(t.text if t.kind != "cmd" else "\\" + t.text for t in _trim(_unwrap(_end_of_sentence(toks)))
+                   if t.kind != "space")

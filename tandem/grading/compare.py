@@ -40,7 +40,13 @@ def _numbers(p: Number, g: Number) -> bool:
     return any(numbers_equal(a, b) for a in readings(p) for b in readings(g))
 
 
+def _equations(v: Number | Expr) -> int:
+    return v.equations if isinstance(v, Expr) else 0
+
+
 def _scalars(p: Number | Expr, g: Number | Expr, ask: Ask) -> Verdict:
+    if _equations(p) != _equations(g):
+        return "unequal"  # `5 = 6` is not the number 6, nor `y = 2x` the expression 2x
     if isinstance(p, Number) and isinstance(g, Number):
         return "equal" if _numbers(p, g) else "unequal"
     if isinstance(p, Expr) and isinstance(g, Expr):

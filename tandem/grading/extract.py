@@ -50,6 +50,13 @@ def brace_pairs(text: str, start: int = 0) -> dict[int, int]:
     return pairs
 
 
+def _strip_keeping_escapes(s: str) -> str:
+    """`s.strip()`, except that `\\ ` (a control space) keeps its space."""
+    s = s.lstrip()
+    end = len(s.rstrip())
+    return s[: end + 1] if s[:end].endswith("\\") and end < len(s) else s[:end]
+
+
 def last_boxed(text: str) -> str | None:
     """Content of the last outermost complete `\\boxed{...}` / `\\fbox{...}` (also `\\boxed 5`)."""
     starts = [m.end() for m in _BOX_START.finditer(text)]
@@ -66,7 +73,7 @@ def last_boxed(text: str) -> str | None:
         if j < len(text) and text[j] == "{":
             if j not in pairs:
                 return found  # a box that never closes: what follows is inside it
-            found, covered = text[j + 1 : pairs[j]].strip(), pairs[j]
+            found, covered = _strip_keeping_escapes(text[j + 1 : pairs[j]]), pairs[j]
         elif j > end:  # `\boxed 5`: one token after a space
             token = _BOX_TOKEN.match(text, j)
             if token:

@@ -2,7 +2,9 @@
 
 A gold is a non-empty string or a finite number, judged by its type as loaded, never by
 its text: a JSON `null` or `NaN`, an infinity, a boolean, a list (`[]` included) or a dict
-cannot be graded, while the string `"None"` is a real answer (MATH has it). The grader
+cannot be graded, and neither can the text a missing value becomes when a tool writes it
+as a string (`NULL_TEXT`: "nan", "null", "[]", ...); the string `"None"` is a real answer
+(MATH has it), so it is not in that list. The grader
 never matches a value that cannot be a gold (counted as `bad_gold`), and every loader
 refuses one at load with `check_gold`, naming the file and line, before any work starts.
 Loaders pass the value as loaded: `str(float("nan"))` would be the text `nan`.
@@ -15,6 +17,10 @@ import math
 from tandem.errors import TandemError
 
 
+# What a missing value or an empty container becomes as text (pandas writes NaN as "nan").
+NULL_TEXT = frozenset({"nan", "null", "[]", "{}", "()", "set()", "undefined"})
+
+
 def gold_text(value) -> str | None:
     """The gold as the grader reads it, or None when `value` cannot be a gold (see the module docstring)."""
     if isinstance(value, bool):
@@ -25,7 +31,8 @@ def gold_text(value) -> str | None:
         return repr(value) if math.isfinite(value) else None
     if not isinstance(value, str):
         return None
-    return value.strip() or None
+    text = value.strip()
+    return None if not text or text.lower() in NULL_TEXT else text
 
 
 def check_gold(value, at: str) -> str:

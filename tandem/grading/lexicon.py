@@ -27,7 +27,8 @@ _TIME = ("s sec secs second seconds min mins minute minutes h hr hrs hour hours 
 _MONEY = "dollar dollars cent cents euro euros USD"
 _ANGLE = "degree degrees deg rad radian radians"
 _SPEED = "mph kph kmh"
-_PHYSICS = "K J kJ W kW N Pa Hz eV keV MeV nm pc AU"
+# Not `K`: `5K` is also read as 5,000, so it is not dropped.
+_PHYSICS = "J kJ W kW N Pa Hz eV keV MeV nm pc AU"
 _SHAPE = "unit units square cubic sq cu"
 # Count nouns seen after GSM8K-style answers; none of them scales, negates or doubts a value.
 _COUNTS = ("people students children kids persons apples eggs cookies cakes pies books pages "

@@ -7,9 +7,10 @@ rationals: a decimal is the value of the digits written (`2.50` is 5/2, `0.333` 
 relative tolerance, so `123456.7` is not `123456.8` and `2.0000001` is not `2`. The one
 exception is a decimal against a fraction whose decimal expansion never ends (`1/3`, `2/7`):
 no decimal can write it exactly, so a decimal with d >= `DECIMALS_FOR_REPEATING` digits
-after the point is equal to it when it *is* the fraction's expansion written to d places,
-rounded or cut (`0.3333333` and `0.666666` / `0.666667` are 1/3 and 2/3; `0.33333` is too
-short; `5.57142867` is not 39/7 = 5.5714285714..., although it rounds to the same 6 places).
+after the point is equal to it when it *is* the fraction's expansion correctly rounded to
+d places (`0.3333333` is 1/3 and `0.666667` is 2/3; `0.666666`, cut rather than rounded,
+is not; `0.33333` is too short; `5.57142867` is not 39/7 = 5.5714285714..., although it
+rounds to the same 6 places: it differs in its 7th).
 Irrational golds (`\\pi`, `\\sqrt{2}`) are not plain numbers: math-verify decides those.
 
 Parsing is a hand-written scan, never a regex that can backtrack, and the callers cap the
@@ -130,11 +131,10 @@ def _terminates(value: Fraction) -> bool:
     return d == 1
 
 
-def _written_to(value: Fraction, decimals: int) -> tuple[Fraction, Fraction]:
-    """`value`'s expansion to `decimals` places, rounded and cut."""
+def _rounded(value: Fraction, decimals: int) -> Fraction:
+    """`value` correctly rounded to `decimals` places (a repeating expansion never ties)."""
     scale = 10**decimals
-    cut = int(abs(value) * scale) * (1 if value >= 0 else -1)
-    return Fraction(round(value * scale), scale), Fraction(cut, scale)
+    return Fraction(round(value * scale), scale)
 
 
 def numbers_equal(a: tuple[Fraction, int | None], b: tuple[Fraction, int | None]) -> bool:
@@ -143,5 +143,5 @@ def numbers_equal(a: tuple[Fraction, int | None], b: tuple[Fraction, int | None]
         return True
     for (decimal, decimals), (exact, _) in ((a, b), (b, a)):
         if decimals is not None and decimals >= DECIMALS_FOR_REPEATING and not _terminates(exact):
-            return decimal in _written_to(exact, decimals)
+            return decimal == _rounded(exact, decimals)
     return False

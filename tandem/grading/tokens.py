@@ -161,12 +161,6 @@ def _command(s: str, i: int, in_text: bool, out: list[Token]) -> int | Unreadabl
     while j < len(s) and s[j].isalpha():
         j += 1
     name = s[i + 1 : j]
-    if name in ("phantom", "hphantom", "vphantom"):  # invisible: its argument too
-        k = j
-        while k < len(s) and s[k] == " ":
-            k += 1
-        close = _matching_brace(s, k) if s[k : k + 1] == "{" else k
-        return close + 1 if close >= 0 else len(s)
     if name in INVISIBLE_COMMANDS:
         return j + 1 if name in ("left", "right") and s[j : j + 1] == "." else j
     if name in SPACING_COMMANDS:
