@@ -144,10 +144,14 @@ def summarize(scores: dict[str, list[float]]) -> dict:
 def run(args) -> dict:
     import torch
 
+    with torch.no_grad():  # scoped: a caller in the same process (a test) keeps its grad mode
+        return _run(args)
+
+
+def _run(args) -> dict:
     from tandem.models import load_model, load_tokenizer
 
     rows = read_rows(args.data, args.n, args.target)
-    torch.set_grad_enabled(False)
     tokenizer, model = load_tokenizer(args.scorer), load_model(args.scorer)
     prompts = [prompt_ids(tokenizer, r["question"]) for r in rows]
     own = [as_response(tokenizer, r["solution"]) for r in rows]
