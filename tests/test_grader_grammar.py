@@ -56,6 +56,7 @@ WRONG = {
     "an equation that is false": ("\\boxed{5 = 6}", "6"),
     "a chain of equations": ("\\boxed{x = 5 = 6}", "6"),
     "trailing off": ("The answer is 5...", "5"),
+    "zero for a tiny fraction": ("\\boxed{0.000000}", "\\frac{1}{3000000}"),
     "trailing off, spaced": ("The answer is 5. . .", "5"),
 }
 RIGHT = {

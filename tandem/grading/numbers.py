@@ -10,7 +10,8 @@ no decimal can write it exactly, so a decimal with d >= `DECIMALS_FOR_REPEATING`
 after the point is equal to it when it *is* the fraction's expansion correctly rounded to
 d places (`0.3333333` is 1/3 and `0.666667` is 2/3; `0.666666`, cut rather than rounded,
 is not; `0.33333` is too short; `5.57142867` is not 39/7 = 5.5714285714..., although it
-rounds to the same 6 places: it differs in its 7th).
+rounds to the same 6 places: it differs in its 7th; and `0.000000` is no fraction's
+expansion, however small the fraction).
 Irrational golds (`\\pi`, `\\sqrt{2}`) are not plain numbers: math-verify decides those.
 
 Parsing is a hand-written scan, never a regex that can backtrack, and the callers cap the
@@ -143,5 +144,5 @@ def numbers_equal(a: tuple[Fraction, int | None], b: tuple[Fraction, int | None]
         return True
     for (decimal, decimals), (exact, _) in ((a, b), (b, a)):
         if decimals is not None and decimals >= DECIMALS_FOR_REPEATING and not _terminates(exact):
-            return decimal == _rounded(exact, decimals)
+            return decimal != 0 and decimal == _rounded(exact, decimals)  # `0.000000` names no fraction
     return False
