@@ -107,7 +107,7 @@ def test_a_tested_or_accepted_vllm_passes(version):
     assert check_vllm_version(version).minor in TESTED_VLLM
 
 
-@pytest.mark.parametrize("version", ["0.23.0", "0.26.1", "0.33.0", "1.0.0"])
+@pytest.mark.parametrize("version", ["0.23.0", "0.26.1", "0.34.0", "1.0.0"])
 def test_any_other_vllm_is_refused_in_one_line_naming_the_releases(version):
     with pytest.raises(TandemError) as e:
         check_vllm_version(version)

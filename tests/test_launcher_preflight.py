@@ -128,7 +128,7 @@ def test_the_tested_and_the_accepted_vllm_pass(version, tmp_path):
     assert run_preflight([f"++{KEY}=sdpa"], fake_kernels(tmp_path, broken=False, vllm=version)).returncode == 0
 
 
-@pytest.mark.parametrize("version", ["0.26.1", "0.33.0"])
+@pytest.mark.parametrize("version", ["0.26.1", "0.34.0"])
 def test_any_other_vllm_stops_the_run_in_one_line_naming_the_releases(version, tmp_path):
     res = run_preflight([f"++{KEY}=sdpa"], fake_kernels(tmp_path, broken=False, vllm=version))
     assert res.returncode == 2 and res.stderr.count("\n") == 1
