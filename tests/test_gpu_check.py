@@ -495,6 +495,7 @@ def edit_manifest(folder: Path, **changes) -> None:
     ("unknown vllm", ["holds vLLM 0.25.0", "does not list", "rebuild it"]),
     ("old pins", ["was built for", "now pins", "rebuild it"]),
     ("other python", ["is for Python 3.99", "GPU_CHECK_LAUNCHER_PYTHON=python3.99"]),
+    ("engine only", ["holds vLLM 0.33.0, an engine-only release", "no verl", "--v2-python", "-e .[eval] pytest"]),
 ])
 def test_a_wheelhouse_that_cannot_serve_fails_in_one_line_before_any_work(tmp_path, breakage, words):
     folder, manifest = make_wheelhouse(tmp_path)
@@ -504,6 +505,8 @@ def test_a_wheelhouse_that_cannot_serve_fails_in_one_line_before_any_work(tmp_pa
         (folder / "manifest.json").write_text("{")
     elif breakage == "unknown vllm":
         edit_manifest(folder, vllm="0.25.0")
+    elif breakage == "engine only":  # scripts/gpu_wheelhouse.sh --vllm 0.33.0: the V2 engine's own venv
+        edit_manifest(folder, vllm="0.33.0", extras=["eval"])
     elif breakage == "old pins":
         edit_manifest(folder, stack=[p.replace(TESTED.vllm, "0.28.9") for p in manifest["stack"]])
     else:

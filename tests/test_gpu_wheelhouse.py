@@ -179,6 +179,46 @@ def test_without_a_present_torch_the_tested_release_ships_torch(tmp_path):
     assert any(e["name"] == "torch" and e["version"] == stack.TESTED.torch for e in manifest["files"])
 
 
+@pytest.mark.parametrize("release", stack.ENGINE_RELEASES, ids=lambda r: r.vllm)
+def test_vllm_names_an_engine_only_release_whose_stack_has_no_verl_and_whose_install_has_no_dev_extra(tmp_path, release):
+    """--vllm 0.33.0: the V2 engine's own venv (gpu_check's --v2-python): vLLM, its torch and transformers, no verl."""
+    import tomllib
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    target = wh.plan_target("3.12", None, vllm=release.vllm)
+    assert target.release is release and target.torch_source == "wheelhouse" and target.extras == ("eval",)
+    assert target.stack == [f"torch=={release.torch}", f"vllm=={release.vllm}", f"flashinfer-python=={release.flashinfer}",
+                            f"transformers=={release.transformers}"]
+    assert not any(r.startswith("verl") for r in target.requirements)
+    assert all(r in target.requirements for r in extras["eval"]) and any(r.startswith("pytest") for r in target.requirements)
+    assert not any(r.startswith(("hypothesis", "wandb", "TransferQueue")) for r in target.requirements)
+    manifest = wh.build(tmp_path / "wh", target, FakePip())
+    assert (manifest["vllm"], manifest["release_status"], manifest["extras"]) == (release.vllm, release.status, ["eval"])
+
+
+def test_vllm_may_name_the_gpu_stacks_releases_too():
+    for release in stack.RELEASES:
+        target = wh.plan_target("3.12", None, vllm=release.vllm)
+        assert target.release is release and target.stack == wh.stack_requirements(stack, release)
+        assert f"verl=={stack.VERL}" in target.stack and target.extras == wh.EXTRAS
+
+
+def test_a_vllm_no_table_lists_or_a_present_torch_it_does_not_pin_is_refused_in_one_line(tmp_path):
+    one_line_error(shell("--out", str(tmp_path / "wh"), "--vllm", "0.33"), "--vllm 0.33", "0.33.0",
+                   "give one of those versions exactly")
+    present = tmp_path / "freeze.txt"
+    present.write_text("torch==2.13.0\n")
+    one_line_error(shell("--out", str(tmp_path / "wh"), "--vllm", "0.33.0", "--present", str(present)),
+                   "needs torch 2.14.0", "has torch 2.13.0")
+    assert not (tmp_path / "wh").exists()
+
+
+def test_a_present_torch_the_named_engine_release_pins_is_kept_on_the_target(tmp_path):
+    present = tmp_path / "freeze.txt"
+    present.write_text("torch==2.14.0+cu130\n")
+    target = wh.plan_target("3.12", present, vllm="0.33.0")
+    assert target.release.vllm == "0.33.0" and target.torch_source == "present"
+
+
 def test_the_manifest_lists_every_file_with_its_sha256_and_bytes_and_the_total(tmp_path):
     out = tmp_path / "wh"
     manifest = wh.build(out, wh.plan_target("3.12", None), FakePip())
@@ -371,6 +411,7 @@ def test_a_present_cpu_torch_or_one_without_a_version_is_refused(tmp_path):
     (["--out", "A", "--python", "312"], "X.Y"),
     (["--out", "A", "--present", "no-such-freeze.txt"], "no such file"),
     (["--join", "A", "--part-mib", "5"], "--join takes only"),
+    (["--join", "A", "--vllm", "0.33.0"], "--join takes only"),
     (["--out", "A", "--bogus"], "--bogus"),
 ])
 def test_bad_arguments_fail_in_one_line(tmp_path, args, words):

@@ -133,6 +133,27 @@ def test_resolve_only_for_python_312_from_this_python_matches_the_stack_and_the_
     assert plan["total_bytes"] == sum(f["bytes"] for f in plan["files"]) > 2**30
 
 
+@pytest.mark.parametrize("release", stack.ENGINE_RELEASES, ids=lambda r: r.vllm)
+def test_each_engine_only_release_resolves_for_python_312_with_its_pins_and_no_verl(tmp_path, uv, release):
+    """`--vllm 0.33.0` (and 0.32.0): the V2 engine's wheelhouse, every pin of stack.py exactly, vLLM's own CUDA wheel."""
+    out = tmp_path / "lock"
+    res = subprocess.run(["bash", str(SCRIPT), "--out", str(out), "--resolve-only", "--python", TARGET,
+                          "--vllm", release.vllm], capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "GPU_WHEELHOUSE_LAUNCHER_PYTHON": sys.executable})
+    assert res.returncode == 0, res.stderr
+    plan = json.loads((out / "plan.json").read_text())
+    assert (plan["vllm"], plan["python"], plan["extras"]) == (release.vllm, TARGET, ["eval"])
+    pins = dict(line.split()[0].split("==") for line in (out / "lock.txt").read_text().splitlines()
+                if line and not line.startswith("#"))
+    for requirement in wh.stack_requirements(stack, release):
+        name, version = requirement.split("==")
+        assert pins[name] == version, requirement
+    assert "verl" not in pins and "pytest" in pins and "math-verify" in pins
+    fetched = {f["name"]: f for f in plan["files"]}
+    assert fetched["vllm"]["file"] == f"vllm-{release.vllm}-cp38-abi3-manylinux_2_28_x86_64.whl"
+    assert fetched["torch"]["file"].startswith(f"torch-{release.torch}-cp312-cp312-manylinux")
+
+
 def test_a_real_download_is_split_and_joined_back_to_the_sha256_and_size_the_index_gave(tmp_path, uv):
     small = ["idna==3.10", "six==1.17.0", "PyYAML==6.0.2"]  # about 0.9 MB; PyYAML has a wheel per CPython
     resolver = uv_route.Uv(uv)

@@ -94,5 +94,7 @@ def test_each_engine_release_is_one_extra_of_the_package():
     pyproject = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
     extras = pyproject["project"]["optional-dependencies"]
     assert [r.vllm for r in compat.ENGINE_RELEASES] == ["0.32.0", "0.33.0"]
-    assert extras["vllm-v2"] == ["vllm==0.32.0"]
-    assert extras["vllm-latest"] == ["vllm==0.33.0", "torch==2.14.0"]  # vLLM 0.33.0 pins torch 2.14.0
+    v2, latest = compat.ENGINE_RELEASES
+    assert extras["vllm-v2"] == [f"vllm=={v2.vllm}"]
+    assert extras["vllm-latest"] == [f"vllm=={latest.vllm}", f"torch=={latest.torch}"]  # stack.py: 0.33.0 pins torch 2.14.0
+    assert latest.torch == "2.14.0" and not (v2.with_verl or latest.with_verl)

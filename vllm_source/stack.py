@@ -5,7 +5,10 @@ its CUDA and CPU wheels differ in `_version.py` and `platforms/__init__.py` only
 runs the Python code CI runs. One more is *accepted*: vLLM 0.24.0, what
 `pip install verl[vllm]==0.9.1` installs; nothing has run on it. The backend asks
 `vllm_source/compat.py`, which reads this table, adds the releases the engine runs on beyond
-the GPU stack, and refuses any other before weights load.
+the GPU stack, and refuses any other before weights load. `ENGINE_RELEASES` are the
+releases the tandem engine and the eval run on beyond the GPU stack (vLLM's V2 model
+runner): verl 0.9.1 cannot install beside them (they need transformers >= 5.16.1), so
+their stack has no verl (`scripts/gpu_wheelhouse.sh --vllm 0.33.0`).
 
 Read by `compat`, `scripts/gpu_wheelhouse.py` (the offline wheel set; loaded by path, so
 this file imports nothing), `Dockerfile.repro` and `pyproject.toml` (their pins are checked
@@ -33,6 +36,8 @@ class VllmRelease:
     flashinfer: str  # flashinfer-python it pins
     flashinfer_cubin: str | None  # flashinfer-cubin it pins, None when it pins none
     status: str  # "tested" (CI runs it) or "accepted" (documented, never run)
+    transformers: str = TRANSFORMERS_RESOLVED  # the transformers installed beside it
+    with_verl: bool = True  # False: an engine-only release, verl 0.9.1 cannot install beside it
 
     @property
     def minor(self) -> str:
@@ -47,11 +52,33 @@ RELEASES = (
 )
 TESTED = RELEASES[0]
 
+# The V2 model runner's releases (the engine and the eval only). Their pins were resolved for
+# CPython 3.12 on manylinux x86_64 from each wheel's METADATA (uv, 2026-11-28); the
+# transformers is the one the V2 lane runs (5.19.0), inside both vLLMs' ranges and the package's.
+ENGINE_RELEASES = (
+    VllmRelease("0.32.0", torch="2.13.0", torch_cuda="cu130", flashinfer="0.7.0.post1", flashinfer_cubin=None,
+                status="tested on CPU: engine and eval, V2 model runner", transformers="5.19.0", with_verl=False),
+    VllmRelease("0.33.0", torch="2.14.0", torch_cuda="cu130", flashinfer="0.7.2.post1", flashinfer_cubin=None,
+                status="accepted on GPU: engine and eval, V2 model runner; never run", transformers="5.19.0",
+                with_verl=False),
+)
+
 
 def release_for_vllm(version: str) -> VllmRelease | None:
     """The table's row for a vLLM version string ("0.28.0", "0.28.0+cpu", "0.24.1"), matched by minor."""
     minor = ".".join(version.split("+")[0].split(".")[:2])
     return next((r for r in RELEASES if r.minor == minor), None)
+
+
+def engine_release(version: str) -> VllmRelease | None:
+    """The engine-only row for a vLLM version string, matched by minor."""
+    minor = ".".join(version.split("+")[0].split(".")[:2])
+    return next((r for r in ENGINE_RELEASES if r.minor == minor), None)
+
+
+def release_named(version: str) -> VllmRelease | None:
+    """The row, of either table, whose version is exactly `version` ("0.33.0"): what a wheelhouse is built for."""
+    return next((r for r in RELEASES + ENGINE_RELEASES if r.vllm == version), None)
 
 
 def release_for_torch(version: str) -> VllmRelease | None:
@@ -60,6 +87,6 @@ def release_for_torch(version: str) -> VllmRelease | None:
     return next((r for r in RELEASES if r.torch == base), None)
 
 
-def describe() -> str:
-    """One line naming every release in the table, for error messages."""
-    return ", ".join(f"{r.vllm} ({r.status}, torch {r.torch})" for r in RELEASES)
+def describe(releases: tuple[VllmRelease, ...] = RELEASES) -> str:
+    """One line naming every release of a table (the GPU stack's by default), for error messages."""
+    return ", ".join(f"{r.vllm} ({r.status}, torch {r.torch})" for r in releases)

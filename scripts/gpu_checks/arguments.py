@@ -109,6 +109,12 @@ def check_wheelhouse(folder: Path) -> tuple[dict, object]:
         raise UsageError(f"gpu_check: --wheelhouse: {e}") from None
     release = STACK.release_for_vllm(manifest["vllm"])
     rebuild = f"rebuild it with bash scripts/gpu_wheelhouse.sh --out {folder}"
+    engine = STACK.release_named(manifest["vllm"])
+    if engine is not None and not engine.with_verl:
+        raise UsageError(f"gpu_check: --wheelhouse {folder} holds vLLM {engine.vllm}, an engine-only release "
+                         "(no verl): install it into a venv of its own (pip install --no-index --find-links "
+                         f"{folder} --no-build-isolation {' '.join(manifest['stack'])} -e .[{','.join(manifest['extras'])}] "
+                         "pytest) and pass that venv's python as --v2-python")
     if release is None or release.vllm != manifest["vllm"]:
         raise UsageError(f"gpu_check: --wheelhouse {folder} holds vLLM {manifest['vllm']}, which "
                          f"vllm_source/stack.py does not list ({STACK.describe()}): {rebuild}")

@@ -17,7 +17,7 @@ from pathlib import Path
 from .basics import FORMAT, LOCK, MANIFEST, PLAN, Dist, ResolveError, WheelhouseError, base_version, normalize
 from .download import file_entry
 from .parts import split
-from .target import EXTRAS, Target
+from .target import Target
 
 KEPT = (MANIFEST, LOCK, PLAN)  # besides wheels, what an earlier build or resolve leaves in --out
 
@@ -140,7 +140,7 @@ def common_fields(res: Resolution, target: Target, resolver) -> dict:
         "vllm": target.release.vllm, "release_status": target.release.status, "torch": target.release.torch,
         "torch_cuda": target.release.torch_cuda, "torch_source": target.torch_source,
         "python": target.python, "python_platform": target.platform, "platform": list(target.platforms),
-        "stack": target.stack, "build_requires": target.build_requires, "extras": list(EXTRAS),
+        "stack": target.stack, "build_requires": target.build_requires, "extras": list(target.extras),
         "requirements": target.requirements, "present_constraints": res.constrained,
         "present_dropped": res.dropped,
         "skipped_present": [{"name": d.name, "version": target.present[normalize(d.name)]} for d in res.skipped],

@@ -1,7 +1,7 @@
 """An offline wheelhouse: every wheel the GPU stack needs, in one folder, for a node without internet.
 
-    bash scripts/gpu_wheelhouse.sh --out DIR [--python 3.12] [--present FILE] [--part-mib N]
-    bash scripts/gpu_wheelhouse.sh --out DIR --resolve-only [--python 3.12] [--present FILE]
+    bash scripts/gpu_wheelhouse.sh --out DIR [--vllm X.Y.Z] [--python 3.12] [--present FILE] [--part-mib N]
+    bash scripts/gpu_wheelhouse.sh --out DIR --resolve-only [--vllm X.Y.Z] [--python 3.12] [--present FILE]
     bash scripts/gpu_wheelhouse.sh --join DIR
 
 Build it on any machine with internet and a Python 3.11+; the target's Python need not be
@@ -10,6 +10,8 @@ glibc 2.34 or newer (--platform x86_64-manylinux_2_34: Ubuntu 22.04+, RHEL 9+), 
 
   * the GPU stack of vllm_source/stack.py: torch, vLLM, flashinfer-python (and
     flashinfer-cubin where the release pins it), verl without its [vllm] extra, transformers;
+    with --vllm an engine-only release (0.32.0, 0.33.0: vLLM's V2 model runner, which verl
+    0.9.1 cannot install beside), the same without verl, at that release's transformers;
   * this package's dependencies and its dev, eval and wandb extras (pyproject.toml), its
     build requirements (for an editable install with no index) and pip;
 
@@ -32,8 +34,9 @@ the index's sizes) and downloads nothing.
 --present FILE is a `pip freeze` of the target (e.g. a base image that already holds
 torch). What it already has at the resolved version is skipped, and its pins are given to
 the resolver as constraints (when they conflict with the stack, only torch's is kept, and
-the manifest says so). A torch in FILE chooses the vLLM release (stack.release_for_torch:
-torch 2.13 -> vLLM 0.28, torch 2.11 -> vLLM 0.24); a torch or vllm no release pairs is refused.
+the manifest says so). Without --vllm, a torch in FILE chooses the vLLM release
+(stack.release_for_torch: torch 2.13 -> vLLM 0.28, torch 2.11 -> vLLM 0.24); a torch or vllm
+no release pairs is refused, as is a torch in FILE other than the one --vllm's release pins.
 
 --part-mib N cuts every file larger than N MiB into DIR/FILE.part000, .part001, ...
 (for media or transfers with a size limit); --join DIR puts them back, checks every part
@@ -42,6 +45,8 @@ and every file against the manifest's sha256 and removes the parts. Then, on the
     pip install --no-index --find-links DIR --no-build-isolation <stack> -e .[dev,eval,wandb]
 
 or `bash scripts/gpu_check.sh --wheelhouse DIR --out OUT`, which does that into .venv-gpu.
+An engine-only wheelhouse (--vllm 0.33.0) goes into a venv of its own, whose python is
+gpu_check's --v2-python.
 Bad input fails in one line naming the fix, before any download; exit 2. Standard library
 only: it runs before anything is installed.
 """
@@ -74,6 +79,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                       help="build the wheelhouse into DIR (new, empty, or an earlier unsplit build to reuse)")
     mode.add_argument("--join", type=Path, metavar="DIR",
                       help="put the split files of the wheelhouse DIR back and check every file's sha256")
+    ap.add_argument("--vllm", metavar="X.Y.Z",
+                    help="the vLLM release, exactly as vllm_source/stack.py lists it (default: the one --present's "
+                         "torch pins, else the tested one); 0.32.0 and 0.33.0 are the V2 engine's, without verl")
     ap.add_argument("--python", metavar="X.Y",
                     help=f"the target machine's Python (default {DEFAULT_PYTHON}, Ubuntu 24.04's and the image's)")
     ap.add_argument("--platform", metavar="TAG",
@@ -96,9 +104,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 def check_combination(args: argparse.Namespace) -> None:
-    building = (args.python, args.present, args.part_mib, args.platform, args.resolver, args.resolve_only or None)
+    building = (args.vllm, args.python, args.present, args.part_mib, args.platform, args.resolver,
+                args.resolve_only or None)
     if args.join and any(value is not None for value in building):
-        raise WheelhouseError("--join takes only the wheelhouse folder: drop --python, --present, --part-mib, "
+        raise WheelhouseError("--join takes only the wheelhouse folder: drop --vllm, --python, --present, --part-mib, "
                               "--platform, --resolver and --resolve-only")
     if args.part_mib is not None and args.part_mib < 1:
         raise WheelhouseError(f"--part-mib {args.part_mib}: give a size of at least 1 MiB")
@@ -148,7 +157,7 @@ def main(argv: list[str] | None = None, resolver=None) -> int:
             print(f"wheelhouse {args.join}: {manifest['file_count']} files joined and checked against "
                   f"{MANIFEST} (sha256); install with pip install --no-index --find-links {args.join}")
             return 0
-        target = plan_target(args.python, args.present, platform=args.platform)
+        target = plan_target(args.python, args.present, platform=args.platform, vllm=args.vllm)
         out = args.out.resolve()
         check_out_dir(out)
         resolver = resolver or make_resolver(args.resolver, target)

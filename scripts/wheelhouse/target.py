@@ -1,5 +1,9 @@
 """What the wheelhouse is for: the target's Python and platform, what it already has, the vLLM release.
 
+The release is the one --vllm names (either table of vllm_source/stack.py: the GPU stack's,
+or an engine-only release of the V2 model runner, which gets no verl), else the one the
+target's torch pins, else the tested one.
+
 Every check here needs no network, so bad input is refused before anything is resolved or
 downloaded. The stack's pins come from vllm_source/stack.py and the package's own
 requirements from pyproject.toml: there is no second list.
@@ -16,6 +20,9 @@ from pathlib import Path
 from .basics import REPO, WheelhouseError, normalize, unique
 
 EXTRAS = ("dev", "eval", "wandb")  # what `pip install -e .[...]` from the wheelhouse asks for
+# Beside an engine-only release: the V2 lane's install (scripts/scale/install_v2.sh), `.[eval]` and
+# the dev extra's pytest; the dev extra itself holds verl, which cannot install there.
+ENGINE_EXTRAS, ENGINE_DEV_TOOLS = ("eval",), ("pytest",)
 DEFAULT_PYTHON = "3.12"  # Ubuntu 24.04's, the image's
 DEFAULT_PLATFORM = "x86_64-manylinux_2_34"  # glibc 2.34: RHEL 9, Ubuntu 22.04 and newer (llguidance needs 2.31)
 LEGACY_MANYLINUX = ("manylinux2014_x86_64", "manylinux2010_x86_64", "manylinux1_x86_64")
@@ -53,11 +60,11 @@ def load_stack():
 
 
 def stack_requirements(stack, release) -> list[str]:
-    """The GPU stack of one release, as pip requirement lines (verl without [vllm])."""
+    """The GPU stack of one release, as pip requirement lines (verl without [vllm]; none beside an engine-only release)."""
     reqs = [f"torch=={release.torch}", f"vllm=={release.vllm}", f"flashinfer-python=={release.flashinfer}"]
     if release.flashinfer_cubin:
         reqs.append(f"flashinfer-cubin=={release.flashinfer_cubin}")
-    return reqs + [f"verl=={stack.VERL}", f"transformers=={stack.TRANSFORMERS_RESOLVED}"]
+    return reqs + ([f"verl=={stack.VERL}"] if release.with_verl else []) + [f"transformers=={release.transformers}"]
 
 
 def read_pyproject(path: Path = REPO / "pyproject.toml") -> dict:
@@ -74,11 +81,15 @@ def build_requirements(pyproject: dict) -> list[str]:
     return unique(list(pyproject["build-system"]["requires"]) + ["pip"])
 
 
-def project_requirements(pyproject: dict) -> list[str]:
-    """This package's dependencies and the extras it is installed with from the wheelhouse."""
+def project_requirements(pyproject: dict, with_verl: bool = True) -> list[str]:
+    """This package's dependencies and the extras it is installed with from the wheelhouse (beside an
+    engine-only release: ENGINE_EXTRAS and the dev extra's ENGINE_DEV_TOOLS)."""
     project = pyproject["project"]
     extras = project.get("optional-dependencies", {})
-    return unique(list(project["dependencies"]) + [r for name in EXTRAS for r in extras.get(name, [])])
+    if with_verl:
+        return unique(list(project["dependencies"]) + [r for name in EXTRAS for r in extras.get(name, [])])
+    tools = [r for r in extras.get("dev", []) if normalize(re.split(r"[\s<>=!~\[;]", r, maxsplit=1)[0]) in ENGINE_DEV_TOOLS]
+    return unique(list(project["dependencies"]) + [r for name in ENGINE_EXTRAS for r in extras.get(name, [])] + tools)
 
 
 def python_allowed(spec: str, python: str) -> bool:
@@ -108,6 +119,7 @@ class Target:
     requirements: list[str]  # everything handed to the resolver
     build_requires: list[str] = field(default_factory=list)
     platform: str = DEFAULT_PLATFORM  # uv's spelling: x86_64-manylinux_2_N
+    extras: tuple[str, ...] = EXTRAS  # the package's extras installed from it (ENGINE_EXTRAS beside an engine-only release)
 
     @property
     def platforms(self) -> tuple[str, ...]:
@@ -134,12 +146,31 @@ def read_present(path: Path) -> dict[str, str]:
     return present
 
 
-def choose_release(stack, present: dict[str, str], source: str):
-    """The release the target's torch pins (or the tested one with no torch there), and where torch comes from."""
+def named_release(stack, vllm: str):
+    """The release --vllm names, exactly, from either table of stack.py; one line naming them all otherwise."""
+    release = stack.release_named(vllm)
+    if release is None:
+        raise WheelhouseError(f"--vllm {vllm}: vllm_source/stack.py lists no such release (GPU stack: "
+                              f"{stack.describe()}; engine and eval only: {stack.describe(stack.ENGINE_RELEASES)}): "
+                              "give one of those versions exactly")
+    return release
+
+
+def choose_release(stack, present: dict[str, str], source: str, vllm: str | None = None):
+    """The release --vllm names, else the one the target's torch pins (or the tested one with no torch there),
+    and where torch comes from."""
     torch = present.get("torch")
-    if torch is None:
+    if vllm is not None:
+        release = named_release(stack, vllm)
+        if torch is not None and torch.split("+")[0] != release.torch:
+            raise WheelhouseError(f"--vllm {vllm} needs torch {release.torch}, and {source} has torch {torch}: "
+                                  "drop torch from the file to ship that one in the wheelhouse")
+    elif torch is None:
         return stack.TESTED, "wheelhouse"
-    release = stack.release_for_torch(torch)
+    else:
+        release = stack.release_for_torch(torch)
+    if torch is None:
+        return release, "wheelhouse"
     if release is None:
         raise WheelhouseError(f"{source} has torch {torch}, which no vLLM release in vllm_source/stack.py pins "
                               f"({stack.describe()}): build for a target with one of those torch versions, or "
@@ -155,14 +186,14 @@ def choose_release(stack, present: dict[str, str], source: str):
 def check_present_vllm(stack, present: dict[str, str], release, source: str) -> None:
     """A vLLM on the target must be the release its torch chose: any other is one no tested stack runs."""
     have = present.get("vllm")
-    if have is not None and stack.release_for_vllm(have) is not release:
+    if have is not None and have.split("+")[0] != release.vllm and stack.release_for_vllm(have) is not release:
         raise WheelhouseError(f"{source} has vllm {have}, which vllm_source/stack.py does not pair with torch "
                               f"{release.torch} ({stack.describe()}): drop vllm from the file to ship vLLM "
                               f"{release.vllm} in the wheelhouse")
 
 
 def plan_target(python: str, present_file: Path | None, stack=None, pyproject: dict | None = None,
-                platform: str = DEFAULT_PLATFORM) -> Target:
+                platform: str = DEFAULT_PLATFORM, vllm: str | None = None) -> Target:
     """Every check that needs no network: Python version, platform, the --present file, the release."""
     if not re.fullmatch(r"3\.\d{1,2}", python):
         raise WheelhouseError(f"--python {python}: give the target's Python as X.Y, e.g. --python 3.12")
@@ -175,9 +206,10 @@ def plan_target(python: str, present_file: Path | None, stack=None, pyproject: d
     platform = f"x86_64-manylinux_2_{glibc_of(platform)}"
     present = read_present(present_file) if present_file else {}
     source = f"--present {present_file}"
-    release, torch_source = choose_release(stack, present, source)
+    release, torch_source = choose_release(stack, present, source, vllm)
     check_present_vllm(stack, present, release, source)
     stack_reqs = stack_requirements(stack, release)
     build = build_requirements(pyproject)
     return Target(python, present, release, torch_source, stack_reqs,
-                  unique(stack_reqs + project_requirements(pyproject) + build), build, platform)
+                  unique(stack_reqs + project_requirements(pyproject, release.with_verl) + build), build, platform,
+                  EXTRAS if release.with_verl else ENGINE_EXTRAS)
