@@ -16,6 +16,7 @@ import textwrap
 from pathlib import Path
 
 from tandem.errors import TandemError
+from tandem.jsonl import read_text
 from tandem.strict import Raw, build
 
 
@@ -24,19 +25,27 @@ def _first_line(e: Exception) -> str:
 
 
 def read_config_file(path: str | Path) -> dict:
-    """A YAML (.yaml/.yml) or JSON file holding one mapping; a parse error names file:line:column."""
+    """A YAML (.yaml/.yml) or JSON file holding one mapping; a parse error names file:line:column.
+
+    The file is read as bytes and decoded as every input file is (`tandem.jsonl.read_text`), so
+    a byte that is not UTF-8 is `FILE:LINE: not UTF-8 (byte 0xNN at column C)`, not a codec's message.
+    """
+    import io
+
     import yaml
     from omegaconf import OmegaConf
 
     path = Path(path)
     if not path.is_file():
         raise TandemError(f"config file {path} not found; pass an existing .yaml or .json file")
+    text = read_text(path)
     try:
-        top = yaml.compose(path.read_text(), Loader=yaml.SafeLoader)  # the file's shape, before OmegaConf reads it
+        top = yaml.compose(text, Loader=yaml.SafeLoader)  # the file's shape, before OmegaConf reads it
         if top is not None and not isinstance(top, yaml.MappingNode):
             what = "a list" if isinstance(top, yaml.SequenceNode) else f"the value {top.value!r}"
             raise TandemError(f"config file {path} must be a mapping of keys to values (key: value lines), got {what}")
-        return OmegaConf.to_container(OmegaConf.load(path), resolve=True)  # OmegaConf refuses duplicate keys
+        config = OmegaConf.load(io.StringIO(text))  # OmegaConf refuses duplicate keys
+        return OmegaConf.to_container(config, resolve=True)
     except TandemError:
         raise
     except yaml.MarkedYAMLError as e:

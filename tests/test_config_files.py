@@ -59,3 +59,28 @@ def test_an_empty_file_is_an_empty_config_and_a_good_one_reads(tmp_path):
     assert read_config_file(tmp_path / "empty.yaml") == {}
     cfg = load_config(TrainConfig, tmp_path / "run.yaml", ["lr=0.001"])
     assert (cfg.steps, cfg.tandem.prob_senior, cfg.lr) == (4, 0.25, 0.001)
+
+
+def test_a_byte_that_is_not_utf8_is_named_as_in_the_data_files(tmp_path):
+    path = tmp_path / "run.yaml"
+    path.write_bytes(b"steps: 4\n# caf\xe9 au lait\nlr: 0.1\n")
+    with pytest.raises(TandemError) as e:
+        read_config_file(path)
+    assert str(e.value) == f"{path}:2: not UTF-8 (byte 0xE9 at column 6); save the file as UTF-8"
+
+
+def test_a_config_file_that_is_not_utf8_is_refused_in_one_line_before_any_folder(tiny_dir, tmp_path, capsys):
+    from tandem_app.commands.cli import main
+
+    path, out = tmp_path / "run.json", tmp_path / "run"
+    path.write_bytes(b'{"steps": 1,\n "wandb_project": "\xff"}\n')
+    assert main(["train", "--config", str(path), "--model", str(tiny_dir), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines() == [f"error: {path}:2: not UTF-8 (byte 0xFF at column 20); save the file as UTF-8"]
+    assert not out.exists()
+
+
+def test_a_byte_order_mark_before_the_first_key_is_accepted(tmp_path):
+    path = tmp_path / "run.yaml"
+    path.write_bytes(b"\xef\xbb\xbfsteps: 4\n")
+    assert read_config_file(path) == {"steps": 4}
