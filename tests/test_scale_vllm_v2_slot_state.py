@@ -269,6 +269,22 @@ def test_dummy_runs_are_told_apart_until_the_first_request():
     assert state.batch_size > 0
 
 
+def test_the_junior_is_skipped_only_while_every_slots_latest_request_is_solo():
+    """`all_solo` decides before the forward whether the pair runs the junior's trunk: never before the first
+    request (profiling and CUDA graph capture must hold the junior), never while a tandem request may be live."""
+    state = new_state(n=3)
+    state.add(0, {})  # vLLM's own request: not a user's, the junior still runs
+    assert state.all_solo() is False
+    state.add(0, tandem_extra_args(request_key("solo", 0), solo=True))
+    assert state.all_solo() is True  # a validation batch: every slot solo
+    state.add(1, tandem_extra_args(request_key("team", 0)))
+    assert state.all_solo() is False
+    state.add(2, tandem_extra_args(request_key("solo", 1), solo=True))
+    assert state.all_solo() is False  # slot 1's tandem request may still be in the step (V2 reports no removal)
+    state.add(1, tandem_extra_args(request_key("solo", 2), solo=True))
+    assert state.all_solo() is True  # its slot now holds a solo request
+
+
 @pytest.mark.parametrize("runner, value", [("v1", "0"), ("v2", "1")])
 def test_both_arms_are_pinned_to_the_runner_tandem_runs_on_with_the_installed_vllm(runner, value):
     env: dict = {}

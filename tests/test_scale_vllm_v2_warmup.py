@@ -201,3 +201,55 @@ def test_penalties_on_a_tandem_request_are_refused_at_admission_and_kept_solo(en
     solo = vllm.SamplingParams(max_tokens=2, repetition_penalty=1.3, extra_args={"tandem_solo": True})
     (out,) = engine.llm.generate([{"prompt_token_ids": prompts[0]}], solo, use_tqdm=False)
     assert len(out.outputs[0].token_ids) == 2  # the senior writes every token: its penalised logits are right
+
+
+@pytest.mark.parametrize("prefix_caching", [False, True])
+def test_a_step_of_solo_requests_skips_the_juniors_trunk_unless_prefix_caching_may_reuse_its_cache(
+        prefix_caching, prompts, expected, v2_senior, v2_junior, tokenizer):
+    """V2 knows a step's rows only in the sampler; the pair decides before the forward from each slot's latest
+    request (`TandemSlotState.all_solo`). Counted on the junior module of a fresh eager engine: a solo batch after
+    a tandem one never calls it (with prefix caching it must: a later tandem request may reuse those blocks), a
+    tandem batch does, and both decode as the reference engine does."""
+    from tandem.engine import TandemEngine
+    from tandem.models import load_model
+
+    def count_junior(worker):
+        model = worker.model_runner.model
+        model._junior_calls = 0
+
+        def hook(*_):
+            model._junior_calls += 1
+
+        model._junior_hook = model.junior.register_forward_hook(hook)
+        return {}
+
+    def calls_and_stop(worker):
+        model = worker.model_runner.model
+        model._junior_hook.remove()
+        return model._junior_calls
+
+    eng = VLLMEngine(str(v2_senior), cfg_for(STRATEGY, v2_junior), enable_prefix_caching=prefix_caching,
+                     **LLM_KWARGS)
+
+    def junior_calls_during(generate):
+        eng.llm.collective_rpc(count_junior)
+        try:
+            out = generate()
+        finally:
+            (calls,) = eng.llm.collective_rpc(calls_and_stop)
+        return out, calls
+
+    keys = KEYS[: len(prompts)]
+    try:
+        tandem, tandem_calls = junior_calls_during(lambda: eng.generate(prompts, GREEDY, keys))
+        # vLLM hands out the freed slots first (a stack), so the solo batch's first step reuses every slot
+        # a tandem request held: from then on each step is all solo.
+        solo, solo_calls = junior_calls_during(lambda: eng.generate(prompts * 4, GREEDY, keys * 4, solo=True))
+    finally:
+        del eng
+        gc.collect()
+    assert tandem_calls > 0 and (solo_calls > 0) == prefix_caching, (tandem_calls, solo_calls)
+    assert tokens_and_masks(tandem) == expected
+    senior = TandemEngine(load_model(str(v2_senior), "float32", "cpu"), None, tokenizer, cfg_for(STRATEGY, v2_junior))
+    want = senior.generate(prompts * 4, GREEDY, keys * 4, solo=True)
+    assert [r.token_ids for r in solo] == [r.token_ids for r in want]

@@ -75,8 +75,16 @@ class TandemSlotState:
         return self.started
 
     def all_solo(self) -> bool:
-        """False: the step's rows are known only in the sampler, after the model ran (the junior runs every step)."""
-        return False
+        """True when every slot's latest request is solo, after the first request: then so is every row of
+        the step, and the wrapper model skips the junior.
+
+        A step's rows (`idx_mapping`) reach only the sampler, after the model ran; but `add` runs
+        for each new request before the forward of its first step, and a slot's flag is that of
+        its latest request. A finished tandem request's slot keeps False until reused: the junior
+        then runs (safe). Before any request (profiling, warm-up, CUDA graph capture) the junior
+        always runs, so memory profiling and a captured graph hold it. Host flags only: no sync.
+        """
+        return self.started > 0 and bool(self.solo.all())
 
     def add(self, slot: int, extra_args: dict | None, max_tokens: int | None = None) -> bool:
         """(Re)start `slot` for a request of at most `max_tokens` output tokens (None: `self.max_tokens`);
