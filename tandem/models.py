@@ -118,5 +118,40 @@ def check_same_model_vocab(senior, junior) -> None:
         )
 
 
+def embedding_rows(model: str | Path, what: str = "model") -> int:
+    """The rows of `model`'s token embedding: `vocab_size` of its config, read without loading the weights,
+    so a pair that cannot share tokens is refused before any model loads or any file is written."""
+    from transformers import AutoConfig
+
+    check_model_path(model, what=what)
+    try:
+        config = AutoConfig.from_pretrained(model)
+    except Exception as e:  # transformers raises OSError, ValueError, KeyError, ... for an unreadable config
+        raise TandemError(f"cannot read the config of {what} {model}{_as_hub_name(model)}: {_first_line(e)}") from None
+    value = getattr(config.get_text_config(), "vocab_size", None)
+    if not isinstance(value, int) or value < 1:
+        raise TandemError(f"{what} {model}: its config names no vocab_size, so its embedding cannot be checked "
+                          "against the tokenizer; set it in config.json")
+    return value
+
+
+def check_tokenizer_rows(model: str | Path, tokenizer, what: str = "model") -> int:
+    """`model`'s embedding rows, which must hold every id its `tokenizer` writes (else an IndexError in the
+    first forward pass that meets a high id, long after the run began)."""
+    rows = embedding_rows(model, what)
+    if len(tokenizer) > rows:
+        raise TandemError(f"{what} {model}: its tokenizer has {len(tokenizer)} ids but its embedding only {rows} "
+                          "rows; use the tokenizer the model was trained with")
+    return rows
+
+
+def check_partner_rows(senior_rows: int, junior_rows: int, junior: str) -> None:
+    """Senior and junior of one vocabulary have one embedding size: each reads every token the other writes
+    (else an IndexError mid-generation). `junior` names the junior as its user gave it (flag or key, and path)."""
+    if senior_rows != junior_rows:
+        raise TandemError(f"{junior} has {junior_rows} embedding rows but the senior {senior_rows}: each reads the "
+                          "tokens the other writes; use a junior with the senior's embedding size")
+
+
 def context_length(model) -> int:
     return int(getattr(model.config, "max_position_embeddings", 1 << 30))

@@ -77,6 +77,7 @@ class EvalBackend:
         self.batch_size = settings.batch_size if settings.backend == "engine" else None
         self._models: dict[str, object] = {}
         self._backends: dict[str, object] = {}
+        self._checked = False
 
     # --- the tokenizers and the vocabulary check, on first use -----------------------------
 
@@ -107,6 +108,27 @@ class EvalBackend:
                 raise TandemError(f"{e}; or pass --allow-vocab-mismatch to re-tokenise every handoff") from None
             return False
         return True
+
+    def check_models(self) -> None:
+        """Refuse, before any model loads, a pair whose tokens one of them cannot read.
+
+        Each model's embedding has a row for every id of its tokenizer, and a pair sharing one
+        vocabulary has one embedding size (each reads every token the other writes); else an
+        IndexError mid-generation, after the run's files were begun. Read from the tokenizers and
+        configs only; checked once, by `backend` before it builds one and by the eval tools before
+        they take their folder.
+        """
+        if self._checked:
+            return
+        from tandem.models import check_partner_rows, check_tokenizer_rows
+
+        s = self.settings
+        senior_rows = check_tokenizer_rows(s.senior, self.tokenizer, "senior")
+        if s.junior is not None:
+            junior_rows = check_tokenizer_rows(s.junior, self.junior_tokenizer, "junior")
+            if self.same_vocab:
+                check_partner_rows(senior_rows, junior_rows, f"--junior {s.junior}")
+        self._checked = True
 
     # --- the two evaluations ----------------------------------------------------------------
 
@@ -154,6 +176,7 @@ class EvalBackend:
         if role != "senior" and self.settings.junior is None:
             raise TandemError(f"the {role} backend needs a junior model; pass --junior")
         if role not in self._backends:
+            self.check_models()
             build = self._engine_backend if self.settings.backend == "engine" else self._vllm_backend
             self._backends[role] = build(role)
         return self._backends[role]

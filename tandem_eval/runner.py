@@ -186,6 +186,7 @@ def run_eval(run: EvalRun, phase: str, models: dict, backend: EvalBackend) -> di
     """Evaluate every benchmark of `run` with `backend` (its models load when a benchmark needs them); write and
     return the overall summary."""
     preset = run.preset
+    backend.check_models()  # the models' tokens before the data, the data before the folder
     benchmarks = load_run_benchmarks(run)
     grader.warm_up()  # math-verify imported now, not inside the first grading call's time bound
     base = {"phase": phase, "preset": preset.name, **models, "backend": run.engine.backend, "n": run.n,

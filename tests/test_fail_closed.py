@@ -138,6 +138,21 @@ def test_train_refuses_a_junior_with_another_embedding_size_before_any_folder(wi
     assert not out.exists()
 
 
+def test_eval_handoff_refuses_a_junior_with_more_embedding_rows_before_any_model_or_file(wide_teacher, tiny_dir,
+                                                                                         tmp_path, capsys,
+                                                                                         monkeypatch):
+    def no_model(*args, **kwargs):
+        raise AssertionError("a model was loaded before the pair was checked")
+
+    monkeypatch.setattr("tandem.models.load_model", no_model)
+    data, out = _file(tmp_path, "ok.jsonl", NOT_UTF8.split(b"\n")[0] + b"\n"), tmp_path / "eval"
+    line = _refused(["eval-handoff", "--senior", str(tiny_dir), "--junior", str(wide_teacher), "--benchmarks",
+                     str(data), "--n", "1", "--max-new-tokens", "4", "--out-dir", str(out)], capsys)
+    assert line == (f"error: --junior {wide_teacher} has 600 embedding rows but the senior 512: each reads the "
+                    "tokens the other writes; use a junior with the senior's embedding size")
+    assert not out.exists()
+
+
 @pytest.mark.parametrize("command", ["train", "sft", "distill"])
 @pytest.mark.parametrize("device, line", [
     ("gpu", "device='gpu' is not a torch device; use cpu or cuda (cuda:N)"),

@@ -52,24 +52,12 @@ def check_vocab(teacher_tok, student_tok, retokenize: bool) -> bool:
     return True
 
 
-def embedding_rows(model: str, what: str) -> int:
-    """The rows of `model`'s token embedding: `vocab_size` of its config (read without loading the weights)."""
-    from transformers import AutoConfig
-
-    value = getattr(AutoConfig.from_pretrained(model), "vocab_size", None)
-    if not isinstance(value, int) or value < 1:
-        raise TandemError(f"{what} {model}: its config names no vocab_size, so its embedding cannot be checked "
-                          "against the tokenizer; set it in config.json")
-    return value
-
-
 def check_embedding_rows(cfg, teacher_tok, student_tok, same_vocab: bool) -> None:
     """Each model has a row for every id of its tokenizer; sharing ids, the student has a row for every teacher id."""
-    rows = {"teacher": embedding_rows(cfg.teacher, "teacher"), "student": embedding_rows(cfg.student, "student")}
-    for name, tok in (("teacher", teacher_tok), ("student", student_tok)):
-        if len(tok) > rows[name]:
-            raise TandemError(f"{name} {getattr(cfg, name)}: its tokenizer has {len(tok)} ids but its embedding only "
-                              f"{rows[name]} rows; use the tokenizer the model was trained with")
+    from tandem.models import check_tokenizer_rows
+
+    rows = {name: check_tokenizer_rows(getattr(cfg, name), tok, name)
+            for name, tok in (("teacher", teacher_tok), ("student", student_tok))}
     if same_vocab and rows["teacher"] > rows["student"]:
         raise TandemError(f"the teacher has {rows['teacher']} embedding rows but the student {rows['student']}: the "
                           f"teacher can write ids {rows['student']}..{rows['teacher'] - 1}, which the student has no "

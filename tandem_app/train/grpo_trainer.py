@@ -25,7 +25,7 @@ from tandem.engine import TandemEngine
 from tandem.errors import TandemError
 from tandem.grading import reward
 from tandem.junior_update import check_self_paired
-from tandem.models import check_same_vocab, load_model, load_tokenizer
+from tandem.models import check_partner_rows, check_same_vocab, load_model, load_tokenizer
 from tandem_app.task import generate_problems
 from tandem_app.train.data import prompt_ids_batch, writer_prompt_ids_batch
 from tandem_app.train.evaluate import greedy_solo_accuracy
@@ -35,16 +35,6 @@ from tandem_app.train.rollout_batch import GroupSampler, rollout_metrics
 from tandem_app.train.train_config import TrainConfig
 
 METRIC_NAMES = {"pg_clipfrac": "clipfrac"}  # the update's names that the run's log spells otherwise
-
-
-def check_embedding_rows(senior, junior, junior_model: str) -> None:
-    """Senior and junior have one embedding size: each reads every token the other writes (else an IndexError
-    mid-rollout, after the run's folder is written)."""
-    rows = senior.get_input_embeddings().num_embeddings, junior.get_input_embeddings().num_embeddings
-    if rows[0] != rows[1]:
-        raise TandemError(f"tandem.junior_model {junior_model} has {rows[1]} embedding rows but the senior "
-                          f"{rows[0]}: each reads the tokens the other writes; use a junior with the senior's "
-                          "embedding size")
 
 
 class GRPOTrainer:
@@ -100,7 +90,8 @@ class GRPOTrainer:
         self.junior = load_model(cfg.tandem.junior_model, device=cfg.device) if other else self.base
         if other:
             check_same_vocab(self.tokenizer, load_tokenizer(cfg.tandem.junior_model))
-            check_embedding_rows(self.senior, self.junior, cfg.tandem.junior_model)
+            rows = [m.get_input_embeddings().num_embeddings for m in (self.senior, self.junior)]
+            check_partner_rows(*rows, f"tandem.junior_model {cfg.tandem.junior_model}")
         if not self.junior_update.frozen:
             self.junior = copy.deepcopy(self.base)
 
