@@ -58,6 +58,21 @@ def read_text(path: str | os.PathLike) -> str:
     return "".join(decode_line(path, n, raw) for n, raw in enumerate(lines, 1))
 
 
+def read_json(path: str | os.PathLike, fix: str = "fix it, or re-run what wrote it") -> dict:
+    """One JSON object from a file, read as the JSONL rows are: a missing file, a byte that is not UTF-8,
+    text that is not JSON or a document that is not an object is one line naming the file, and `fix`."""
+    path = Path(path)
+    if not path.is_file():
+        raise TandemError(f"{path}: no such file; {fix}")
+    try:
+        document = json.loads(read_text(path))
+    except json.JSONDecodeError as e:
+        raise TandemError(f"{path}:{e.lineno}: not valid JSON ({e.msg}); {fix}") from None
+    if not isinstance(document, dict):
+        raise TandemError(f"{path}: expected a JSON object, got {type(document).__name__}; {fix}")
+    return document
+
+
 def write_jsonl(path: str | os.PathLike, rows: Iterable[dict]) -> None:
     """Write rows atomically: to a temporary file first, then rename over `path`."""
     path = Path(path)

@@ -52,6 +52,18 @@ def check_out_path(out: str | os.PathLike, flag: str = "--out") -> Path:
     return out
 
 
+def check_out_file(out: str | os.PathLike, flag: str = "--out") -> Path:
+    """A file to write (or a stem its files share): a path that is a folder, or lies under a file, is one
+    clear error before any work, not an OSError when the result is written."""
+    out = Path(out)
+    if out.is_dir():
+        raise TandemError(f"{flag} {out} is a folder; name a file for {flag}")
+    for p in out.parents:
+        if p.exists() and not p.is_dir():
+            raise TandemError(f"{flag} {out} lies under {p}, which is a file; choose a path in a folder")
+    return out
+
+
 def prepare_out_dir(out: str | os.PathLike, flag: str = "--out") -> Path:
     """Create the output folder (`check_out_path` first)."""
     out = check_out_path(out, flag)

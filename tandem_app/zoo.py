@@ -93,8 +93,10 @@ def build_tiny(out: str | Path, seed: int = 0, cfg: TinyModelConfig | None = Non
     """Write an HF model + tokenizer directory at `out`; return its path."""
     from transformers import Qwen3Config, Qwen3ForCausalLM
 
+    from tandem.run_lock import check_out_path, unwritable
+
     cfg = cfg or TinyModelConfig()
-    out = Path(out)
+    out = check_out_path(out)  # a file, or a path under one: one line before the tokenizer is trained
     if out.exists() and any(out.iterdir()):
         raise TandemError(f"{out} exists and is not empty; choose a new --out directory")
     tokenizer = train_tokenizer(cfg.vocab_size)
@@ -112,9 +114,12 @@ def build_tiny(out: str | Path, seed: int = 0, cfg: TinyModelConfig | None = Non
     torch.manual_seed(seed)
     model = Qwen3ForCausalLM(model_cfg)
     model.generation_config.eos_token_id = im_end
-    out.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(out)
-    tokenizer.save_pretrained(out)
     meta = {"seed": seed, "parameters": sum(p.numel() for p in model.parameters()), **asdict(cfg)}
-    (out / "tandem_zoo.json").write_text(json.dumps(meta, indent=2) + "\n")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        model.save_pretrained(out)
+        tokenizer.save_pretrained(out)
+        (out / "tandem_zoo.json").write_text(json.dumps(meta, indent=2) + "\n")  # last: the model is complete
+    except OSError as e:  # read-only, no permission, a full disk
+        raise unwritable("--out", out, e) from None
     return out

@@ -18,12 +18,11 @@ See model_spec/SPEC.md §11 for the definitions in prose.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from tandem.errors import TandemError
-from tandem.jsonl import read_jsonl, write_json
+from tandem.jsonl import read_json, read_jsonl, write_json
 from tandem.metrics import junior_cross_entropy, js_divergence, top_shifts, unigram_counts
 
 
@@ -33,7 +32,10 @@ def read_samples(path: str | Path) -> list[dict]:
     files = sorted(path.glob("*.samples.jsonl")) if path.is_dir() else [path]
     if not files or not files[0].exists():
         raise TandemError(f"{path}: no *.samples.jsonl there; pass an eval_solo output directory or samples file")
-    return [r for f in files for r in read_jsonl(f, required=("problem_id", "benchmark", "response_ids"))]
+    rows = [r for f in files for r in read_jsonl(f, required=("problem_id", "benchmark", "response_ids"))]
+    if not rows:
+        raise TandemError(f"{path}: no samples in it; pass the output of an eval_solo run that finished")
+    return rows
 
 
 def legibility(junior_path: str, senior_rows: list[dict], batch_size: int, device: str, dtype: str,
@@ -112,14 +114,38 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "responses reaching 4096 - 8 tokens with their prompt dropped) (default: %(default)s)")
 
 
-def run(args) -> int:
+def check_args(args) -> None:
+    """Every flag before any sample is read or model loaded: what to compute, counts in range, a device and
+    dtype torch has, models and a tokenizer that are there, an --out that can be written."""
+    from tandem.devices import check_device
+    from tandem.models import TOKENIZER_FILES, check_model_path, resolve_dtype
+    from tandem.run_lock import check_out_file
+
     if not args.junior and not args.junior_samples:
         raise TandemError("nothing to compute; pass --junior (legibility) and/or --junior-samples (drift)")
+    if args.batch_size < 1:
+        raise TandemError(f"--batch-size must be >= 1, got {args.batch_size}")
+    if args.max_per_problem is not None and args.max_per_problem < 1:
+        raise TandemError(f"--max-per-problem must be >= 1 (leave it out to score every sample), got "
+                          f"{args.max_per_problem}")
+    if args.top_k < 0:
+        raise TandemError(f"--top-k must be >= 0, got {args.top_k}")
+    check_device(args.device, "--device")
+    resolve_dtype(args.dtype)
+    if args.junior:
+        check_model_path(args.junior, what="junior model")
+    if args.junior_samples and (args.tokenizer or args.junior):
+        check_model_path(args.tokenizer or args.junior, TOKENIZER_FILES, "tokenizer")
+    check_out_file(args.out)
+
+
+def run(args) -> int:
+    check_args(args)
     senior_rows = read_samples(args.senior_samples)
     result: dict = {"senior_samples": str(args.senior_samples)}
     summary = Path(args.senior_samples) / "summary.json"
     if summary.is_file():  # carry the generation config (model, sampling) into this output
-        result["senior_config"] = json.loads(summary.read_text(encoding="utf-8")).get("config")
+        result["senior_config"] = read_json(summary, "re-run eval_solo, which writes it").get("config")
     if args.junior:
         result["legibility"] = legibility(args.junior, senior_rows, args.batch_size, args.device, args.dtype,
                                           args.max_per_problem, args.preset)

@@ -150,8 +150,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
+    from tandem.run_lock import check_out_file
     from tandem_eval.paper_table import parse_checkpoints
 
+    check_out_file(args.out)
     results = [load_checkpoint(label, path) for label, path in parse_checkpoints(args.checkpoint)]
     for path in passk_figure(results, args.out, args.resamples, args.seed):
         print(f"wrote {path}")

@@ -13,11 +13,11 @@ pass@k would not be comparable.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tandem.errors import TandemError
+from tandem.jsonl import read_json
 
 PHASES = ("solo", "handoff")
 
@@ -42,11 +42,26 @@ class CheckpointResult:
     drift: dict | None = None
 
 
+RERUN = "re-run the evaluation that writes it"
+
+
 def _read_json(path: Path) -> dict:
+    return read_json(path, RERUN)
+
+
+def _field(document: dict, key: str, path: Path):
+    """document[key]; a summary without it (damaged, or not an eval's) is one line naming the file."""
+    if key not in document:
+        raise TandemError(f"{path}: no {key!r} in it, so not an eval summary; {RERUN}")
+    return document[key]
+
+
+def _pairs(rows, path: Path) -> list[tuple[int, int]]:
+    """Per-problem (n, c) counts; rows of another shape are one line naming the file."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as e:
-        raise TandemError(f"{path}: cannot read it ({e}); re-run the evaluation that writes it") from None
+        return [(int(p["n"]), int(p["c"])) for p in rows]
+    except (KeyError, TypeError, ValueError):
+        raise TandemError(f"{path}: its per-problem rows are not {{n, c}} counts; {RERUN}") from None
 
 
 def load_phase(directory: Path) -> PhaseResult:
@@ -57,22 +72,26 @@ def load_phase(directory: Path) -> PhaseResult:
     if not summary_path.is_file():
         raise TandemError(f"{summary_path}: no such file; run the evaluation first (or pass its output directory)")
     overall = _read_json(summary_path)
+    benchmarks, ks = _field(overall, "benchmarks", summary_path), _field(overall, "ks", summary_path)
+    if not isinstance(benchmarks, dict) or not isinstance(ks, list) or not all(isinstance(k, int) for k in ks):
+        raise TandemError(f"{summary_path}: 'benchmarks' is not a mapping or 'ks' not a list of k; {RERUN}")
     counts, rates, clean, prefix = {}, {}, {}, {}
-    pairs = lambda rows: [(int(p["n"]), int(p["c"])) for p in rows]  # noqa: E731
-    for name in overall.get("benchmarks", {}):
-        per = _read_json(directory / f"{file_stem(name)}.summary.json")
-        counts[name] = pairs(per["per_problem"])
+    for name in benchmarks:
+        per_path = directory / f"{file_stem(name)}.summary.json"
+        per = _read_json(per_path)
+        counts[name] = _pairs(_field(per, "per_problem", per_path), per_path)
         if "answer_visible" in per:
-            rates[name] = {k: per[k] for k in ("answer_visible", "final_author", "hit_budget")}
+            rates[name] = {k: _field(per, k, per_path) for k in ("answer_visible", "final_author", "hit_budget")}
         if "leak_controlled" in per:
-            clean[name] = pairs(per["leak_controlled"]["per_problem"])
+            clean[name] = _pairs(_field(per["leak_controlled"], "per_problem", per_path), per_path)
         prefix_path = directory / f"{file_stem(name)}.prefix.summary.json"
-        for fraction, result in (_read_json(prefix_path)["fractions"] if prefix_path.is_file() else {}).items():
-            prefix.setdefault(fraction, {})[name] = pairs(result["per_problem"])
+        fractions = _field(_read_json(prefix_path), "fractions", prefix_path) if prefix_path.is_file() else {}
+        for fraction, result in fractions.items():
+            prefix.setdefault(fraction, {})[name] = _pairs(_field(result, "per_problem", prefix_path), prefix_path)
     if not counts:
         raise TandemError(f"{summary_path}: no benchmarks in it; re-run the evaluation")
-    return PhaseResult(overall.get("preset", overall.get("config", {}).get("preset", "ours")), list(overall["ks"]),
-                       counts, overall.get("config", {}), rates, clean, prefix)
+    config = overall.get("config") if isinstance(overall.get("config"), dict) else {}
+    return PhaseResult(overall.get("preset", config.get("preset", "ours")), ks, counts, config, rates, clean, prefix)
 
 
 def load_checkpoint(label: str, directory: str | Path) -> CheckpointResult:
@@ -84,9 +103,13 @@ def load_checkpoint(label: str, directory: str | Path) -> CheckpointResult:
     if not result.phases:
         raise TandemError(f"{directory}: neither solo/summary.json nor handoff/summary.json; pass a checkpoint's "
                           "result directory")
-    if (directory / "legibility.json").is_file():
-        leg = _read_json(directory / "legibility.json")
+    path = directory / "legibility.json"
+    if path.is_file():
+        leg = _read_json(path)
         result.legibility, result.drift = leg.get("legibility"), leg.get("drift")
+        if not all(isinstance(v, (dict, type(None))) for v in (result.legibility, result.drift)):
+            raise TandemError(f"{path}: 'legibility' and 'drift' are not eval-legibility's results; re-run "
+                              "eval-legibility, which writes it")
     return result
 
 

@@ -194,6 +194,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
+    from tandem.run_lock import check_out_file
+
+    check_out_file(args.out)
     results = [load_checkpoint(label, path) for label, path in parse_checkpoints(args.checkpoint)]
     table = build_table(results, args.resamples, args.seed, None if args.no_reference else load_reference())
     args.out.parent.mkdir(parents=True, exist_ok=True)

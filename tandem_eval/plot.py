@@ -11,11 +11,11 @@ k on a log2 axis. Writes a PNG with matplotlib's Agg backend (no display needed)
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from tandem.errors import TandemError
+from tandem.jsonl import read_json
 
 
 def load_summary(path: str | Path) -> dict:
@@ -23,11 +23,8 @@ def load_summary(path: str | Path) -> dict:
     file = path / "summary.json" if path.is_dir() else path
     if not file.is_file():
         raise TandemError(f"{file}: no such file; pass an eval output directory holding summary.json")
-    try:
-        summary = json.loads(file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise TandemError(f"{file}: not valid JSON ({e.msg}); re-run the evaluation") from None
-    if "benchmarks" not in summary or "ks" not in summary:
+    summary = read_json(file, "re-run the evaluation")
+    if not isinstance(summary.get("benchmarks"), dict) or not isinstance(summary.get("ks"), list):
         raise TandemError(f"{file}: not an eval summary (no 'benchmarks'/'ks'); pass the summary.json of eval_solo "
                           "or eval_sentence_handoff")
     return summary
@@ -93,6 +90,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
+    from tandem.run_lock import check_out_file
+
+    check_out_file(args.out)
     runs = [(label, load_summary(path)) for label, path in map(parse_run, args.run)]
     benchmarks = [b for b in args.benchmarks.split(",") if b] if args.benchmarks else None
     if benchmarks:

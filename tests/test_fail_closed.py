@@ -440,3 +440,115 @@ def test_a_bad_fields_mapping_is_a_lower_case_error_line(tiny_dir, tmp_path, cap
                      "--out-dir", str(out)], capsys)
     assert line == "error: bad --fields entry 'bogus'; write e.g. problem=question,answer=answer,id=idx"
     assert not out.exists()
+
+
+# --- found by the fuzz tests of the commands without a config (test_fail_closed_fuzz.py) ------------------
+
+
+def _results(root: Path) -> Path:
+    """A checkpoint's results as the eval tools write them: solo/ (one benchmark, one sample)."""
+    solo = root / "checkpoint" / "solo"
+    solo.mkdir(parents=True)
+    (solo / "summary.json").write_text(json.dumps({"preset": "ours", "ks": [1], "config": {"preset": "ours"},
+                                                   "benchmarks": {"toy": {"pass@1": 1.0}}}), encoding="utf-8")
+    (solo / "toy.summary.json").write_text(json.dumps({"per_problem": [{"id": "a", "n": 1, "c": 1}]}),
+                                           encoding="utf-8")
+    (solo / "toy.samples.jsonl").write_text(json.dumps({"problem_id": "a", "benchmark": "toy", "sample": 0,
+                                                        "prompt_ids": [1, 2], "response_ids": [3, 4]}) + "\n",
+                                            encoding="utf-8")
+    return solo.parent
+
+
+def _unwritable_outs(tiny_dir, results: Path, folder: Path, file: Path) -> list[tuple[list[str], str]]:
+    """(argv, the line) per command: --out an existing folder where a file is written, or a path under a file."""
+    solo = results / "solo"
+    return [
+        (["build-tiny", "--out", str(file)], f"--out {file} is a file; choose a folder path for --out"),
+        (["build-tiny", "--out", str(file / "tiny")],
+         f"--out {file / 'tiny'} lies under {file}, which is a file; choose a folder path for --out"),
+        (["boundaries", "--tokenizer", str(tiny_dir), "--strategy", "word", "--out", str(folder)],
+         f"--out {folder} is a folder; name a file for --out"),
+        (["boundaries", "--tokenizer", str(tiny_dir), "--strategy", "word", "--out", str(file / "ids.json")],
+         f"--out {file / 'ids.json'} lies under {file}, which is a file; choose a path in a folder"),
+        (["eval-legibility", "--senior-samples", str(solo), "--junior-samples", str(solo), "--out", str(folder)],
+         f"--out {folder} is a folder; name a file for --out"),
+        (["eval-plot", "--run", f"a={solo}", "--out", str(folder)],
+         f"--out {folder} is a folder; name a file for --out"),
+        (["eval-table", "--checkpoint", f"a={results}", "--out", str(file / "table")],
+         f"--out {file / 'table'} lies under {file}, which is a file; choose a path in a folder"),
+        (["eval-figures", "--checkpoint", f"a={results}", "--out", str(file / "figure")],
+         f"--out {file / 'figure'} lies under {file}, which is a file; choose a path in a folder"),
+    ]
+
+
+@pytest.mark.parametrize("case", range(8))
+def test_an_out_that_cannot_take_the_result_is_one_line_before_any_work(case, tiny_dir, tmp_path, capsys):
+    results, folder, file = _results(tmp_path), tmp_path / "folder", tmp_path / "a-file"
+    folder.mkdir()
+    file.write_text("kept\n", encoding="utf-8")
+    argv, line = _unwritable_outs(tiny_dir, results, folder, file)[case]
+    assert _refused(argv, capsys) == f"error: {line}"
+    assert list(folder.iterdir()) == [] and file.read_text(encoding="utf-8") == "kept\n"
+
+
+@pytest.mark.parametrize("flag, line", [
+    ("--batch-size=0", "--batch-size must be >= 1, got 0"),
+    ("--max-per-problem=0", "--max-per-problem must be >= 1 (leave it out to score every sample), got 0"),
+    ("--top-k=-1", "--top-k must be >= 0, got -1"),
+    ("--device=gpu", "--device='gpu' is not a torch device; use cpu or cuda (cuda:N)"),
+])
+def test_eval_legibility_refuses_its_flags_before_reading_anything(flag, line, tiny_dir, tmp_path, capsys):
+    solo, out = _results(tmp_path) / "solo", tmp_path / "out" / "legibility.json"
+    argv = ["eval-legibility", "--senior-samples", str(solo), "--junior", str(tiny_dir), "--junior-samples",
+            str(solo), flag, "--out", str(out)]
+    assert _refused(argv, capsys) == f"error: {line}"
+    assert not out.parent.exists()
+
+
+# (command, the file damaged, its bytes, the line); {path} is the damaged file.
+DAMAGED_RESULTS = [
+    ("eval-table", "solo/summary.json", b"[1]",
+     "{path}: expected a JSON object, got list; re-run the evaluation that writes it"),
+    ("eval-figures", "solo/summary.json", b'{"benchmarks": {"toy": {}}}',
+     "{path}: no 'ks' in it, so not an eval summary; re-run the evaluation that writes it"),
+    ("eval-table", "solo/toy.summary.json", b'{"per_problem": [{"n": 1}]}',
+     "{path}: its per-problem rows are not {{n, c}} counts; re-run the evaluation that writes it"),
+    ("eval-table", "legibility.json", b'{"drift": "\xff"}', "{path}:1: not UTF-8 (byte 0xFF at column 12); save the "
+                                                             "file as UTF-8"),
+    ("eval-table", "legibility.json", b'{"legibility": [1]}',
+     "{path}: 'legibility' and 'drift' are not eval-legibility's results; re-run eval-legibility, which writes it"),
+    ("eval-plot", "solo/summary.json", b'{"ks": [1],\n "benchmarks": {"caf\xe9": {}}}',
+     "{path}:2: not UTF-8 (byte 0xE9 at column 21); save the file as UTF-8"),
+    ("eval-legibility", "solo/summary.json", b'{"ks": [1',
+     "{path}:1: not valid JSON (Expecting ',' delimiter); re-run eval_solo, which writes it"),
+    ("eval-legibility", "solo/toy.samples.jsonl", b"", "{solo}: no samples in it; pass the output of an eval_solo run "
+                                                       "that finished"),
+]
+
+
+@pytest.mark.parametrize("command, damaged, data, line", DAMAGED_RESULTS)
+def test_damaged_eval_results_are_one_line_naming_the_file(command, damaged, data, line, tiny_dir, tmp_path, capsys):
+    results, out = _results(tmp_path), tmp_path / "out" / "result"
+    (results / damaged).write_bytes(data)
+    solo = results / "solo"
+    argv = {"eval-table": ["eval-table", "--checkpoint", f"a={results}", "--out", str(out)],
+            "eval-figures": ["eval-figures", "--checkpoint", f"a={results}", "--out", str(out)],
+            "eval-plot": ["eval-plot", "--run", f"a={solo}", "--out", str(out)],
+            "eval-legibility": ["eval-legibility", "--senior-samples", str(solo), "--junior-samples", str(solo),
+                                "--tokenizer", str(tiny_dir), "--out", str(out)]}[command]
+    assert _refused(argv, capsys) == "error: " + line.format(path=results / damaged, solo=solo)
+    assert not out.parent.exists()
+
+
+@pytest.mark.parametrize("words, line", [
+    (["--seeds", "1", "0", "1"], "--seeds names 1 more than once; give each once"),
+    (["--partner", "weaker", "sync", "weaker"], "--partner names weaker more than once; give each once"),
+])
+def test_the_demo_refuses_a_repeated_seed_or_variant_before_any_folder(words, line, tmp_path, capsys, monkeypatch):
+    def no_phase(*args, **kwargs):
+        raise AssertionError("a phase began")
+
+    monkeypatch.setattr("tandem_app.train.demo._run_demo", no_phase)
+    out = tmp_path / "demo"
+    assert _refused(["demo", *words, "--out", str(out)], capsys) == f"error: {line}"
+    assert not out.exists()

@@ -1,4 +1,4 @@
-"""Fuzz every config-driven command: random `key=value` overrides never end in a traceback.
+"""Fuzz every command: random `key=value` overrides, flags and inputs never end in a traceback.
 
 For `train`, `sft`, `distill` and `rollout` (its `tandem.KEY=VALUE`), Hypothesis draws one to
 three keys of the command's config schema and, for each, a value of the key's declared type:
@@ -7,8 +7,15 @@ all. Each configuration runs in process on the tiny model, on top of a base that
 run a tiny one-step run, to its refusal or its end. It must exit 0, 1 or 2; a non-zero exit
 prints exactly one `error:` line; no exception escapes and no traceback is printed.
 
+The commands without a config (build-tiny, boundaries, eval-legibility, eval-plot, eval-table,
+eval-figures, demo) draw one to three of their flags the same way, from the flags' own types,
+with one of their inputs: good, or damaged one way (gone, empty, not JSON, not UTF-8, of the
+wrong shape), and an --out that is new, a folder, a file or under a file. A refusal (exit 2)
+must leave the output's folder as it was. The demo's phases are a stand-in (half a minute is
+its smallest run): its draws reach each refusal and the start of the work.
+
 The draws are seeded (`derandomize`) and bounded (`EXAMPLES` per command), so the suite runs
-the same configurations every time; each command's `configurations_tried` is checked.
+the same configurations every time; each command's count of configurations tried is checked.
 """
 
 from __future__ import annotations
@@ -90,9 +97,13 @@ def overrides(cls, prefix: str = "") -> st.SearchStrategy[list[str]]:
     return st.lists(one, min_size=1, max_size=3, unique_by=lambda o: o.split("=", 1)[0])
 
 
-def run_once(command: str, argv: list[str]) -> None:
-    """Run `argv` in process; its exit and its stderr must be those of a clean refusal or a clean run."""
+def run_once(command: str, argv: list[str], watch: Path | None = None) -> None:
+    """Run `argv` in process; its exit and its stderr must be those of a clean refusal or a clean run.
+
+    `watch`: the folder the command writes in; a refusal (exit 2) must leave it as it was.
+    """
     tried[command] = tried.get(command, 0) + 1
+    before = _listing(watch)
     threads = torch.get_num_threads()
     err, out = io.StringIO(), io.StringIO()
     try:
@@ -111,6 +122,15 @@ def run_once(command: str, argv: list[str]) -> None:
     if code:
         errors = [line for line in printed.splitlines() if "error:" in line]
         assert len(errors) == 1, (argv, printed)
+    if code == 2:
+        assert _listing(watch) == before, (argv, printed, "a refusal wrote", _listing(watch))
+
+
+def _listing(folder: Path | None) -> list[str] | None:
+    """The paths under `folder` (None where it does not exist)."""
+    if folder is None or not folder.is_dir():
+        return None if folder is None or not folder.exists() else ["<a file>"]
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
 
 
 FUZZ = settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None,
@@ -209,15 +229,23 @@ EVAL_TEXTS = {"--errata": ["fixed", "source", "bogus"], "--preset": ["ours", "pa
               "--dtype": ["auto", "float32", "bfloat16", "int8"], "--instruction": ["", "Think."]}
 
 
+def flags(kinds: dict[str, type], texts: dict[str, list[str]]) -> st.SearchStrategy[list[str]]:
+    """One to three of the flags `kinds` names, each with a value of its type or of another: `--flag=VALUE`,
+    a list flag's words after it, a switch (`bool`) alone. A flag in `texts` draws its value from there."""
+    def flag(name: str) -> st.SearchStrategy[list[str]]:
+        kind = kinds[name]
+        if kind is bool:
+            return st.just([name])
+        drawn = st.sampled_from(texts[name]) if name in texts else values(name.lstrip("-"), kind, None)
+        return drawn.map(lambda v: [name, *v.split()] if kind is list else [f"{name}={v}"])
+
+    names = st.lists(st.sampled_from(sorted(kinds)), min_size=1, max_size=3, unique=True)
+    return names.flatmap(lambda ns: st.tuples(*(flag(n) for n in ns)).map(lambda fs: [w for f in fs for w in f]))
+
+
 def eval_flags() -> st.SearchStrategy[list[str]]:
     """One to three flags of the eval tools, each with a value of its type or of another."""
-    def flag(name: str) -> st.SearchStrategy[list[str]]:
-        kind = EVAL_FLAGS[name]
-        texts = st.sampled_from(EVAL_TEXTS[name]) if kind is str else values(name.lstrip("-"), kind, None)
-        return texts.map(lambda v: [f"{name}={v}"])
-
-    names = st.lists(st.sampled_from(sorted(EVAL_FLAGS)), min_size=1, max_size=3, unique=True)
-    return names.flatmap(lambda ns: st.tuples(*(flag(n) for n in ns)).map(lambda fs: [w for f in fs for w in f]))
+    return flags(EVAL_FLAGS, EVAL_TEXTS)
 
 
 @pytest.fixture(scope="module")
@@ -243,3 +271,223 @@ def test_eval_flags_never_end_in_a_traceback(command, tiny_dir, problems):
     check()
     print(f"{command}: {tried[command]} configurations, exits {exits[command]}")
     assert tried[command] >= EXAMPLES
+
+
+# --- the commands without a config: their flags' own types, and the files they read -------------------
+#
+# build-tiny, boundaries, the eval readers and demo take flags and files. Each draw is one to three
+# of the command's flags (as above) and one of its inputs: a good one, or a copy damaged in one way
+# (gone, empty, not JSON, not UTF-8, of the wrong shape), or an output path that cannot be written.
+
+
+def pick(options: dict[str, list[str]], good: tuple[str, ...] = ()) -> st.SearchStrategy[list[str]]:
+    """One of `options` (argv words by name; drawn by name, so the seeded draws stay the same); half the draws
+    one of the `good` names, so that runs reach their end about as often as a refusal."""
+    names = st.sampled_from(sorted(options))
+    return (st.one_of(st.sampled_from(good), names) if good else names).map(options.__getitem__)
+
+
+def out_kind(*others: str) -> st.SearchStrategy[str]:
+    """A kind of --out (`outs`): half the draws a new path, the others one of `others`."""
+    return st.one_of(st.just("new"), st.sampled_from(others))
+
+
+@pytest.fixture(scope="module")
+def places(tmp_path_factory) -> dict[str, Path]:
+    """Paths a user may pass where a folder or file is wanted: one that is not there, an empty folder, a file."""
+    root = tmp_path_factory.mktemp("places")
+    (root / "empty").mkdir()
+    (root / "a-file").write_text("not a folder\n", encoding="utf-8")
+    return {"missing": root / "missing", "empty": root / "empty", "file": root / "a-file"}
+
+
+def outs(tmp: Path, name: str) -> dict[str, list[str]]:
+    """--out, by kind: a new path, an empty folder, a file, a path under a file; all in `tmp`/out, which the
+    test watches."""
+    out = tmp / "out"
+    (out / "empty").mkdir(parents=True)
+    (out / "a-file").write_text("not a folder\n", encoding="utf-8")
+    return {"new": ["--out", str(out / "new" / name)], "empty": ["--out", str(out / "empty")],
+            "file": ["--out", str(out / "a-file")], "under-a-file": ["--out", str(out / "a-file" / name)]}
+
+
+def test_build_tiny_flags_never_end_in_a_traceback():
+    @FUZZ
+    @given(flags({"--seed": int}, {}), out_kind("empty", "file", "under-a-file"))
+    def check(drawn, out):
+        with tempfile.TemporaryDirectory() as tmp:
+            run_once("build-tiny", ["build-tiny", *drawn, *outs(Path(tmp), "tiny")[out]], Path(tmp) / "out")
+
+    check()
+    print(f"build-tiny: {tried['build-tiny']} configurations, exits {exits['build-tiny']}")
+    assert tried["build-tiny"] >= min(EXAMPLES, 36)  # 9 texts of --seed x 4 kinds of --out: all of them, at most
+
+
+def test_boundaries_flags_never_end_in_a_traceback(tiny_dir, places):
+    tokenizers = {"tiny": [str(tiny_dir)], **{k: [str(p)] for k, p in places.items()}}
+
+    @FUZZ
+    @given(pick(tokenizers, ("tiny",)), st.sampled_from(["word", "sentence", "step", "bogus", ""]),
+           out_kind("none", "empty", "file", "under-a-file"))
+    def check(tokenizer, strategy, out):
+        with tempfile.TemporaryDirectory() as tmp:
+            where = [] if out == "none" else outs(Path(tmp), "ids.json")[out]
+            run_once("boundaries", ["boundaries", "--tokenizer", *tokenizer, f"--strategy={strategy}", *where],
+                     Path(tmp) / "out")
+
+    check()
+    print(f"boundaries: {tried['boundaries']} configurations, exits {exits['boundaries']}")
+    assert tried["boundaries"] >= EXAMPLES
+
+
+# A checkpoint's eval results (solo/, handoff/, legibility.json), and copies of it damaged one way each:
+# file -> its new bytes (None: the file deleted).
+DAMAGE = {
+    "summary-not-json": ("solo/summary.json", b'{"ks": [1, 2'),
+    "summary-not-utf8": ("solo/summary.json", b'{"ks": [1, 2], "benchmarks": {"caf\xe9": {}}}'),
+    "summary-a-list": ("solo/summary.json", b"[1, 2]"),
+    "summary-no-ks": ("solo/summary.json", b'{"benchmarks": {"toy": {}}}'),
+    "benchmark-gone": ("solo/toy.summary.json", None),
+    "benchmark-no-rows": ("solo/toy.summary.json", b'{"benchmark": "toy"}'),
+    "legibility-a-list": ("legibility.json", b"[]"),
+    "legibility-not-utf8": ("legibility.json", b'{"drift": "\xff"}'),
+    "samples-not-json": ("solo/toy.samples.jsonl", b'{"problem_id": "a"\n'),
+    "samples-empty": ("solo/toy.samples.jsonl", b""),
+    "samples-ids-beyond-vocab": ("solo/toy.samples.jsonl",
+                                 b'{"problem_id": "a", "benchmark": "toy", "sample": 0, "prompt_ids": [1], '
+                                 b'"response_ids": [99999]}\n'),
+}
+
+
+@pytest.fixture(scope="module")
+def results(tiny_dir, problems, tmp_path_factory) -> dict[str, Path]:
+    """"good": a checkpoint's results from the tiny model (eval-solo, eval-handoff, eval-legibility; n=2, 4
+    tokens); each name of DAMAGE: a copy with that damage."""
+    import shutil
+
+    root = tmp_path_factory.mktemp("results")
+    good, common = root / "good", ["--benchmarks", str(problems), "--n", "2", "--max-new-tokens", "4"]
+    threads = torch.get_num_threads()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        assert main(["eval-solo", "--model", str(tiny_dir), *common, "--out-dir", str(good / "solo")]) == 0
+        assert main(["eval-handoff", "--senior", str(tiny_dir), "--junior", str(tiny_dir), *common,
+                     "--out-dir", str(good / "handoff")]) == 0
+        assert main(["eval-legibility", "--senior-samples", str(good / "solo"), "--junior", str(tiny_dir),
+                     "--junior-samples", str(good / "solo"), "--out", str(good / "legibility.json")]) == 0
+    torch.set_num_threads(threads)
+    copies = {"good": good}
+    for name, (file, data) in DAMAGE.items():
+        copy = copies[name] = shutil.copytree(good, root / name)
+        if data is None:
+            (copy / file).unlink()
+        else:
+            (copy / file).write_bytes(data)
+    return copies
+
+
+LEGIBILITY_FLAGS = {"--max-per-problem": int, "--top-k": int, "--batch-size": int, "--device": str, "--dtype": str,
+                    "--preset": str}
+
+
+def test_eval_legibility_flags_never_end_in_a_traceback(tiny_dir, results, places):
+    seniors = {name: ["--senior-samples", str(path / "solo")] for name, path in results.items()}
+    seniors |= {"one-file": ["--senior-samples", str(results["good"] / "solo" / "toy.samples.jsonl")],
+                **{k: ["--senior-samples", str(p)] for k, p in places.items()}}
+    juniors = {"tiny": ["--junior", str(tiny_dir)], "none": [], "missing": ["--junior", str(places["missing"])],
+               "samples": ["--junior-samples", str(results["good"] / "solo")],
+               "both": ["--junior", str(tiny_dir), "--junior-samples", str(results["good"] / "solo")],
+               "samples-damaged": ["--junior-samples", str(results["samples-not-json"] / "solo")],
+               "samples-and-tokenizer": ["--junior-samples", str(results["good"] / "solo"), "--tokenizer",
+                                         str(places["empty"])]}
+
+    @FUZZ
+    @given(flags(LEGIBILITY_FLAGS, EVAL_TEXTS), pick(seniors, ("good", "one-file")), pick(juniors, ("tiny", "both")),
+           out_kind("empty", "under-a-file"))
+    def check(drawn, senior, junior, out):
+        with tempfile.TemporaryDirectory() as tmp:
+            run_once("eval-legibility", ["eval-legibility", *senior, *junior, *drawn,
+                                         *outs(Path(tmp), "legibility.json")[out]], Path(tmp) / "out")
+
+    check()
+    print(f"eval-legibility: {tried['eval-legibility']} configurations, exits {exits['eval-legibility']}")
+    assert tried["eval-legibility"] >= EXAMPLES
+
+
+def _specs(results: dict[str, Path], places: dict[str, Path], phase: str = "") -> dict[str, str]:
+    """LABEL=PATH texts for --checkpoint (`phase` '': a checkpoint) or --run (`phase` 'solo': an eval's output)."""
+    at = lambda path: path / phase if phase else path  # noqa: E731
+    specs = {name: f"{name}={at(path)}" for name, path in results.items()}
+    return specs | {"again": f"again={at(results['good'])}", "unlabelled": str(at(results["good"])), "no-path": "good=",
+                    **{k: f"{k}={p}" for k, p in places.items()}}
+
+
+def _repeated(flag: str, specs: dict[str, str]) -> st.SearchStrategy[list[str]]:
+    """`flag SPEC` once or twice (the same label twice among the draws), half of them the good results."""
+    one = st.one_of(st.sampled_from(["good", "again"]), st.sampled_from(sorted(specs)))
+    return st.lists(one, min_size=1, max_size=2).map(lambda names: [w for n in names for w in (flag, specs[n])])
+
+
+@pytest.mark.parametrize("command", ["eval-table", "eval-figures"])
+def test_eval_table_and_figures_flags_never_end_in_a_traceback(command, results, places):
+    kinds = {"--resamples": int, "--seed": int, **({"--no-reference": bool} if command == "eval-table" else {})}
+
+    @FUZZ
+    @given(flags(kinds, {}), _repeated("--checkpoint", _specs(results, places)),
+           out_kind("empty", "under-a-file"))
+    def check(drawn, checkpoints, out):
+        with tempfile.TemporaryDirectory() as tmp:
+            run_once(command, [command, *checkpoints, *drawn, *outs(Path(tmp), "table")[out]],
+                     Path(tmp) / "out")
+
+    check()
+    print(f"{command}: {tried[command]} configurations, exits {exits[command]}")
+    assert tried[command] >= EXAMPLES
+
+
+def test_eval_plot_flags_never_end_in_a_traceback(results, places):
+    texts = {"--benchmarks": ["toy", "bogus", ",", "toy,bogus", ""], "--title": ["", "pass@k", "50% {x}"]}
+
+    @FUZZ
+    @given(flags({"--benchmarks": str, "--title": str}, texts), _repeated("--run", _specs(results, places, "solo")),
+           out_kind("empty", "under-a-file"))
+    def check(drawn, runs, out):
+        with tempfile.TemporaryDirectory() as tmp:
+            run_once("eval-plot", ["eval-plot", *runs, *drawn, *outs(Path(tmp), "plot.png")[out]],
+                     Path(tmp) / "out")
+
+    check()
+    print(f"eval-plot: {tried['eval-plot']} configurations, exits {exits['eval-plot']}")
+    assert tried["eval-plot"] >= EXAMPLES
+
+
+DEMO_FLAGS = {"--quick": bool, "--seed": int, "--seeds": list, "--partner": list, "--no-progress": bool}
+DEMO_TEXTS = {"--seeds": ["0", "0 1", "1 1", "-1", "x", "0 x"],
+              "--partner": ["weaker", "sync ema", "bogus", "weaker weaker", "rlt bogus"]}
+
+
+class DemoStarted(Exception):
+    """The stand-in for the demo's phases: raised where its first phase would begin."""
+
+
+def test_demo_flags_never_end_in_a_traceback(monkeypatch):
+    """The demo's smallest run takes half a minute, so its phases are a stand-in that stops it (exit 1, one
+    line) once every check has passed: the draws reach each refusal and the start of the work, not the work."""
+    from tandem.errors import RunFailed
+
+    started = []
+
+    def first_phase(cfg, out, progress):
+        started.append(out)
+        raise RunFailed(f"the demo's phases start here ({out})")
+
+    monkeypatch.setattr("tandem_app.train.demo._run_demo", first_phase)
+
+    @FUZZ
+    @given(flags(DEMO_FLAGS, DEMO_TEXTS), out_kind("file", "under-a-file"))
+    def check(drawn, out):
+        with tempfile.TemporaryDirectory() as tmp:
+            run_once("demo", ["demo", *drawn, *outs(Path(tmp), "demo")[out]], Path(tmp) / "out")
+
+    check()
+    print(f"demo: {tried['demo']} configurations, exits {exits['demo']}, {len(started)} reached the first phase")
+    assert tried["demo"] >= EXAMPLES and started

@@ -22,7 +22,10 @@ def run(args) -> int:
     from tandem.boundaries import boundary_ids, word_marker
     from tandem.jsonl import write_json
     from tandem.models import load_tokenizer
+    from tandem.run_lock import check_out_file
 
+    if args.out:
+        check_out_file(args.out)  # before the tokenizer is read, not an OSError after
     tok = load_tokenizer(args.tokenizer)
     ids = boundary_ids(tok, args.strategy)
     if args.strategy == "word":

@@ -65,9 +65,21 @@ def _out(args: argparse.Namespace) -> str:
     return f"runs/{kind}-quick" if args.quick else f"runs/{kind}"
 
 
+def check_repeats(args: argparse.Namespace) -> None:
+    """Each seed and each partner variant once: a repeat would enter one run twice into the tables' means
+    and spreads (or train it twice), so it is refused before any folder."""
+    from tandem.errors import TandemError
+
+    for flag, given in (("--seeds", args.seeds), ("--partner", args.partner)):
+        repeated = sorted({str(v) for v in given or [] if given.count(v) > 1})
+        if repeated:
+            raise TandemError(f"{flag} names {', '.join(repeated)} more than once; give each once")
+
+
 def _run(args: argparse.Namespace) -> int:
     from tandem_app.train.demo import demo_config, run_demo, run_seeds
 
+    check_repeats(args)
     if args.partner:
         from tandem_app.train.partner_demo import run_partner_experiment
 
