@@ -27,6 +27,7 @@ from functools import cached_property
 from tqdm.auto import tqdm
 
 from tandem.errors import TandemError
+from tandem.threads import apply_threads
 from tandem_eval.engine_settings import BACKENDS, EngineSettings
 from tandem_eval.handoff import run_step_handoff
 from tandem_eval.sampling import EvalSampling
@@ -71,8 +72,8 @@ def rollout_backend(kind: str, senior, junior=None, tandem=None, *, tokenizer=No
 class EvalBackend:
     """A run's backends by role, and the solo and handoff generation on them; see the module docstring."""
 
-    def __init__(self, settings: EngineSettings, sampling: EvalSampling | None = None):
-        self.settings, self.sampling = settings, sampling or EvalSampling()
+    def __init__(self, settings: EngineSettings, sampling: EvalSampling | None = None, progress: bool = True):
+        self.settings, self.sampling, self.progress = settings, sampling or EvalSampling(), progress
         self.name = settings.backend
         self.batch_size = settings.batch_size if settings.backend == "engine" else None
         self._models: dict[str, object] = {}
@@ -160,7 +161,7 @@ class EvalBackend:
 
     def _batched(self, backend, prompts, keys, solo: bool, desc: str, sampling):
         size = self.batch_size or len(prompts)
-        out, bar = [], tqdm(total=len(prompts), desc=desc, unit="sample")
+        out, bar = [], tqdm(total=len(prompts), desc=desc, unit="sample", disable=not self.progress)
         for i in range(0, len(prompts), size):
             out += backend.generate(prompts[i : i + size], sampling, keys[i : i + size], solo=solo)
             bar.update(min(size, len(prompts) - i))
@@ -186,6 +187,8 @@ class EvalBackend:
         from tandem.models import load_model
 
         if role not in self._models:
+            if not self._models:  # before the first model: torch's threads for the pair's size
+                apply_threads(self.settings.threads, [m for m in (self.settings.senior, self.settings.junior) if m])
             path = self.settings.senior if role == "senior" else self.settings.junior
             self._models[role] = load_model(path, dtype=self.settings.engine_dtype(), device=self.settings.device)
         return self._models[role]

@@ -263,6 +263,17 @@ def benchmark_names() -> list[str]:
     return list(GROUPS) + list(PRESETS)
 
 
+def check_benchmark_spec(spec: str) -> None:
+    """Refuse a benchmark name that is no preset, group, file path or hub source: checked before any model or file."""
+    spec = spec.strip()
+    if spec.startswith("hf:") or spec.endswith((".jsonl", ".parquet")) or spec in GROUPS or spec in PRESETS:
+        return
+    raise TandemError(
+        f"unknown benchmark {spec!r}; choose from {', '.join(benchmark_names())}, "
+        "a .jsonl/.parquet path, or hf:owner/name[:split]"
+    )
+
+
 def load_benchmark(spec: str, data_dir: str | os.PathLike | None = None, fields: FieldMap | None = None,
                    errata: str = "fixed", allow_hub: bool = True) -> tuple[str, list[Problem]]:
     """(benchmark name, its problems) for a preset, a group, a file path or `hf:owner/name[:split]`."""
@@ -275,12 +286,8 @@ def load_benchmark(spec: str, data_dir: str | os.PathLike | None = None, fields:
     if spec.endswith((".jsonl", ".parquet")):
         problems = load_file(spec, fields or FieldMap())
         return problems[0].benchmark, problems
-    parts = GROUPS.get(spec) or ((Part(spec),) if spec in PRESETS else None)
-    if parts is None:
-        raise TandemError(
-            f"unknown benchmark {spec!r}; choose from {', '.join(benchmark_names())}, "
-            "a .jsonl/.parquet path, or hf:owner/name[:split]"
-        )
+    check_benchmark_spec(spec)
+    parts = GROUPS.get(spec) or (Part(spec),)
     root = resolve_data_dir(data_dir)
     for part in parts:  # before any download: a subset defined by row ids needs the local file
         if part.exclude and not (root / PRESETS[part.preset].file).is_file():

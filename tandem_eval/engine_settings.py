@@ -40,6 +40,7 @@ class EngineSettings:
     dtype: str = "auto"  # engine: float32 on CPU, bfloat16 on GPU; vllm: the checkpoint's
     mode: str = "auto"  # engine: the decoding mode (`tandem.config.ENGINE_MODES`)
     batch_size: int = 64  # engine: rows per generate call (vLLM schedules a whole call itself)
+    threads: int = 0  # engine: torch CPU threads; 0 = auto, 1 for small models (tandem/threads.py)
     gpu_memory_utilization: float | None = None  # vllm: None = 0.85 for one engine, 0.42 each for two
     vllm_handoff: str = "two-engine"  # vllm: how the handoff runs (`HANDOFF_ROUTES`)
     max_model_len: int | None = None  # vllm: the engines' context (None = the model's own)
@@ -52,6 +53,8 @@ class EngineSettings:
             raise TandemError(f"unknown handoff route {self.vllm_handoff!r}; choose one of {', '.join(HANDOFF_ROUTES)}")
         if self.mode not in ENGINE_MODES:
             raise TandemError(f"unknown engine mode {self.mode!r}; choose one of {', '.join(ENGINE_MODES)}")
+        if self.threads < 0:
+            raise TandemError(f"--threads must be >= 0 (0 = auto), got {self.threads}")
         if self.batch_size < 1:
             raise TandemError(f"--batch-size must be >= 1, got {self.batch_size}")
         if self.backend == "engine":  # vLLM places its engines itself

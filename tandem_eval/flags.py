@@ -65,6 +65,8 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dtype", default="auto", help="model dtype: auto (float32 on CPU, bfloat16 on GPU; the "
                    "checkpoint's under vLLM), float32, bfloat16, float16 (default: %(default)s)")
     p.add_argument("--batch-size", type=int, default=64, help="engine: samples generated together (default: %(default)s)")
+    p.add_argument("--threads", type=int, default=0, help="engine: torch CPU threads; 0 = auto: 1 when both models "
+                   "are small (the demo's tiny ones), else torch's default (default: %(default)s)")
     p.add_argument("--gpu-memory-utilization", type=float, default=None,
                    help="vllm: memory fraction per model (default 0.85 for one model, 0.42 each for two)")
     p.add_argument("--instruction", default=None,

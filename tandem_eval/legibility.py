@@ -24,6 +24,7 @@ from pathlib import Path
 from tandem.errors import TandemError
 from tandem.jsonl import read_json, read_jsonl, write_json
 from tandem.metrics import junior_cross_entropy, js_divergence, top_shifts, unigram_counts
+from tandem.threads import apply_threads
 
 
 def read_samples(path: str | Path) -> list[dict]:
@@ -109,6 +110,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch-size", type=int, default=8, help="responses per forward pass (default: %(default)s)")
     p.add_argument("--device", default="cpu", help="cpu or cuda[:i] (default: %(default)s)")
     p.add_argument("--dtype", default="float32", help="junior dtype: float32, bfloat16, float16 (default: %(default)s)")
+    p.add_argument("--threads", type=int, default=0, help="torch CPU threads; 0 = auto: 1 for a small junior "
+                   "(tandem/threads.py) (default: %(default)s)")
     p.add_argument("--preset", choices=("ours", "paper"), default="ours",
                    help="scoring rules: ours (every response token, EOS included) or paper (the release's: no EOS, "
                         "responses reaching 4096 - 8 tokens with their prompt dropped) (default: %(default)s)")
@@ -147,6 +150,9 @@ def run(args) -> int:
     if summary.is_file():  # carry the generation config (model, sampling) into this output
         result["senior_config"] = read_json(summary, "re-run eval_solo, which writes it").get("config")
     if args.junior:
+        if args.threads < 0:
+            raise TandemError(f"--threads must be >= 0 (0 = auto), got {args.threads}")
+        apply_threads(args.threads, [args.junior])
         result["legibility"] = legibility(args.junior, senior_rows, args.batch_size, args.device, args.dtype,
                                           args.max_per_problem, args.preset)
         print(f"legibility: mean CE {result['legibility']['mean_ce']:.4f} nats/token")

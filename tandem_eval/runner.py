@@ -41,7 +41,7 @@ from tandem.metrics import benchmark_pass_at_k, ks_for, summarize
 from tandem.rollout import stats_of_masks
 from tandem_eval import grader, leak
 from tandem_eval.backends import EvalBackend
-from tandem_eval.datasets import FieldMap, Problem, load_benchmarks
+from tandem_eval.datasets import FieldMap, Problem, check_benchmark_spec, load_benchmarks
 from tandem_eval.handoff import cap_rounds
 from tandem_eval.presets import EvalPreset, response_budget
 from tandem_eval.prompts import chat_prompt_ids, chat_prompt_text
@@ -186,6 +186,8 @@ def run_eval(run: EvalRun, phase: str, models: dict, backend: EvalBackend) -> di
     """Evaluate every benchmark of `run` with `backend` (its models load when a benchmark needs them); write and
     return the overall summary."""
     preset = run.preset
+    for spec in run.benchmarks:  # the names first: no model or file is read for a misspelt one
+        check_benchmark_spec(spec)
     backend.check_models()  # the models' tokens before the data, the data before the folder
     benchmarks = load_run_benchmarks(run)
     grader.warm_up()  # math-verify imported now, not inside the first grading call's time bound

@@ -136,15 +136,29 @@ def test_the_reward_plot_names_raw_and_smoothed_keeps_equal_runs_visible_and_cou
         assert len(shown) >= 2 and all(float(t).is_integer() for t in shown), shown
 
 
-def test_the_readme_names_the_report_the_quick_demo_writes(tmp_path, monkeypatch, capsys):
+def test_the_demo_ends_with_its_table_the_model_folders_and_the_report_the_readme_names(quick_demo, tmp_path,
+                                                                                          monkeypatch, capsys):
+    """Rerun where a user runs it (every phase reused): the last lines are the accuracy table with its legend,
+    each model's folder (each a Hugging Face model folder), and the report the README points to."""
     from pathlib import Path
 
-    import tandem_app.train.demo as demo
+    from tandem_app.train.report import MODEL_DIRS, NAMES
 
+    shutil.copytree(quick_demo, tmp_path / "runs" / "demo-quick")
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(demo, "run_demo", lambda cfg, out, **kw: Path(out) / "report.md")  # where, not the run
     assert main(["demo", "--quick", "--no-progress"]) == 0
-    written = capsys.readouterr().out.strip().splitlines()[-1].removeprefix("report written to ")
+    lines = capsys.readouterr().out.strip().splitlines()
+    results = json.loads((tmp_path / "runs" / "demo-quick" / "eval" / "results.json").read_text())
+    table = lines[lines.index(next(l for l in lines if l.startswith("model "))):]
+    for name in MODEL_DIRS:
+        row = next(l for l in table if l.startswith(NAMES[name]))
+        assert f"{results[name]['solo_acc']:.3f} ± " in row and f"{results[name]['handoff_acc']:.3f} ± " in row
+        folder = f"runs/demo-quick/{MODEL_DIRS[name]}"
+        assert f"  {NAMES[name]}: {folder}" in table and (tmp_path / folder / "config.json").is_file()
+    assert any(l.startswith("accuracy over ") and "standard error" in l for l in table)
+    written = lines[-1].removeprefix("report: ")
     first_result = (Path(__file__).resolve().parents[1] / "README.md").read_text().split("## A first result")[1]
     quick = first_result.split("The full demo")[0]
     assert written == "runs/demo-quick/report.md" and f"`{written}`" in quick, (written, quick)
+    report = (tmp_path / written).read_text()  # written again by the rerun
+    assert all(f"- {NAMES[name]}: runs/demo-quick/{d}" in report for name, d in MODEL_DIRS.items())

@@ -114,7 +114,20 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         build_parser("").print_help()
         return 2
+    if getattr(args, "no_progress", False):
+        quiet_library_bars()
     return run_reporting_errors(args.func, args)
+
+
+def quiet_library_bars() -> None:
+    """--no-progress silences the bars of the libraries a command calls too (transformers' shard writer, the hub's
+    downloads), not only ours."""
+    import os
+
+    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
 
 
 if __name__ == "__main__":

@@ -31,6 +31,9 @@ def register(subparsers) -> None:
         "variants (weaker, sync, ema, score, grpo_score, rlt), evaluate every senior with the base and a weaker junior, "
         "and write OUT/partner.md",
     )
+    p.add_argument("--threads", type=int, default=0, metavar="N",
+                   help="torch CPU threads for every phase; 0 = auto: 1 for the demo's tiny models, whose matrix "
+                        "products are too small to split (default: %(default)s)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars or per-step console lines")
     p.set_defaults(func=run)
 
@@ -77,23 +80,29 @@ def check_repeats(args: argparse.Namespace) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from tandem.errors import TandemError
     from tandem_app.train.demo import demo_config, run_demo, run_seeds
 
     check_repeats(args)
+    if args.threads < 0:
+        raise TandemError(f"--threads must be >= 0 (0 = auto), got {args.threads}")
     if args.partner:
         from tandem_app.train.partner_demo import run_partner_experiment
 
         out = _out(args)
         table = run_partner_experiment(args.seeds or [args.seed], out, args.partner, quick=args.quick,
-                                       progress=not args.no_progress)
+                                       progress=not args.no_progress, threads=args.threads)
         print(f"partner table written to {table}")
         return 0
     if args.seeds:
         out = _out(args)
-        table = run_seeds(args.seeds, out, quick=args.quick, progress=not args.no_progress)
+        table = run_seeds(args.seeds, out, quick=args.quick, progress=not args.no_progress, threads=args.threads)
         print(f"seed table written to {table}")
         return 0
     out = _out(args)
-    report = run_demo(demo_config(quick=args.quick, seed=args.seed), out, progress=not args.no_progress)
-    print(f"report written to {report}")
+    report = run_demo(demo_config(quick=args.quick, seed=args.seed, threads=args.threads), out,
+                      progress=not args.no_progress)
+    from tandem_app.train.report import console_summary
+
+    print(console_summary(report.parent))
     return 0

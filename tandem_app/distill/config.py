@@ -58,7 +58,7 @@ class DistillConfig:
     backend: str = "reference"  # generation for traces and eval: reference (tandem.engine) | vllm
     generation_batch_size: int = 64  # reference engine: rows per generate call
     device: str = "cpu"
-    threads: int = 0  # torch CPU threads; 0 = torch's default
+    threads: int = 0  # torch CPU threads; 0 = auto: 1 for small models, else torch's default (tandem/threads.py)
     sft_backend: str = "embedded"  # embedded (tandem_app.train.sft) | verl (verl/run_distill_sft.sh)
     sft_nproc: int = 1  # verl SFT: processes (GPUs) torchrun starts
     steps: int = 200  # the student's SFT optimizer steps (sft_budget=steps)
@@ -149,7 +149,7 @@ KEY_HELP = {
                "(tandem_eval's vLLM backend, the scale path)",
     "generation_batch_size": "reference engine: rows per generate call",
     "device": "where the reference engine and the embedded SFT run (cpu, cuda)",
-    "threads": "torch CPU threads (0 = torch's default)",
+    "threads": "torch CPU threads (0 = auto: 1 when every model is small, else torch's default)",
     "sft_backend": "embedded: the project's SFT (tandem_app.train.sft); verl: verl 0.9.1's SFT trainer through "
                    "verl/run_distill_sft.sh",
     "sft_nproc": "verl SFT: processes (one per GPU) torchrun starts for verl's SFT trainer",

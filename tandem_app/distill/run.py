@@ -19,6 +19,7 @@ import json
 import time
 from pathlib import Path
 
+from tandem.threads import apply_threads
 from tandem import run_lock
 from tandem.config_files import config_to_dict
 from tandem.errors import TandemError
@@ -63,10 +64,7 @@ def _run(cfg, out: Path, resume: bool, progress: bool, trust_unverified: bool) -
 
     inputs = check_inputs(cfg)
     start(out, config_to_dict(cfg), resume)
-    if cfg.threads:
-        import torch
-
-        torch.set_num_threads(cfg.threads)
+    apply_threads(cfg.threads, [cfg.teacher, cfg.student])
     seconds = _read(out / TIMINGS)
 
     def phase(name: str, fn):

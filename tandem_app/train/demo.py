@@ -41,6 +41,7 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from tandem.threads import apply_threads
 from tandem import run_lock
 from tandem.jsonl import write_json
 from tandem.models import load_model, load_tokenizer
@@ -50,7 +51,7 @@ from tandem.config_files import config_to_dict
 from tandem_app.train.data import prompt_ids_batch
 from tandem_app.train.evaluate import EvalConfig, drift_js, evaluate_senior, junior_legibility
 from tandem_app.train.grpo_trainer import GRPOTrainer
-from tandem_app.train.report import write_report
+from tandem_app.train.report import MODEL_DIRS, write_report
 from tandem_app.train.sft import SFTConfig, run_sft
 from tandem_app.train.train_config import TrainConfig
 
@@ -84,7 +85,7 @@ class DemoConfig:
 
     seed: int = 0
     quick: bool = False
-    threads: int = 0  # torch CPU threads; 0 = torch's default (all cores)
+    threads: int = 0  # torch CPU threads; 0 = auto: 1 for small models, else torch's default (tandem/threads.py)
     task: TaskConfig = field(default_factory=lambda: DEMO_TASK)
     demos: Demonstrations = field(default_factory=lambda: DEMO_DEMONSTRATIONS)
     sft: SFTConfig = field(default_factory=_demo_sft)
@@ -92,8 +93,8 @@ class DemoConfig:
     eval: EvalConfig = field(default_factory=EvalConfig)
 
 
-def demo_config(quick: bool = False, seed: int = 0) -> DemoConfig:
-    cfg = DemoConfig(seed=seed)
+def demo_config(quick: bool = False, seed: int = 0, threads: int = 0) -> DemoConfig:
+    cfg = DemoConfig(seed=seed, threads=threads)
     if quick:
         cfg = replace(
             cfg,
@@ -150,17 +151,16 @@ def _run_demo(cfg: DemoConfig, out: Path, progress: bool) -> Path:
         if not _done(Path(tc.out)):
             phase(f"train_{method}", lambda: GRPOTrainer(tc, progress=progress).train(resume=Path(tc.out).exists()))
     if not (out / "eval" / "results.json").is_file():
-        phase("eval", lambda: evaluate_all(cfg, out))
+        phase("eval", lambda: evaluate_all(cfg, out, progress))
     return write_report(out, timings)
 
 
-def evaluate_all(cfg: DemoConfig, out: Path) -> dict:
+def evaluate_all(cfg: DemoConfig, out: Path, progress: bool = True) -> dict:
     """Evaluate base, GRPO and TRL seniors (junior = the base): accuracy, notation, drift and legibility."""
     import torch
 
-    if cfg.threads:
-        torch.set_num_threads(cfg.threads)
-    base_dir = out / "sft" / "model"
+    base_dir = out / MODEL_DIRS["base"]
+    apply_threads(cfg.threads, [base_dir])
     tokenizer, junior = load_tokenizer(base_dir), load_model(base_dir)
     problems = generate_problems("test", cfg.eval.n_problems, cfg.seed, cfg.task)
     prompts = prompt_ids_batch(tokenizer, problems)
@@ -169,8 +169,8 @@ def evaluate_all(cfg: DemoConfig, out: Path) -> dict:
     for name in MODELS:
         path = out / "eval" / f"{name}.json"
         if not path.is_file():
-            senior_dir = base_dir if name == "base" else out / name / "model"
-            r = evaluate_senior(senior_dir, base_dir, problems, cfg.eval, tag=tag)
+            senior_dir = out / MODEL_DIRS[name]
+            r = evaluate_senior(senior_dir, base_dir, problems, cfg.eval, tag=tag, progress=progress)
             flat_prompts = [p for p, g in zip(prompts, r["solo_tokens"]) for _ in g]
             flat_tokens = [t for g in r["solo_tokens"] for t in g]
             r["junior_ce_on_solo"] = junior_legibility(junior, flat_prompts, flat_tokens)
@@ -182,7 +182,7 @@ def evaluate_all(cfg: DemoConfig, out: Path) -> dict:
     again = out / "eval" / "base_again.json"
     if not again.is_file():
         again_cfg = replace(cfg.eval, sampling=replace(cfg.eval.sampling, seed=cfg.eval.sampling.seed + 1))
-        r = evaluate_senior(base_dir, base_dir, problems, again_cfg, tag, handoff=False)
+        r = evaluate_senior(base_dir, base_dir, problems, again_cfg, tag, handoff=False, progress=progress)
         write_json(again, {"solo_tokens": r["solo_tokens"]})
     base_again = [t for g in _load_json(again)["solo_tokens"] for t in g]
     for name in ("grpo", "tandem"):
@@ -193,13 +193,13 @@ def evaluate_all(cfg: DemoConfig, out: Path) -> dict:
     return results
 
 
-def run_seeds(seeds: list[int], out: str | Path, quick: bool = False, progress: bool = True) -> Path:
+def run_seeds(seeds: list[int], out: str | Path, quick: bool = False, progress: bool = True, threads: int = 0) -> Path:
     """The demo once per seed (OUT/seed-S), then OUT/seeds.md: each number's mean and spread."""
     from tandem_app.train.seeds import write_seed_table
 
     with run_lock.hold(out):
         for seed in seeds:
-            run_demo(demo_config(quick=quick, seed=seed), Path(out) / f"seed-{seed}", progress=progress)
+            run_demo(demo_config(quick=quick, seed=seed, threads=threads), Path(out) / f"seed-{seed}", progress=progress)
         return write_seed_table(Path(out), seeds)
 
 

@@ -73,7 +73,8 @@ def _summary(prefix: str, groups: list[list], problems: list[Problem], n: int) -
 
 
 def evaluate_senior(
-    senior_path, junior_path, problems: list[Problem], cfg: EvalConfig, tag: str = "eval", handoff: bool = True
+    senior_path, junior_path, problems: list[Problem], cfg: EvalConfig, tag: str = "eval", handoff: bool = True,
+    progress: bool = True,
 ) -> dict:
     """Solo and (unless `handoff=False`) handoff accuracy of a senior, with the junior as partner.
 
@@ -82,7 +83,7 @@ def evaluate_senior(
     `examples` holds the first `cfg.n_examples` problems' first solo and handoff responses,
     the handoff one as (author, text) runs.
     """
-    backend = EvalBackend(engine_settings(senior_path, junior_path, cfg), cfg.sampling)
+    backend = EvalBackend(engine_settings(senior_path, junior_path, cfg), cfg.sampling, progress=progress)
     prompts = prompt_ids_batch(backend.tokenizer, problems)
     n = cfg.n_samples
     rows = [(i, j) for i in range(len(problems)) for j in range(n)]

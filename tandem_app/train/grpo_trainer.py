@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 import torch
 
+from tandem.threads import apply_threads
 from tandem import run_lock
 from tandem.engine import TandemEngine
 from tandem.errors import TandemError
@@ -47,8 +48,7 @@ class GRPOTrainer:
             raise TandemError("train needs out=DIR (or --out DIR), the run directory")
         run_lock.check_out_path(cfg.out)
         self.cfg, self.reward_fn, self.progress = cfg, reward_fn, progress
-        if cfg.threads:
-            torch.set_num_threads(cfg.threads)
+        apply_threads(cfg.threads, [cfg.model, *([cfg.tandem.junior_model] if cfg.tandem.junior_model else [])])
         torch.manual_seed(cfg.seed)
         self.tokenizer = load_tokenizer(cfg.model)
         self.senior = load_model(cfg.model, device=cfg.device)

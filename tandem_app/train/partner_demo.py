@@ -181,7 +181,7 @@ def write_partner_table(out: Path, seeds: list[int], per_seed: dict[int, dict]) 
 
 
 def run_partner_experiment(seeds: list[int], out: str | Path, variants: list[str], quick: bool = False,
-                           progress: bool = True) -> Path:
+                           progress: bool = True, threads: int = 0) -> Path:
     """Every seed (OUT/seed-S), then OUT/partner.md; finished runs and evaluations are reused."""
     out = Path(out)
     unknown = [v for v in variants if v not in VARIANTS]
@@ -190,7 +190,7 @@ def run_partner_experiment(seeds: list[int], out: str | Path, variants: list[str
 
         raise TandemError(f"unknown partner variant {unknown[0]!r}; choose from {', '.join(VARIANTS)}")
     with run_lock.hold(out):  # one writer per folder: each seed's folder and run hold their own lock too
-        per_seed = {s: run_partner_seed(demo_config(quick=quick, seed=s), out / f"seed-{s}", variants, progress)
+        per_seed = {s: run_partner_seed(demo_config(quick=quick, seed=s, threads=threads), out / f"seed-{s}", variants, progress)
                     for s in seeds}
         return write_partner_table(out, seeds, per_seed)
 

@@ -14,6 +14,7 @@ from tandem_app.train.findings import findings
 from tandem_app.train.stats import accuracy
 
 NAMES = {"base": "base (SFT, pre-RL)", "grpo": "GRPO senior", "tandem": "TRL senior"}
+MODEL_DIRS = {"base": "sft/model", "grpo": "grpo/model", "tandem": "tandem/model"}  # each model's folder under OUT
 LABELS = {"grpo": "GRPO", "tandem": "TRL"}  # the paper's names
 
 
@@ -123,6 +124,25 @@ def results_table(res: dict) -> list[str]:
     return lines
 
 
+def model_folders(out: Path) -> list[str]:
+    """One line per model: its name and its Hugging Face folder (what `eval-solo --model` takes)."""
+    return [f"{NAMES[name]}: {Path(out) / d}" for name, d in MODEL_DIRS.items()]
+
+
+def console_summary(out: Path) -> str:
+    """What the demo prints at its end: solo and handoff accuracy per model, the model folders, the report."""
+    res = json.loads((Path(out) / "eval" / "results.json").read_text())
+    rows = [f"{'model':<20} {'solo acc':>15} {'handoff acc':>15}"]
+    for name in MODEL_DIRS:
+        r = res[name]
+        rows.append(f"{NAMES[name]:<20} {r['solo_acc']:>7.3f} ± {per_problem_se(r, 'solo'):.3f} "
+                    f"{r['handoff_acc']:>7.3f} ± {per_problem_se(r, 'handoff'):.3f}")
+    legend = (f"accuracy over {res['_meta']['n_problems']} test problems x {res['_meta']['eval']['n_samples']} "
+              "samples, ± one standard error over problems; handoff = senior and the base alternate steps")
+    return "\n".join([*rows, legend, "models:", *(f"  {line}" for line in model_folders(out)),
+                      f"report: {Path(out) / 'report.md'}"])
+
+
 MECHANISM = (
     "**The mechanism, in two sentences.** Under the RL response budget the terse net-change notation wins alone "
     "(a terse solution always fits, a verbose one often does not), so the GRPO senior moves to it. The junior "
@@ -216,6 +236,10 @@ def write_report(out: Path, timings: dict) -> Path:
         "![reward curves](reward_curves.png)",
         "",
         "![solo vs handoff accuracy](accuracy_bars.png)",
+        "",
+        "## Models",
+        "",
+        *[f"- {line}" for line in model_folders(out)],
         "",
         "## Time per phase (seconds)",
         "",

@@ -24,6 +24,7 @@ from pathlib import Path
 import torch
 from tqdm.auto import tqdm
 
+from tandem.threads import apply_threads
 from tandem import run_lock
 from tandem.config_files import config_to_dict
 from tandem.errors import RunFailed, RunInterrupted, TandemError
@@ -78,7 +79,7 @@ class SFTConfig:
     log_every: int = 25
     max_new_tokens: int = 160
     device: str = "cpu"
-    threads: int = 0  # torch CPU threads; 0 = torch's default
+    threads: int = 0  # torch CPU threads; 0 = auto: 1 for small models, else torch's default (tandem/threads.py)
     wandb: bool = False
     wandb_project: str = "tandem-rlvr"
     wandb_mode: str = "offline"
@@ -159,8 +160,7 @@ def _run_sft(cfg: SFTConfig, out: Path, resume: bool, progress: bool, given: lis
     start = start_run(out, config, resume, trust_unverified)
     if start.finished is not None:
         return start.finished
-    if cfg.threads:
-        torch.set_num_threads(cfg.threads)
+    apply_threads(cfg.threads, [cfg.model])
     torch.manual_seed(cfg.seed)
     model = load_model(cfg.model, device=cfg.device).train().requires_grad_(True)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, betas=(0.9, 0.95))
@@ -172,7 +172,7 @@ def _run_sft(cfg: SFTConfig, out: Path, resume: bool, progress: bool, given: lis
     if start.state is not None:
         restore_checkpoint(start.state, model, opt)
         earlier = start.state.get("extra", {}).get("elapsed_s", 0.0)
-    logger = MetricsLogger(out / METRICS_NAME, resume_step=start.step if start.state else None,
+    logger = MetricsLogger(out / METRICS_NAME, resume_step=start.step if start.state else None, console=progress,
                            **logger_settings(cfg, out, f"sft-{out.name}"))
     t0 = time.time()
     try:

@@ -52,7 +52,7 @@ class TrainConfig:
     save_every: int = 10
     engine_mode: str = "auto"  # reference engine decoding: auto | paired | lockstep | lazy (same tokens)
     device: str = "cpu"
-    threads: int = 0  # torch CPU threads; 0 = torch's default
+    threads: int = 0  # torch CPU threads; 0 = auto: 1 for small models, else torch's default (tandem/threads.py)
     wandb: bool = False
     wandb_project: str = "tandem-rlvr"
     wandb_mode: str = "offline"

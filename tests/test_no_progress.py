@@ -1,0 +1,23 @@
+"""`--no-progress` silences every bar and per-step line: ours and the libraries' (transformers' shard writer)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+
+def run_cli(*argv: str, cwd) -> subprocess.CompletedProcess:
+    """A separate process: the library's bar setting is process-wide, and the test must see what a user sees."""
+    return subprocess.run([sys.executable, "-m", "tandem_app.commands.cli", *argv], capture_output=True, text=True,
+                          cwd=cwd, timeout=600)
+
+
+def test_sft_with_no_progress_prints_no_bar_and_no_step_line(tiny_dir, tmp_path):
+    quiet = run_cli("sft", "--model", str(tiny_dir), "--out", "quiet", "--no-progress", "steps=4", "batch_size=4",
+                    "n_val_problems=2", "log_every=1", "save_every=4", "max_new_tokens=8", "n_train_problems=64", cwd=tmp_path)
+    assert quiet.returncode == 0, quiet.stderr
+    shown = quiet.stdout + quiet.stderr
+    assert "step " not in shown and "%|" not in shown and "Writing model shards" not in shown, shown
+    loud = run_cli("sft", "--model", str(tiny_dir), "--out", "loud", "steps=4", "batch_size=4", "n_val_problems=2",
+                   "log_every=1", "save_every=4", "max_new_tokens=8", "n_train_problems=64", cwd=tmp_path)
+    assert loud.returncode == 0 and "step     4 |" in loud.stdout + loud.stderr  # the same run, with its lines
