@@ -8,13 +8,15 @@ check it first, in one line.
 
 from __future__ import annotations
 
-import torch
-
 from tandem.errors import TandemError
 
 
 def check_device(device: str, name: str = "device") -> None:
     """`device` is one torch can name and this machine has; else one line naming `name` (its key or flag) and the fix."""
+    if device == "cpu":  # every config's default: no torch needed to know it (a command's --help builds one)
+        return
+    import torch
+
     try:
         kind = torch.device(device).type
     except (RuntimeError, ValueError, TypeError):

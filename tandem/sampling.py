@@ -13,10 +13,12 @@ top-k/top-p, which is what verl's actor recomputes (temperature 0 counts as 1).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
-import torch
+from typing import TYPE_CHECKING
 
 from tandem.errors import TandemError
+
+if TYPE_CHECKING:  # imported where tensors are handled: a config (and a command's --help) needs no torch
+    import torch
 
 
 def check_sampling_values(cfg, name=lambda field: field) -> None:
@@ -57,6 +59,8 @@ class SamplingConfig:
 
 def filtered_probs(logits: torch.Tensor, cfg: SamplingConfig) -> torch.Tensor:
     """The sampling distribution [b, V] after temperature, top-k and top-p."""
+    import torch
+
     x = logits if cfg.temperature == 1 else logits / cfg.temperature
     if cfg.top_k and cfg.top_k < x.shape[-1]:
         kth = torch.topk(x, cfg.top_k, dim=-1).values[:, -1:]
@@ -72,6 +76,8 @@ def filtered_probs(logits: torch.Tensor, cfg: SamplingConfig) -> torch.Tensor:
 
 def sample_tokens(logits: torch.Tensor, cfg: SamplingConfig, uniforms: torch.Tensor) -> torch.Tensor:
     """One token per row of `logits` [b, V], drawn by inverse CDF with `uniforms` [b] (float64)."""
+    import torch
+
     if cfg.temperature == 0:
         return logits.argmax(dim=-1)
     probs = filtered_probs(logits, cfg).to(torch.float64)
@@ -83,6 +89,8 @@ def sample_tokens(logits: torch.Tensor, cfg: SamplingConfig, uniforms: torch.Ten
 
 def token_logprobs(logits: torch.Tensor, tokens: torch.Tensor, temperature: float) -> torch.Tensor:
     """log p(token) under log_softmax(logits / temperature); logits [..., V], tokens [...]."""
+    import torch
+
     x = logits if logits.dtype in (torch.float32, torch.float64) else logits.float()
     logp = torch.log_softmax(x if temperature == 1 else x / temperature, dim=-1)
     return logp.gather(-1, tokens.unsqueeze(-1)).squeeze(-1)

@@ -17,14 +17,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:  # torch is imported where a rule runs: reading the registry (a config, --help) needs no torch
+    import torch
 
 # (cfg, hit [B], since [B]) -> BoolTensor[B]: redraw after this token? `since` counts tokens
 # since the last redraw, this one included.
-StepRule = Callable[..., torch.Tensor]
+StepRule = Callable[..., "torch.Tensor"]
 # (cfg, hit [B, T], pos [T]) -> BoolTensor[B, T]: redraw right after each token?
-ClosedRule = Callable[..., torch.Tensor]
+ClosedRule = Callable[..., "torch.Tensor"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,8 @@ def register_strategy(strategy: Strategy) -> Strategy:
 
 
 def _every(cfg, hit, since_or_pos):
+    import torch
+
     return torch.ones_like(hit, dtype=torch.bool)
 
 
@@ -61,6 +65,8 @@ def _word_due(cfg, hit, since):
 
 def _word_due_after(cfg, hit, pos):
     """A boundary resets the count; between boundaries the gap rule fires every `max_gap_tokens`."""
+    import torch
+
     B = hit.shape[0]
     last_hit = torch.where(hit, pos, -1).cummax(dim=1).values
     before = torch.cat([torch.full((B, 1), -1, device=hit.device), last_hit[:, :-1]], dim=1)

@@ -149,7 +149,9 @@ def test_tandem_rlvr_subcommands_take_the_scripts_flags(solo_run, capsys):
     from tandem_app.commands import eval as eval_commands
 
     parser = argparse.ArgumentParser(prog="tandem-rlvr")
-    eval_commands.register(parser.add_subparsers(dest="command"))
+    sub = parser.add_subparsers(dest="command")
+    for name in eval_commands.TOOLS:
+        eval_commands.register_command(sub, name, f"{name} help")
     out, solo_args = solo_run
     args = parser.parse_args(["eval-solo", *solo_args])
     assert args.func(args) == 0  # resumes: every benchmark is already done

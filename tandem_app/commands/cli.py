@@ -62,12 +62,15 @@ def _parsers(command: str | None) -> tuple[argparse.ArgumentParser, dict[str, ar
     )
     parser.add_argument("--version", action="version", version=f"tandem-rlvr {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    wanted = {module for name, (module, _) in COMMANDS.items() if command is None or name == command}
     for name, (module, help_line) in COMMANDS.items():
-        if module not in wanted:
+        if command is not None and name != command:
             sub.add_parser(name, help=help_line, add_help=False)
-        elif name not in sub.choices:  # one module registers several commands (eval-*)
-            importlib.import_module(f"tandem_app.commands.{module}").register(sub)
+            continue
+        registrar = importlib.import_module(f"tandem_app.commands.{module}")
+        if hasattr(registrar, "register_command"):  # one module, several commands (eval-*): each on its own
+            registrar.register_command(sub, name, help_line)
+        else:
+            registrar.register(sub)
     return parser, sub.choices
 
 

@@ -6,19 +6,21 @@ Thin wrappers: each subcommand takes exactly the flags of its `tandem_eval` scri
 from __future__ import annotations
 
 
-def register(sub) -> None:
-    from tandem_eval import legibility, paper_figures, paper_table, plot
-    from tandem_eval.MATH import eval_solo, eval_step_handoff
+import importlib
 
-    commands = [
-        ("eval-solo", "solo pass@k of one model on math benchmarks", eval_solo),
-        ("eval-handoff", "handoff pass@k: senior and junior alternate reasoning steps", eval_step_handoff),
-        ("eval-legibility", "legibility (junior cross-entropy) and drift (JS divergence) of a senior", legibility),
-        ("eval-plot", "pass@k curves per benchmark from eval summaries", plot),
-        ("eval-table", "Table 2: macro solo and handoff pass@k per checkpoint with bootstrap SEs", paper_table),
-        ("eval-figures", "pass@k grid per benchmark and macro with bootstrap SE bands", paper_figures),
-    ]
-    for name, help_text, module in commands:
-        p = sub.add_parser(name, help=help_text, description=module.DESCRIPTION)
-        module.add_arguments(p)
-        p.set_defaults(func=module.run)
+TOOLS = {  # each subcommand's `tandem_eval` module, imported only when that subcommand is used
+    "eval-solo": "tandem_eval.MATH.eval_solo",
+    "eval-handoff": "tandem_eval.MATH.eval_step_handoff",
+    "eval-legibility": "tandem_eval.legibility",
+    "eval-plot": "tandem_eval.plot",
+    "eval-table": "tandem_eval.paper_table",
+    "eval-figures": "tandem_eval.paper_figures",
+}
+
+
+def register_command(sub, name: str, help_text: str) -> None:
+    """One subcommand with its tool's flags (`tandem-rlvr eval-solo --help` imports eval_solo only)."""
+    module = importlib.import_module(TOOLS[name])
+    p = sub.add_parser(name, help=help_text, description=module.DESCRIPTION)
+    module.add_arguments(p)
+    p.set_defaults(func=module.run)

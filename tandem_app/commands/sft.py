@@ -52,13 +52,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _config_class():
-    from tandem_app.train.sft import SFTConfig
+    from tandem_app.train.sft_config import SFTConfig
 
     return SFTConfig
 
 
 def _epilog() -> str:
     from tandem.config_files import describe_config
-    from tandem_app.train.sft import SFTConfig
+    from tandem_app.train.sft_config import SFTConfig
 
     return describe_config(SFTConfig) + "\n\n" + LOGGING_HELP

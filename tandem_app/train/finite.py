@@ -14,11 +14,11 @@ from __future__ import annotations
 import dataclasses
 import math
 
-import torch
-
 from tandem.errors import TandemError
 
-FLOAT32_MAX = float(torch.finfo(torch.float32).max)  # the weights' and the optimizer's dtype: 3.4e38
+# The weights' and the optimizer's dtype's largest value, torch.finfo(torch.float32).max (3.4e38), without
+# importing torch: a config, and a command's --help, need none.
+FLOAT32_MAX = float.fromhex("0x1.fffffep+127")
 # Adam moves every weight by about lr per step, so lr=1e30 turns 1e-2 weights into 1e30
 # ones in one step (a run that "succeeds" with garbage); the largest sane value is far below 1.
 LR_CEILING = 1.0
@@ -78,6 +78,8 @@ def check_step_finite(loss: float, grad_norm: float) -> None:
 
 def first_non_finite(named: dict[str, object]) -> str | None:
     """The name of the first floating tensor holding NaN or inf in a (nested) state dict, else None."""
+    import torch
+
     for name, value in named.items():
         if isinstance(value, dict):
             inner = first_non_finite({f"{name}.{k}": v for k, v in value.items()})

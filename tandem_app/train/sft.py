@@ -18,7 +18,6 @@ import hashlib
 import json
 import random
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -31,7 +30,7 @@ from tandem.errors import RunFailed, RunInterrupted, TandemError
 from tandem.jsonl import write_json
 from tandem.logprobs import pad_right
 from tandem.models import load_model, load_tokenizer
-from tandem_app.task import Demonstrations, TaskConfig, demonstration, generate_problems
+from tandem_app.task import demonstration, generate_problems
 from tandem_app.train.checkpoint import (
     kept_words,
     restore_checkpoint,
@@ -42,64 +41,13 @@ from tandem_app.train.checkpoint import (
 from tandem_app.train.data import batch_indices, prompt_ids_batch, response_ids
 from tandem_app.train.evaluate import greedy_solo_accuracy
 from tandem_app.train.schedule import lr_at
-from tandem.devices import check_device
-from tandem_app.train.finite import (
-    NonFiniteStep,
-    check_finite_numbers,
-    check_lr,
-    check_non_negative,
-    check_positive,
-    check_step_finite,
-)
-from tandem_app.train.log_sinks import check_logging_keys, logger_settings
+from tandem_app.train.finite import NonFiniteStep, check_step_finite
+from tandem_app.train.log_sinks import logger_settings
 from tandem_app.train.metrics import METRICS_NAME, MetricsLogger
 from tandem_app.train.resume import start_run
+from tandem_app.train.sft_config import SFTConfig  # noqa: F401  (the run's settings, re-exported)
 
 SUMMARY = "summary.json"
-
-
-@dataclass
-class SFTConfig:
-    """Supervised fine-tuning of a (tiny) model on worked solutions."""
-
-    model: str = ""  # initial HF model dir (e.g. from `tandem-rlvr build-tiny`)
-    out: str = ""  # run directory; the base is written to OUT/model
-    seed: int = 0
-    steps: int = 600
-    batch_size: int = 32
-    lr: float = 3e-3
-    min_lr_ratio: float = 0.1  # cosine decay ends at lr * min_lr_ratio
-    warmup_steps: int = 30
-    weight_decay: float = 0.0
-    grad_clip: float = 1.0
-    n_train_problems: int = 20000
-    n_val_problems: int = 200
-    val_every: int = 0  # 0 = only at the end
-    save_every: int = 200
-    log_every: int = 25
-    max_new_tokens: int = 160
-    device: str = "cpu"
-    threads: int = 0  # torch CPU threads; 0 = auto: 1 for small models, else torch's default (tandem/threads.py)
-    wandb: bool = False
-    wandb_project: str = "tandem-rlvr"
-    wandb_mode: str = "offline"
-    metrics_format: str = "flat"  # metrics.jsonl rows: flat {step, name: value} | verl {step, data: {...}}
-    tensorboard: bool = False  # also log every step to tensorboard (needs `pip install tensorboard`)
-    tensorboard_dir: str = ""  # tensorboard's event files; empty = OUT/tensorboard
-    task: TaskConfig = field(default_factory=TaskConfig)
-    demos: Demonstrations = field(default_factory=Demonstrations)  # how the worked solutions are written
-
-    def __post_init__(self):
-        check_finite_numbers(self, "sft")
-        for name in ("steps", "batch_size", "n_train_problems", "n_val_problems", "save_every", "log_every",
-                     "max_new_tokens"):
-            if getattr(self, name) < 1:
-                raise TandemError(f"sft: {name} must be >= 1, got {getattr(self, name)}")
-        check_positive(self, "sft", ("lr", "grad_clip"))
-        check_lr(self.lr, "sft")
-        check_device(self.device, "sft: device")
-        check_non_negative(self, "sft", ("min_lr_ratio", "warmup_steps", "weight_decay", "val_every", "threads"))
-        check_logging_keys(self, "sft")
 
 
 def sft_batch(examples: list[tuple[list[int], list[int]]], pad_id: int):

@@ -14,7 +14,7 @@ from tandem import legacy
 from tandem.config import ENGINE_MODES, TandemConfig
 from tandem.errors import TandemError
 from tandem.loss_config import PolicyLossConfig
-from tandem.partner_score import PartnerRewardConfig
+from tandem.partner_config import PartnerRewardConfig
 from tandem.sampling import SamplingConfig
 from tandem_app.task import TaskConfig
 from tandem.devices import check_device

@@ -15,8 +15,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tandem_eval import flags, runner  # noqa: E402
-from tandem_eval.backends import EvalBackend  # noqa: E402
+from tandem_eval import flags  # noqa: E402
 from tandem_eval.run_config import EvalRun  # noqa: E402
 
 _D = flags.DEFAULTS.sampling
@@ -34,6 +33,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
+    from tandem_eval import runner  # the engines and the grader: not for --help
+    from tandem_eval.backends import EvalBackend
+
     models = {"model": runner.model_id(args.model)}
     settings = EvalRun.from_args(args)
     overall = runner.run_eval(settings, "solo", models, EvalBackend(settings.engine, settings.sampling))

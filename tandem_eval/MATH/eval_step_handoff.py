@@ -31,8 +31,7 @@ if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from tandem.errors import TandemError  # noqa: E402
-from tandem_eval import flags, runner  # noqa: E402
-from tandem_eval.backends import EvalBackend  # noqa: E402
+from tandem_eval import flags  # noqa: E402
 from tandem_eval.resume import file_stem  # noqa: E402
 from tandem_eval.run_config import EvalRun  # noqa: E402
 
@@ -72,7 +71,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from tandem_eval import prefix_transfer
+    from tandem_eval import prefix_transfer, runner  # the engines and the grader: not for --help
+    from tandem_eval.backends import EvalBackend
 
     fractions = prefix_transfer.check_fractions(args.prefix_fractions) if args.prefix_fractions else ()
     models = {"senior": runner.model_id(args.senior), "junior": runner.model_id(args.junior),
