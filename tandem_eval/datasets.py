@@ -33,6 +33,7 @@ from tandem.grading.gold import check_gold
 from tandem.jsonl import read_jsonl
 
 DATA_DIR_ENV = "TANDEM_DATA_DIR"
+FETCH = "python scripts/fetch_shared_data.py [--out DIR]"  # how a user gets the benchmark files
 ERRATA_MODES = ("fixed", "source")
 
 
@@ -253,8 +254,8 @@ def _load_part(part: Part, benchmark: str, data_dir: Path, allow_hub: bool) -> l
         return [p for p in problems if p.id not in part.exclude]
     if not allow_hub:
         raise TandemError(
-            f"{preset.file} not found in {data_dir}; pass --data-dir DIR holding it, set ${DATA_DIR_ENV}, "
-            f"or allow the Hugging Face copy {preset.hub.path}"
+            f"{preset.file} not found in {data_dir}; fetch the benchmark files with `{FETCH}` and pass --data-dir DIR "
+            f"(or set ${DATA_DIR_ENV}), or drop --offline to read the Hugging Face copy {preset.hub.path}"
         )
     return [replace(p, source=part.preset) for p in load_hub(preset.hub, benchmark)]
 
@@ -293,7 +294,7 @@ def load_benchmark(spec: str, data_dir: str | os.PathLike | None = None, fields:
         if part.exclude and not (root / PRESETS[part.preset].file).is_file():
             raise TandemError(
                 f"{spec} needs the local file {PRESETS[part.preset].file} (its subset is defined by row ids); "
-                f"it is not in {root}: pass --data-dir DIR holding it, or set ${DATA_DIR_ENV}"
+                f"it is not in {root}: fetch it with `{FETCH}` and pass --data-dir DIR (or set ${DATA_DIR_ENV})"
             )
     problems = [p for part in parts for p in _load_part(part, spec, root, allow_hub)]
     return spec, _apply_errata(problems, errata)

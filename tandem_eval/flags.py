@@ -53,14 +53,17 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=None, help="sampling seed; with the problem id and sample "
                    "index it keys every request's randomness; " + _preset_help("seed"))
     p.add_argument("--data-dir", default=None, help="directory with the benchmark JSONL files (default: "
-                   "$TANDEM_DATA_DIR, else ../shared/data beside the repository); presets missing there are read "
+                   "$TANDEM_DATA_DIR, else ../shared/data beside the repository; `python "
+                   "scripts/fetch_shared_data.py --out DIR` downloads them); presets missing there are read "
                    "from their Hugging Face copy")
     p.add_argument("--offline", action="store_true", help="never fall back to the Hugging Face hub for presets")
     p.add_argument("--errata", choices=ERRATA_MODES, default=None,
                    help="AMC 2024 answers: fixed = the four verified corrections, source = as published, which the "
                         "paper scored against; " + _preset_help("errata"))
-    p.add_argument("--fields", default=None, help="column mapping for file / hub benchmarks, e.g. "
-                   "problem=question,answer=answer,id=idx (answer_after=#### keeps text after a marker)")
+    p.add_argument("--fields", default=None, help="column mapping for file / hub benchmarks: KEY=COLUMN,... with "
+                   "keys problem, answer, id, answer_after; without it the columns read are problem, answer and id; "
+                   "e.g. problem=question,answer=answer,id=idx (answer_after=#### "
+                   "keeps the text after a marker, as GSM8K's answers need)")
     p.add_argument("--device", default="cpu", help="engine device: cpu or cuda[:i] (default: %(default)s)")
     p.add_argument("--dtype", default="auto", help="model dtype: auto (float32 on CPU, bfloat16 on GPU; the "
                    "checkpoint's under vLLM), float32, bfloat16, float16 (default: %(default)s)")

@@ -216,3 +216,8 @@ def print_table(overall: dict) -> None:
     rows = list(overall["benchmarks"].items()) + [("macro", overall["macro"]), ("micro", overall["micro"])]
     for name, scores in rows:
         print(name.ljust(24) + "".join(f"{scores[f'pass@{k}']:10.4f}" for k in ks))
+    print(TABLE_LEGEND.format(n=overall["config"]["n"]))
+
+
+TABLE_LEGEND = ("pass@k: the unbiased estimate from n={n} samples per problem, mean over a benchmark's problems; "
+                "macro = mean of the benchmarks, micro = every problem pooled")

@@ -111,6 +111,13 @@ def print_leak_table(out_dir: Path, overall: dict) -> None:
         rate = lambda v: "—" if v is None else f"{v:.3f}"  # noqa: E731
         print(name.ljust(24) + cells + f"  {rate(vis['visible_rate']):>7}  {rate(vis['undetermined_rate']):>5}"
               f"  {rate(s['hit_budget']['rate']):>6}")
+    print(LEAK_LEGEND)
+
+
+LEAK_LEGEND = ("pass@k over each problem's clean samples (the senior never wrote the gold answer before the junior's last "
+               "turn), (-N) = problems with fewer than k clean samples, left out; visible = share of the determinable "
+               "samples in which the senior showed the answer, undet. = share whose gold cannot be told (too short, "
+               "unreadable), budget = share that spent the token budget; — = nothing to rate")
 
 
 def main(argv: list[str] | None = None) -> int:
