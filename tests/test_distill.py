@@ -52,6 +52,13 @@ def test_a_run_writes_the_summary_with_consistent_numbers(finished):
     assert (out / "student" / "model" / "config.json").is_file() and s["student_after"].endswith("student/model")
     lines = printed.strip().splitlines()
     assert "traces: none of 8 is longer than the student's context (1024 tokens)" in lines
+    # the counts line adds up to what summary.json records; a header per phase, in order
+    assert (f"traces: {s['n_problems_read']} written by the teacher "
+            f"({round(s['teacher_correct_fraction'] * s['n_problems_read'])} correct): "
+            f"{s['n_traces']} kept ({s['trace_tokens']} tokens)") in lines
+    headers = [line.split(":")[0] for line in lines if line.startswith("[")]
+    assert headers == ["[1/4] the teacher's traces", "[2/4] the student's solo accuracy before",
+                       "[3/4] the student's SFT on the traces", "[4/4] the student's solo accuracy after"]
     assert lines[-1].startswith(f"distill: student solo accuracy {s['accuracy_before']:.3f} -> "
                                 f"{s['accuracy_after']:.3f}, gain {s['gain']:+.3f} ± {s['gain_se']:.3f} (paired SE")
 
@@ -65,7 +72,11 @@ def test_a_rerun_reuses_every_phase(finished, tmp_path, monkeypatch, capsys):
         monkeypatch.setattr(module, name, lambda *a, **k: pytest.fail("a finished phase ran again"))
     assert main(["distill", "--out", str(out), "--resume", "--no-progress"]) == 0
     assert json.loads((out / "summary.json").read_text()) == was
-    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("distill: student solo accuracy")
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[-1].startswith("distill: student solo accuracy")
+    assert [line for line in lines if line.startswith("[")] == [f"[{k}/4] {what}: done, reused" for k, what in (
+        (1, "the teacher's traces"), (2, "the student's solo accuracy before"), (3, "the student's SFT on the traces"),
+        (4, "the student's solo accuracy after"))]
 
 
 def test_a_rerun_needs_resume_and_the_same_config(finished, tiny_dir, tmp_path, capsys):

@@ -150,3 +150,14 @@ def test_verl_sft_runs_the_distill_script_on_prompt_and_response_rows(tok, tmp_p
         "--steps", "3", "--max-length", "99", "--lr", "0.01", "--batch-size", "2", "--nproc", "1"]
     assert json.loads((out / "sft_traces.jsonl").read_text()) == {"prompt": "Q?", "response": "A."}
     assert student_sft.done(out) == str(model)
+
+
+def test_the_count_line_accounts_for_every_trace_read():
+    from tandem_app.distill.traces import TraceCounts
+
+    counts = TraceCounts(n_problems_read=29, n_correct=20, n_traces=25, trace_tokens=900, dropped_incorrect=2,
+                         dropped_too_long=1, cut_too_long=3, budget_reached=True, student_context=256)
+    line = counts.count_line()
+    assert line == ("traces: 29 written by the teacher (20 correct): 25 kept (900 tokens), 2 graded wrong, dropped, "
+                    "1 too long, dropped, 1 past the token budget, not kept: collection stopped there; "
+                    "3 of the kept cut to fit")

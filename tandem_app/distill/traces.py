@@ -44,6 +44,19 @@ class TraceCounts:
     def kept_correct(self, rows: list[dict]) -> float:
         return sum(r["correct"] for r in rows) / len(rows) if rows else 0.0
 
+    def count_line(self) -> str:
+        """Where every trace read went, adding up to `n_problems_read` (the numbers summary.json records)."""
+        parts = [f"{self.n_traces} kept ({self.trace_tokens} tokens)"]
+        if self.dropped_incorrect:
+            parts.append(f"{self.dropped_incorrect} graded wrong, dropped")
+        if self.dropped_too_long:
+            parts.append(f"{self.dropped_too_long} too long, dropped")
+        if self.budget_reached:
+            parts.append("1 past the token budget, not kept: collection stopped there")
+        cut = f"; {self.cut_too_long} of the kept cut to fit" if self.cut_too_long else ""
+        return (f"traces: {self.n_problems_read} written by the teacher ({self.n_correct} correct): "
+                + ", ".join(parts) + cut)
+
     def long_line(self) -> str:
         """The one line on traces longer than the student's context (printed whatever the count)."""
         n = self.dropped_too_long + self.cut_too_long
