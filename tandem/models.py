@@ -45,7 +45,11 @@ def check_model_path(path: str | Path, wanted=("config.json",), what="model") ->
         raise TandemError(f"{what} directory {path} is missing (no such file or directory); pass an existing "
                           "directory or a Hugging Face hub name")
     if looks_local and not any((p / f).is_file() for f in wanted):
-        raise TandemError(f"{path}: not a Hugging Face {what} directory (none of {', '.join(wanted)} found there)")
+        inside = p / "model"  # a run folder (sft, train, distill's student, the demo's phases) keeps its model there
+        hint = (f"; it looks like a run folder: pass {inside}" if any((inside / f).is_file() for f in wanted)
+                else "")
+        raise TandemError(f"{path}: not a Hugging Face {what} directory (none of {', '.join(wanted)} found "
+                          f"there){hint}")
 
 
 def _as_hub_name(path) -> str:

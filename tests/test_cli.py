@@ -219,3 +219,16 @@ def test_the_help_explains_the_logging_keys(command, capsys):
     for key in ("metrics_format", "tensorboard", "tensorboard_dir", "wandb"):
         assert f"\n  {key} " in out, key
     assert "`pip install tensorboard`" in out and "{\"step\": s, \"data\":" in out
+
+
+def test_a_run_folder_given_for_a_model_points_at_the_model_inside_it(tiny_dir, tmp_path, capsys):
+    """`train --model runs/x/sft` (the run, not its model/): the one line names runs/x/sft/model."""
+    import shutil
+
+    run = tmp_path / "sft-run"
+    shutil.copytree(tiny_dir, run / "model")
+    (run / "metrics.jsonl").write_text("")
+    assert main(["train", "--model", str(run), "--out", str(tmp_path / "out"), "steps=1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ") and err[0].endswith(f"pass {run / 'model'}"), err
+    assert not (tmp_path / "out").exists()
