@@ -203,13 +203,15 @@ def test_penalties_on_a_tandem_request_are_refused_at_admission_and_kept_solo(en
     assert len(out.outputs[0].token_ids) == 2  # the senior writes every token: its penalised logits are right
 
 
-@pytest.mark.parametrize("prefix_caching", [False, True])
+# The module's engine first: freeing the second in-process engine tears down the process's parallel groups,
+# which the module's engine still needs. This test stays the module's last.
+@pytest.mark.parametrize("prefix_caching", [True, False])
 def test_a_step_of_solo_requests_skips_the_juniors_trunk_unless_prefix_caching_may_reuse_its_cache(
-        prefix_caching, prompts, expected, v2_senior, v2_junior, tokenizer):
+        prefix_caching, engine, prompts, expected, v2_senior, v2_junior, tokenizer):
     """V2 knows a step's rows only in the sampler; the pair decides before the forward from each slot's latest
-    request (`TandemSlotState.all_solo`). Counted on the junior module of a fresh eager engine: a solo batch after
-    a tandem one never calls it (with prefix caching it must: a later tandem request may reuse those blocks), a
-    tandem batch does, and both decode as the reference engine does."""
+    request (`TandemSlotState.all_solo`). Counted on the junior module: after a tandem batch, a solo batch never
+    calls it on a fresh eager engine without prefix caching, and always on the module's engine, which has vLLM's
+    default prefix caching (a later tandem request may reuse those blocks); both decode as the reference does."""
     from tandem.engine import TandemEngine
     from tandem.models import load_model
 
@@ -228,8 +230,8 @@ def test_a_step_of_solo_requests_skips_the_juniors_trunk_unless_prefix_caching_m
         model._junior_hook.remove()
         return model._junior_calls
 
-    eng = VLLMEngine(str(v2_senior), cfg_for(STRATEGY, v2_junior), enable_prefix_caching=prefix_caching,
-                     **LLM_KWARGS)
+    eng = engine if prefix_caching else VLLMEngine(str(v2_senior), cfg_for(STRATEGY, v2_junior),
+                                                   enable_prefix_caching=False, **LLM_KWARGS)
 
     def junior_calls_during(generate):
         eng.llm.collective_rpc(count_junior)
@@ -241,13 +243,16 @@ def test_a_step_of_solo_requests_skips_the_juniors_trunk_unless_prefix_caching_m
 
     keys = KEYS[: len(prompts)]
     try:
+        (may_skip,) = eng.llm.collective_rpc(lambda worker: worker.model_runner.model._may_skip_junior_trunk)
+        assert may_skip is not prefix_caching  # the engine's own setting, not the test's assumption
         tandem, tandem_calls = junior_calls_during(lambda: eng.generate(prompts, GREEDY, keys))
         # vLLM hands out the freed slots first (a stack), so the solo batch's first step reuses every slot
         # a tandem request held: from then on each step is all solo.
         solo, solo_calls = junior_calls_during(lambda: eng.generate(prompts * 4, GREEDY, keys * 4, solo=True))
     finally:
-        del eng
-        gc.collect()
+        if eng is not engine:
+            del eng
+            gc.collect()
     assert tandem_calls > 0 and (solo_calls > 0) == prefix_caching, (tandem_calls, solo_calls)
     assert tokens_and_masks(tandem) == expected
     senior = TandemEngine(load_model(str(v2_senior), "float32", "cpu"), None, tokenizer, cfg_for(STRATEGY, v2_junior))
