@@ -32,6 +32,7 @@ def test_quick_demo_writes_report_figures_and_results(quick_demo):
             assert 0.0 <= results[name][key] <= 1.0, (name, key)
         assert 0.0 < results[name]["handoff_senior_token_fraction"] < 1.0 and results[name]["handoff_mean_handoffs"] > 0
     check_accuracy_against_the_graded_samples(quick_demo, results)
+    assert results["base"]["solo_acc"] >= 0.3  # the quick base solves a visible share, which RL can move
     timings = json.loads((quick_demo / "timings.json").read_text())
     assert set(timings) == set(PHASES)
 

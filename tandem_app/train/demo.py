@@ -54,6 +54,7 @@ from tandem_app.train.grpo_trainer import GRPOTrainer
 from tandem_app.train.report import MODEL_DIRS, write_report
 from tandem_app.train.sft import SFTConfig, run_sft
 from tandem_app.train.train_config import TrainConfig
+from tandem_app.zoo import TinyModelConfig
 
 METHODS = ("tandem", "grpo")  # the directories and result keys; reports say TRL, the paper's name
 MODELS = ("base", "grpo", "tandem")
@@ -62,6 +63,9 @@ DEMO_TASK = TaskConfig(
     min_steps=4, max_steps=4, max_start=12, max_operand=5, operations=("add", "sub"), stay_above_start=True
 )
 DEMO_DEMONSTRATIONS = Demonstrations(terse_prob=0.6, terse_keep_prob=0.7, misread_prob=0.8)
+# `--quick`: half the depth, two steps of smaller numbers (the arithmetic a minute of SFT learns).
+QUICK_MODEL = TinyModelConfig(num_hidden_layers=2)
+QUICK_TASK = replace(DEMO_TASK, min_steps=2, max_steps=2, max_start=9, max_operand=4)
 
 
 def _demo_sft() -> SFTConfig:
@@ -86,6 +90,7 @@ class DemoConfig:
     seed: int = 0
     quick: bool = False
     threads: int = 0  # torch CPU threads; 0 = auto: 1 for small models, else torch's default (tandem/threads.py)
+    model: TinyModelConfig = field(default_factory=TinyModelConfig)  # the tiny model's shape (`tiny/`)
     task: TaskConfig = field(default_factory=lambda: DEMO_TASK)
     demos: Demonstrations = field(default_factory=lambda: DEMO_DEMONSTRATIONS)
     sft: SFTConfig = field(default_factory=_demo_sft)
@@ -96,13 +101,20 @@ class DemoConfig:
 def demo_config(quick: bool = False, seed: int = 0, threads: int = 0) -> DemoConfig:
     cfg = DemoConfig(seed=seed, threads=threads)
     if quick:
+        # About 75 s on 2 busy CPU cores: a 2-layer model, two-step problems with smaller
+        # numbers (the same notations and demonstrator), 500 SFT steps of 8, so the base is
+        # right about half the time; 12 RL steps of 8 prompts x 8 at a higher lr, enough to
+        # move the seniors; 64 test problems x 2 samples.
         cfg = replace(
             cfg,
             quick=True,
-            sft=replace(cfg.sft, steps=60, batch_size=16, n_val_problems=8, save_every=15, log_every=5),
-            train=replace(cfg.train, steps=3, prompts_per_step=4, group_size=4, ppo_mini_batches=1, val_every=0,
-                          n_val_problems=8, save_every=3),
-            eval=EvalConfig(n_problems=16, n_samples=2),
+            model=QUICK_MODEL,
+            task=QUICK_TASK,
+            sft=replace(cfg.sft, steps=500, batch_size=8, lr=5e-3, warmup_steps=10, n_train_problems=4000,
+                        n_val_problems=8, save_every=250, log_every=50),
+            train=replace(cfg.train, steps=12, prompts_per_step=8, group_size=8, ppo_mini_batches=1, lr=5e-4,
+                          val_every=4, n_val_problems=16, save_every=6),
+            eval=EvalConfig(n_problems=64, n_samples=2),
         )
     return cfg
 
@@ -142,7 +154,7 @@ def _run_demo(cfg: DemoConfig, out: Path, progress: bool) -> Path:
         from tandem_app.zoo import build_tiny
 
         shutil.rmtree(out / "tiny", ignore_errors=True)  # an interrupted build
-        phase("build_tiny", lambda: build_tiny(out / "tiny", seed=cfg.seed))
+        phase("build_tiny", lambda: build_tiny(out / "tiny", seed=cfg.seed, cfg=cfg.model))
     sft = sft_config(cfg, out)
     if not _done(Path(sft.out)):
         phase("sft", lambda: run_sft(sft, resume=Path(sft.out).exists(), progress=progress))
