@@ -165,6 +165,15 @@ class Demonstrations:
                 raise TandemError(f"demonstrations: {name} must be in [0, 1], got {getattr(self, name)}")
 
 
+# The demo's task and demonstrator (`tandem_app/train/demo.py`, `model_spec/DEMO_DESIGN.md`): four
+# additions or subtractions of small numbers, a demonstrator who drops out of the terse notation
+# and misreads. Here, not in the demo, because distillation's defaults use them too.
+DEMO_TASK = TaskConfig(
+    min_steps=4, max_steps=4, max_start=12, max_operand=5, operations=("add", "sub"), stay_above_start=True
+)
+DEMO_DEMONSTRATIONS = Demonstrations(terse_prob=0.6, terse_keep_prob=0.7, misread_prob=0.8)
+
+
 def _slipped(rng: random.Random, value: int, prob: float) -> int:
     if prob == 0.0 or rng.random() >= prob:
         return value

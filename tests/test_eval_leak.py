@@ -255,7 +255,7 @@ def test_eval_handoff_reports_leaks_and_prefix_transfer(tiny_dir, tiny_dir_seed1
 
 def test_the_demos_transfer_evaluation_reuses_the_demos_samples(tiny_dir, tiny_dir_seed1):
     from tandem_app.task import generate_problems
-    from tandem_app.train.demo import DEMO_TASK
+    from tandem_app.task import DEMO_TASK
     from tandem_app.train.evaluate import EvalConfig, evaluate_senior, evaluate_transfer
     from tandem_eval.sampling import EvalSampling
 

@@ -23,7 +23,7 @@ def validity():
 
 def _data(path: Path, n: int, solution: bool = True) -> Path:
     from tandem_app.task import generate_problems
-    from tandem_app.train.demo import DEMO_TASK
+    from tandem_app.task import DEMO_TASK
 
     rows = [{"question": p.prompt, "answer": p.answer, **({"solution": p.solution} if solution else {})}
             for p in generate_problems("test", n, 0, DEMO_TASK)]

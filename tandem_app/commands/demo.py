@@ -14,7 +14,10 @@ HELP = (
 def register(subparsers) -> None:
     p = subparsers.add_parser("demo", help=HELP, description=HELP + ". Finished phases are reused when rerun.")
     p.add_argument(
-        "--quick", action="store_true", help="smoke-test budget (about 30 s on 2 CPU cores; numbers are not meaningful)"
+        "--quick", action="store_true",
+        help="a first result in about 80 s on 2 CPU cores: a 2-layer model on two-step problems, 500 SFT steps, "
+             "12 RL steps; one seed of a small run (on seed 0 the base solves 0.59, GRPO 0.77, TRL 0.73; "
+             "the paper's findings need the full demo)"
     )
     p.add_argument(
         "--out", help="output directory (default runs/demo, runs/demo-quick with --quick, runs/demo-seeds with --seeds)"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tandem.errors import TandemError
-from tandem_app.task import TaskConfig
+from tandem_app.task import DEMO_TASK, TaskConfig
 from tandem.devices import check_device
 from tandem_app.train.finite import check_finite_numbers, check_lr
 from tandem_eval.sampling import EvalSampling
@@ -23,13 +23,11 @@ TASK = "task"
 
 
 def _demo_task() -> TaskConfig:
-    from tandem_app.train.demo import DEMO_TASK  # the demo's task: the one its teachers were trained on
-
-    return DEMO_TASK
+    return DEMO_TASK  # the demo's task: the one its teachers were trained on
 
 
 def _demo_eval_sampling() -> EvalSampling:
-    from tandem_app.train.evaluate import EvalConfig
+    from tandem_app.train.eval_config import EvalConfig
 
     return EvalConfig().sampling
 

@@ -46,7 +46,7 @@ from tandem import run_lock
 from tandem.jsonl import write_json
 from tandem.models import load_model, load_tokenizer
 from tandem.sampling import SamplingConfig
-from tandem_app.task import Demonstrations, TaskConfig, generate_problems
+from tandem_app.task import DEMO_DEMONSTRATIONS, DEMO_TASK, Demonstrations, TaskConfig, generate_problems
 from tandem.config_files import config_to_dict
 from tandem_app.train.data import prompt_ids_batch
 from tandem_app.train.evaluate import EvalConfig, drift_js, evaluate_senior, junior_legibility
@@ -59,10 +59,6 @@ from tandem_app.zoo import TinyModelConfig
 METHODS = ("tandem", "grpo")  # the directories and result keys; reports say TRL, the paper's name
 MODELS = ("base", "grpo", "tandem")
 
-DEMO_TASK = TaskConfig(
-    min_steps=4, max_steps=4, max_start=12, max_operand=5, operations=("add", "sub"), stay_above_start=True
-)
-DEMO_DEMONSTRATIONS = Demonstrations(terse_prob=0.6, terse_keep_prob=0.7, misread_prob=0.8)
 # `--quick`: half the depth, two steps of smaller numbers (the arithmetic a minute of SFT learns).
 QUICK_MODEL = TinyModelConfig(num_hidden_layers=2)
 QUICK_TASK = replace(DEMO_TASK, min_steps=2, max_steps=2, max_start=9, max_operand=4)

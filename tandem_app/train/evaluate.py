@@ -18,8 +18,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import torch
 
 from tandem.coins import request_key
@@ -29,23 +27,9 @@ from tandem.rollout import stats_of_masks
 from tandem.sampling import SamplingConfig
 from tandem_app.task import Problem, terse_share
 from tandem_app.train.data import prompt_ids_batch
+from tandem_app.train.eval_config import EvalConfig  # noqa: F401  (the settings, re-exported)
 from tandem_eval.backends import EvalBackend
 from tandem_eval.engine_settings import EngineSettings
-from tandem_eval.sampling import EvalSampling
-
-
-@dataclass
-class EvalConfig:
-    """How seniors are evaluated on held-out problems: the eval suite's sampling (`EvalSampling`),
-    with a budget and seed for the synthetic task."""
-
-    n_problems: int = 200
-    n_samples: int = 4  # sampled responses per problem; accuracy = their mean (pass@1)
-    # The eval suite's temperature, top-p and top-k; room for either notation (the task's
-    # solutions need < 100 tokens).
-    sampling: EvalSampling = field(default_factory=lambda: EvalSampling(max_new_tokens=128, seed=12345))
-    batch_size: int = 256  # rows per engine call
-    n_examples: int = 3  # problems whose first responses are kept for the report
 
 
 def engine_settings(senior_path, junior_path, cfg: EvalConfig) -> EngineSettings:
