@@ -109,7 +109,7 @@ def test_the_report_reads_a_verl_form_metrics_log_as_the_flat_form(tmp_path):
     for form in ("flat", "verl"):
         _write_runs(tmp_path / form, rewards, rewards[::-1], form=form)
     flat, verl = reward_figure(tmp_path / "flat"), reward_figure(tmp_path / "verl")
-    assert [len(ax.get_lines()) for ax in verl.axes] == [4, 2, 2]  # reward raw + smoothed, terse, validation
+    assert [len(ax.get_lines()) for ax in verl.axes] == [2, 2, 2]  # 4 steps: no running mean of 5, raw only
     for a, b in zip(flat.axes, verl.axes, strict=True):
         for x, y in zip(a.get_lines(), b.get_lines(), strict=True):
             assert (x.get_xdata() == y.get_xdata()).all() and (x.get_ydata() == y.get_ydata()).all()
@@ -163,3 +163,19 @@ def test_the_demo_ends_with_its_table_the_model_folders_and_the_report_the_readm
     assert written == "runs/demo-quick/report.md" and f"`{written}`" in quick, (written, quick)
     report = (tmp_path / written).read_text()  # written again by the rerun
     assert all(f"- {NAMES[name]}: runs/demo-quick/{d}" in report for name, d in MODEL_DIRS.items())
+
+
+def test_a_run_shorter_than_the_window_or_without_validation_draws_only_what_it_has(tmp_path):
+    from tandem.jsonl import write_jsonl
+    from tandem.metric_log import metrics_row
+    from tandem_app.train.report import SMOOTH, reward_figure
+
+    for method in ("grpo", "tandem"):  # 3 steps, no validation rows (val_every=0)
+        (tmp_path / method).mkdir()
+        write_jsonl(tmp_path / method / "metrics.jsonl",
+                    [metrics_row(s, {"reward_mean": 0.1 * s, "terse_frac": 0.2}, "flat") for s in range(3)])
+    reward, terse, val = reward_figure(tmp_path).axes
+    labels = [t.get_text() for ax in (reward, terse) for t in ax.get_legend().get_texts()]
+    assert labels == ["GRPO, per step", "TRL, per step"] * 2 and not any(str(SMOOTH) in l for l in labels)
+    assert not val.get_lines() and val.get_legend() is None
+    assert [t.get_text() for t in val.texts] == ["no validation in these runs (val_every=0)"]

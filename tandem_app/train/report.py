@@ -51,21 +51,32 @@ def reward_figure(out: Path):
         rows = _metrics(out, method)
         train = [r for r in rows if "reward_mean" in r]
         steps, rewards = [r["step"] for r in train], [r["reward_mean"] for r in train]
-        ax1.plot(steps, rewards, **style, alpha=0.45, linewidth=1, markersize=5, label=f"{label}, per step")
-        ax1.plot(steps, _smooth(rewards), **{**style, "marker": None}, linewidth=2,
-                 label=f"{label}, mean of the last {SMOOTH} steps")
+        # A running mean only over a run longer than its window: over fewer steps it would be mislabelled.
+        smoothed = len(rewards) > SMOOTH
+        ax1.plot(steps, rewards, **style, alpha=0.45 if smoothed else 1.0, linewidth=1, markersize=5,
+                 label=f"{label}, per step")
+        if smoothed:
+            ax1.plot(steps, _smooth(rewards), **{**style, "marker": None}, linewidth=2,
+                     label=f"{label}, mean of the last {SMOOTH} steps")
         terse = [r for r in train if "terse_frac" in r]
-        ax2.plot([r["step"] for r in terse], _smooth([r["terse_frac"] for r in terse]), **style, markersize=4,
-                 label=f"{label}, mean of the last {SMOOTH} steps")
+        shares = [r["terse_frac"] for r in terse]
+        ax2.plot([r["step"] for r in terse], _smooth(shares) if len(shares) > SMOOTH else shares, **style,
+                 markersize=4, label=f"{label}, mean of the last {SMOOTH} steps" if len(shares) > SMOOTH
+                 else f"{label}, per step")
         val = [r for r in rows if "val_acc" in r]
-        ax3.plot([r["step"] for r in val], [r["val_acc"] for r in val], **style, label=label)
+        if val:
+            ax3.plot([r["step"] for r in val], [r["val_acc"] for r in val], **style, label=label)
+    if not ax3.get_lines():  # no validation in these runs (val_every=0): say so rather than draw empty axes
+        ax3.text(0.5, 0.5, "no validation in these runs (val_every=0)", ha="center", va="center",
+                 transform=ax3.transAxes)
     ax1.set(title="training reward (TRL: team of senior + junior)", xlabel="step", ylabel="mean reward")
     ax2.set(title="terse steps in training rollouts", xlabel="step", ylabel="share of steps", ylim=(-0.02, 1.02))
     ax3.set(title="validation: senior solo, greedy, RL budget", xlabel="step", ylabel="accuracy")
     for ax in (ax1, ax2, ax3):
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole numbers
         ax.grid(alpha=0.3)
-        ax.legend(fontsize="small")
+        if ax.get_lines():
+            ax.legend(fontsize="small")
     fig.tight_layout()
     return fig
 
