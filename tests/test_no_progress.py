@@ -21,3 +21,15 @@ def test_sft_with_no_progress_prints_no_bar_and_no_step_line(tiny_dir, tmp_path)
     loud = run_cli("sft", "--model", str(tiny_dir), "--out", "loud", "steps=4", "batch_size=4", "n_val_problems=2",
                    "log_every=1", "save_every=4", "max_new_tokens=8", "n_train_problems=64", cwd=tmp_path)
     assert loud.returncode == 0 and "step     4 |" in loud.stdout + loud.stderr  # the same run, with its lines
+
+
+def test_distill_with_no_progress_prints_its_phase_lines_and_no_bar(tiny_dir, tmp_path):
+    small = ["n_train_problems=8", "max_new_tokens=24", "steps=3", "batch_size=4", "save_every=3",
+             "n_eval_problems=6", "n_samples=2", "eval_sampling.max_new_tokens=16"]
+    run = run_cli("distill", "--teacher", str(tiny_dir), "--student", str(tiny_dir), "--out", "d", "--no-progress",
+                  *small, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    shown = run.stdout + run.stderr
+    assert "%|" not in shown and "step " not in shown, shown  # the traces' and evals' bars, the SFT's lines
+    assert [line[:5] for line in run.stdout.splitlines() if line.startswith("[")] == ["[1/4]", "[2/4]", "[3/4]",
+                                                                                     "[4/4]"]

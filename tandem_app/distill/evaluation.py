@@ -21,7 +21,7 @@ def engine_settings(cfg, model: str):
                           batch_size=cfg.generation_batch_size)
 
 
-def evaluate_solo(cfg, model: str, problems) -> dict:
+def evaluate_solo(cfg, model: str, problems, progress: bool = True) -> dict:
     """`model`'s correct count on each problem out of `n_samples`, and its accuracy."""
     import torch
 
@@ -30,7 +30,7 @@ def evaluate_solo(cfg, model: str, problems) -> dict:
     from tandem_app.distill.problems import question_prompt_ids
     from tandem_eval.backends import EvalBackend
 
-    backend = EvalBackend(engine_settings(cfg, model), cfg.eval_sampling)
+    backend = EvalBackend(engine_settings(cfg, model), cfg.eval_sampling, progress=progress)
     prompts = question_prompt_ids(backend.tokenizer, problems, cfg.task_data)
     n = cfg.n_samples
     rows = [(i, j) for i in range(len(problems)) for j in range(n)]

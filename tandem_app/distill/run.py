@@ -78,7 +78,7 @@ def _run(cfg, out: Path, resume: bool, progress: bool, trust_unverified: bool) -
     header(1, "the teacher's traces", f"one solo trace per training problem, up to {len(inputs.train)}"
            + (f", until {cfg.token_budget} tokens" if cfg.token_budget else ""), found is not None)
     if found is None:
-        phase("traces", lambda: traces.write(out, *traces.collect(cfg, inputs)))
+        phase("traces", lambda: traces.write(out, *traces.collect(cfg, inputs, progress=progress)))
         found = traces.read(out)
     rows, meta = found
     counts = traces.TraceCounts(**{k: v for k, v in meta.items() if k in traces.TraceCounts.__dataclass_fields__})
@@ -89,13 +89,13 @@ def _run(cfg, out: Path, resume: bool, progress: bool, trust_unverified: bool) -
         raise TandemError(empty)
     evaluated = f"{len(inputs.test)} test problems x {cfg.n_samples} samples"
     header(2, "the student's solo accuracy before", evaluated, (out / "eval" / "before.json").is_file())
-    before = _eval_phase(cfg, out, "before", cfg.student, inputs, phase)
+    before = _eval_phase(cfg, out, "before", cfg.student, inputs, phase, progress)
     trained = student_sft.done(out)
     header(3, "the student's SFT on the traces", f"{cfg.steps} steps" if cfg.sft_budget == "steps"
            else f"{cfg.sft_tokens} gradient tokens (sft_budget=tokens)", trained is not None)
     model = trained or phase("sft", lambda: student_sft.train(cfg, out, rows, inputs, progress, trust_unverified))
     header(4, "the student's solo accuracy after", evaluated, (out / "eval" / "after.json").is_file())
-    after = _eval_phase(cfg, out, "after", model, inputs, phase)
+    after = _eval_phase(cfg, out, "after", model, inputs, phase, progress)
     summary = build_summary(cfg, meta, before, after, seconds, model)
     write_json(out / SUMMARY, summary)
     return summary
@@ -106,12 +106,12 @@ def header(k: int, what: str, size: str, done: bool) -> None:
     print(f"[{k}/4] {what}: " + ("done, reused" if done else size), flush=True)
 
 
-def _eval_phase(cfg, out: Path, name: str, model: str, inputs, phase) -> dict:
+def _eval_phase(cfg, out: Path, name: str, model: str, inputs, phase, progress: bool = True) -> dict:
     from tandem_app.distill.evaluation import evaluate_solo
 
     path = out / "eval" / f"{name}.json"
     if not path.is_file():
-        result = phase(f"eval_{name}", lambda: evaluate_solo(cfg, model, inputs.test))
+        result = phase(f"eval_{name}", lambda: evaluate_solo(cfg, model, inputs.test, progress))
         path.parent.mkdir(exist_ok=True)
         write_json(path, result)
     return _read(path)

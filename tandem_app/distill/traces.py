@@ -93,7 +93,7 @@ def student_response(inputs, rollout) -> list[int]:
     return list(tok(rollout.text, add_special_tokens=False)["input_ids"])
 
 
-def generator(cfg):
+def generator(cfg, progress: bool = True):
     """The teacher's backend under the trace sampling (the eval's `EvalBackend`)."""
     from tandem_app.distill.evaluation import engine_settings
     from tandem_eval.backends import EvalBackend
@@ -101,10 +101,10 @@ def generator(cfg):
 
     sampling = EvalSampling(temperature=cfg.temperature, top_p=cfg.top_p, top_k=cfg.top_k,
                             max_new_tokens=cfg.max_new_tokens, seed=cfg.seed)
-    return EvalBackend(engine_settings(cfg, cfg.teacher), sampling)
+    return EvalBackend(engine_settings(cfg, cfg.teacher), sampling, progress=progress)
 
 
-def collect(cfg, inputs, backend=None) -> tuple[list[dict], TraceCounts]:
+def collect(cfg, inputs, backend=None, progress: bool = True) -> tuple[list[dict], TraceCounts]:
     """The kept traces (rows of traces.jsonl) and the counts; see the module docstring."""
     import torch
 
@@ -112,7 +112,7 @@ def collect(cfg, inputs, backend=None) -> tuple[list[dict], TraceCounts]:
     from tandem.grading import reward
     from tandem_app.distill.problems import question_prompt_ids
 
-    backend = backend or generator(cfg)
+    backend = backend or generator(cfg, progress)
     tok = inputs.teacher_tokenizer
     counts, rows = TraceCounts(student_context=inputs.student_context), []
     size = cfg.generation_batch_size
