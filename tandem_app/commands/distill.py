@@ -19,7 +19,10 @@ HELP = "distil a teacher into a student: the teacher's solo traces, the student'
 EXAMPLE = """example (the demo's base distilled from a GRPO senior, at a budget of 20k trace tokens):
   tandem-rlvr distill --teacher runs/demo/grpo/model --student runs/demo/sft/model --out runs/distill-grpo \\
       token_budget=20000 steps=200
-  tandem-rlvr distill --out runs/distill-grpo --resume     # continues with the config it saved"""
+  tandem-rlvr distill --out runs/distill-grpo --resume     # continues with the config it saved
+
+cost: with the defaults on the demo's tiny models (1000 traces, 200 SFT steps of 32, 200 test problems x 4
+samples before and after) 179 s on 2 CPU cores (2026-11-28: traces 17 s, each evaluation 13 s, SFT 130 s)."""
 
 
 def register(subparsers) -> None:
