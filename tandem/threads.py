@@ -20,6 +20,14 @@ AUTO = 0
 SMALL_MODEL_PARAMS = 20_000_000
 
 
+def check_threads(requested: int, name: str = "--threads") -> None:
+    """Refuse a negative thread count in one line naming the flag or key."""
+    if requested < 0:
+        from tandem.errors import TandemError
+
+        raise TandemError(f"{name} must be >= 0 (0 = auto), got {requested}")
+
+
 def estimated_params(model_dir: str | Path) -> int | None:
     """A decoder's parameter count from its config.json (embeddings, attention and MLP), or None if unreadable."""
     try:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from tandem.config import ENGINE_MODES, TandemConfig
 from tandem.devices import check_device
 from tandem.errors import TandemError
+from tandem.threads import check_threads
 
 BACKENDS = ("engine", "vllm")
 HANDOFF_ROUTES = ("two-engine", "tandem")
@@ -53,8 +54,7 @@ class EngineSettings:
             raise TandemError(f"unknown handoff route {self.vllm_handoff!r}; choose one of {', '.join(HANDOFF_ROUTES)}")
         if self.mode not in ENGINE_MODES:
             raise TandemError(f"unknown engine mode {self.mode!r}; choose one of {', '.join(ENGINE_MODES)}")
-        if self.threads < 0:
-            raise TandemError(f"--threads must be >= 0 (0 = auto), got {self.threads}")
+        check_threads(self.threads)
         if self.batch_size < 1:
             raise TandemError(f"--batch-size must be >= 1, got {self.batch_size}")
         if self.backend == "engine":  # vLLM places its engines itself

@@ -24,7 +24,7 @@ from pathlib import Path
 from tandem.errors import TandemError
 from tandem.jsonl import read_json, read_jsonl, write_json
 from tandem.metrics import junior_cross_entropy, js_divergence, top_shifts, unigram_counts
-from tandem.threads import apply_threads
+from tandem.threads import apply_threads, check_threads
 
 
 def read_samples(path: str | Path) -> list[dict]:
@@ -150,8 +150,7 @@ def run(args) -> int:
     if summary.is_file():  # carry the generation config (model, sampling) into this output
         result["senior_config"] = read_json(summary, "re-run eval_solo, which writes it").get("config")
     if args.junior:
-        if args.threads < 0:
-            raise TandemError(f"--threads must be >= 0 (0 = auto), got {args.threads}")
+        check_threads(args.threads)
         apply_threads(args.threads, [args.junior])
         result["legibility"] = legibility(args.junior, senior_rows, args.batch_size, args.device, args.dtype,
                                           args.max_per_problem, args.preset)

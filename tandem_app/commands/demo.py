@@ -83,12 +83,11 @@ def check_repeats(args: argparse.Namespace) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from tandem.errors import TandemError
+    from tandem.threads import check_threads
     from tandem_app.train.demo import demo_config, run_demo, run_seeds
 
     check_repeats(args)
-    if args.threads < 0:
-        raise TandemError(f"--threads must be >= 0 (0 = auto), got {args.threads}")
+    check_threads(args.threads)
     if args.partner:
         from tandem_app.train.partner_demo import run_partner_experiment
 
