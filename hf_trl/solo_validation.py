@@ -11,14 +11,14 @@ import torch
 
 from hf_trl.trainer_access import reachable_senior, tokenize_prompts
 from tandem.coins import request_key
-from tandem.engine import TandemEngine
 from tandem.grading import reward
 from tandem.sampling import SamplingConfig
+from tandem_backends.registry import build_backend
 
 
 def solo_accuracy(trainer, rows: list[dict], max_new_tokens: int, batch: int = 64) -> float:
     """Greedy accuracy of the senior alone over `rows` (each with `prompt` and `answer`)."""
-    engine = TandemEngine(reachable_senior(trainer), None, trainer.processing_class)
+    engine = build_backend("engine", reachable_senior(trainer), tokenizer=trainer.processing_class)
     sampling = SamplingConfig(temperature=0.0, max_new_tokens=max_new_tokens)
     correct = 0.0
     for start in range(0, len(rows), batch):

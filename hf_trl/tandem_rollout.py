@@ -54,7 +54,6 @@ from hf_trl.trainer_access import (check_generation_settings, reachable_senior, 
 from hf_trl.trl_version import check_trl
 from tandem.coins import request_key
 from tandem.config import ENGINE_MODES, TandemConfig
-from tandem.engine import TandemEngine
 from tandem.errors import TandemError
 from tandem.grading.gold import check_golds
 from tandem.models import check_same_vocab, load_model, load_tokenizer
@@ -62,6 +61,7 @@ from tandem.partner_score import PartnerRewardConfig
 from tandem.metric_log import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, TANDEM_PREFIX
 from tandem.rollout import RolloutStats, stats_of_masks
 from tandem.sampling import SamplingConfig
+from tandem_backends.registry import build_backend
 
 # What `from hf_trl.tandem_rollout import ...` gives (README): the rollout, and the grader as its reward.
 __all__ = ["TandemRolloutFunc", "tandem_rollout_func", "grader_reward"]
@@ -120,9 +120,9 @@ class TandemRolloutFunc:
         junior, junior_tokenizer = (None, None) if self.solo else self._junior(trainer, tokenizer)
         if self.partner_reward.enabled:  # the junior scores a TRL run; a GRPO run's base scores it (RLT's setting)
             self.scorer = junior if junior is not None else self._base_copy(trainer)
-        # TandemEngine checks the pair (one vocabulary, a supported architecture) in one line each.
-        self.engine = TandemEngine(self.senior, junior, tokenizer, tandem=self.tandem,
-                                   junior_tokenizer=junior_tokenizer, mode=self.engine_mode)
+        # the reference engine (`tandem.engine.TandemEngine`) checks the pair (one vocabulary, a supported architecture) in one line each.
+        self.engine = build_backend("engine", self.senior, junior, self.tandem, tokenizer=tokenizer,
+                                    junior_tokenizer=junior_tokenizer, mode=self.engine_mode)
         self.trainer = trainer
 
     def _junior(self, trainer, tokenizer):

@@ -27,11 +27,11 @@ from pathlib import Path
 import torch
 
 from tandem.config import ENGINE_MODES, TandemConfig
-from tandem.engine import TandemEngine
 from tandem.jsonl import write_json
 from tandem.models import load_model, load_tokenizer
 from tandem.sampling import SamplingConfig
 from tandem_app.zoo import build_tiny
+from tandem_backends.registry import build_backend
 
 CONCRETE = tuple(m for m in ENGINE_MODES if m != "auto")
 STRATEGIES = {"word": TandemConfig(selection_strategy="word", prob_senior=0.5, max_gap_tokens=32),
@@ -67,9 +67,9 @@ def bench(models, tok, batch, length, strategy, modes, repeats):
     prompt = tok("Mia has 23 apples. She gets 12 more apples. How many apples does Mia have now?")["input_ids"]
     prompts = [prompt] * batch
     sampling = SamplingConfig(temperature=0.6, max_new_tokens=length, eos_token_ids=(), seed=0)
-    engines = {"solo": TandemEngine(senior, None, tok)}
+    engines = {"solo": build_backend("engine", senior, tokenizer=tok)}
     for mode in modes:
-        engines[mode] = TandemEngine(senior, junior, tok, STRATEGIES[strategy], mode=mode)
+        engines[mode] = build_backend("engine", senior, junior, STRATEGIES[strategy], tokenizer=tok, mode=mode)
     samples = {name: [] for name in engines}
     for _ in range(repeats):  # alternate modes so drift in machine load hits all alike
         for name, engine in engines.items():
@@ -82,7 +82,7 @@ def bench(models, tok, batch, length, strategy, modes, repeats):
                      "max_new_tokens": length, "tokens": tokens, "seconds": round(elapsed, 4),
                      "tokens_per_s": round(tokens / elapsed, 1), "cpu_tokens_per_s": round(tokens / cpu, 1),
                      "forward_calls": calls, "forward_calls_per_token": round(calls / tokens, 4)})
-    auto = TandemEngine(senior, junior, tok, STRATEGIES[strategy]).decoding_mode(batch)
+    auto = build_backend("engine", senior, junior, STRATEGIES[strategy], tokenizer=tok).decoding_mode(batch)
     for r in runs[1:]:
         r["auto_picks"] = r["mode"] == auto  # the engine default (`auto`) decodes this configuration so
     solo = runs[0]

@@ -176,7 +176,7 @@ def handoff_runs(base: Path, n_prompts: int, repeats: int) -> list[dict]:
 
     from tandem.coins import request_key
     from tandem_eval.backends import EvalBackend
-    from tandem_eval.engine_settings import EngineSettings
+    from tandem_backends.settings import EngineSettings
     from tandem_eval.sampling import EvalSampling
 
     rows = [json.loads(line) for line in (base / "task_test.jsonl").read_text().splitlines()[:n_prompts]]

@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 
 from tandem_eval.datasets import ERRATA_MODES
-from tandem_eval.engine_settings import BACKENDS
+from tandem_backends.registry import NAMES as BACKENDS
 from tandem_eval.presets import DEFAULT_PRESET, PRESETS
 from tandem_eval.run_config import EvalRun
 

@@ -6,7 +6,7 @@ flag left out is None; `EvalRun.from_args` fills each from the `--preset`
 (`tandem_eval.presets`) and builds the frozen settings with `tandem.strict.build`, the
 parse every config of the project goes through (a flag of the wrong type is one line
 naming it); the runner and its resume logic read them, and the backends are built from
-`engine` (`tandem_eval.engine_settings.EngineSettings`: the models, `--backend` and the
+`engine` (`tandem_backends.settings.EngineSettings`: the models, `--backend` and the
 flags of how they run). Nothing downstream sees the namespace.
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from tandem.errors import TandemError
 from tandem.strict import build
-from tandem_eval.engine_settings import EngineSettings
+from tandem_backends.settings import EngineSettings
 from tandem_eval.presets import DEFAULT_PRESET, EvalPreset, get_preset
 from tandem_eval.sampling import SAMPLING_FIELDS, EvalSampling
 

@@ -12,7 +12,7 @@ from tandem.errors import TandemError
 from tandem.rollout import Rollout
 from tandem.sampling import SamplingConfig
 from tandem_eval.backends import EvalBackend
-from tandem_eval.engine_settings import EngineSettings
+from tandem_backends.settings import EngineSettings
 from tandem_eval.sampling import EvalSampling
 from tandem_eval.handoff import run_step_handoff
 from tandem_eval.prompts import chat_prompt_ids, chat_prompt_text

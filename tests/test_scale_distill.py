@@ -18,7 +18,7 @@ import json
 import math
 import re
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 import pytest
 
@@ -40,23 +40,23 @@ PHASES = {"traces", "eval_before", "sft", "eval_after"}
 @pytest.fixture(scope="module")
 def finished(scale_senior, scale_junior, tmp_path_factory):
     """One run of the chain: its folder, the vLLM engines it built (kind, model), what it printed, its seconds."""
-    from tandem_eval import backends
+    from tandem_backends.registry import REGISTRY
 
     tmp = tmp_path_factory.mktemp("distill-scale")
     config = tmp / "task.json"  # the task as the tiny bases learned it, as a GPU run would pass its own
     config.write_text(json.dumps({"task": {**asdict(SMOKE_TASK), "operations": list(SMOKE_TASK.operations)}}))
     out, built, log = tmp / "run", [], tmp / "printed.txt"
-    real = backends.rollout_backend
+    real = REGISTRY["vllm"].build
 
-    def spy(kind, senior, *args, **kwargs):
-        built.append((kind, str(senior)))
-        return real(kind, senior, *args, **kwargs)
+    def spy(senior, *args, **kwargs):
+        built.append(("vllm", str(senior)))
+        return real(senior, *args, **kwargs)
 
     # a file, not a StringIO: vLLM silences C-level output through sys.stdout's file descriptor
     with pytest.MonkeyPatch.context() as mp, log.open("w") as f, contextlib.redirect_stdout(f):
         mp.setenv("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # engines in this process, freed with it
         mp.setenv("WANDB_MODE", "disabled")
-        mp.setattr(backends, "rollout_backend", spy)
+        mp.setitem(REGISTRY, "vllm", replace(REGISTRY["vllm"], build=spy))
         t0 = time.time()
         rc = main(["distill", "--teacher", str(scale_senior), "--student", str(scale_junior), "--out", str(out),
                    "--config", str(config), "--no-progress", *SMALL])

@@ -21,10 +21,10 @@ import json, os, tempfile
 os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"  # as the lane's engine tests run
 from tandem.config import TandemConfig
 from tandem_app.zoo import build_tiny
-from tandem_eval.backends import rollout_backend
+from tandem_backends.registry import build_backend
 path = build_tiny(tempfile.mkdtemp(), seed=0)
-eng = rollout_backend("vllm", str(path), str(path), TandemConfig(), dtype="float32", max_model_len=512,
-                      gpu_memory_utilization=0.3, seed=0)
+eng = build_backend("vllm", str(path), str(path), TandemConfig(), dtype="float32", max_model_len=512,
+                    gpu_memory_utilization=0.3, seed=0)
 cfg = eng.llm.llm_engine.vllm_config
 print("GPU_CHECK_PROBE " + json.dumps({"async_scheduling": bool(cfg.scheduler_config.async_scheduling),
                                         "enforce_eager": bool(cfg.model_config.enforce_eager)}))
@@ -35,20 +35,17 @@ import json, os, tempfile
 os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
 from tandem.coins import request_key
 from tandem.config import TandemConfig
-from tandem.engine import TandemEngine
-from tandem.models import load_model, load_tokenizer
 from tandem.sampling import SamplingConfig
 from tandem_app.zoo import build_tiny
-from vllm_source.engine import VLLMEngine
+from tandem_backends.registry import build_backend
 senior, junior = build_tiny(tempfile.mkdtemp(), seed=0), build_tiny(tempfile.mkdtemp(), seed=1)
 cfg = TandemConfig(selection_strategy="bernoulli", prob_senior=0.5, junior_model=str(junior))
-eng = VLLMEngine(str(senior), cfg, dtype="float32", max_model_len=256, gpu_memory_utilization=0.3, seed=0,
-                 enforce_eager=False)  # CUDA graphs on, as a GPU run uses them
+eng = build_backend("vllm", str(senior), str(junior), cfg, dtype="float32", max_model_len=256,
+                    gpu_memory_utilization=0.3, seed=0, enforce_eager=False)  # CUDA graphs on, as a GPU run uses them
 prompts, keys = [[1, 2, 3, 4], [5, 6, 7]], [request_key("v2", 0), request_key("v2", 1)]
 greedy = SamplingConfig(temperature=0.0, max_new_tokens=16)
 got = eng.generate(prompts, greedy, keys)
-ref = TandemEngine(load_model(senior, "float32", "cuda"), load_model(junior, "float32", "cuda"),
-                   load_tokenizer(senior), cfg).generate(prompts, greedy, keys)
+ref = build_backend("engine", senior, junior, cfg, dtype="float32", device="cuda").generate(prompts, greedy, keys)
 vcfg = eng.llm.llm_engine.vllm_config
 print("GPU_CHECK_PROBE " + json.dumps({
     **eng.model_runner(), "async_scheduling": bool(vcfg.scheduler_config.async_scheduling),

@@ -5,8 +5,9 @@ defaults are the dataclasses' own (read here, never re-declared), and `--seed` k
 coins and the sampling alike (model_spec/SPEC.md §4). Any other `TandemConfig` field is a
 `tandem.KEY=VALUE` override, as `train` takes it, parsed by `tandem.config_files.load_config`
 (an unknown key fails naming the nearest one); a flag that is given wins over an override
-of the same field. The backend is built by the evaluation's one builder
-(`tandem_eval.backends.EvalBackend`) from the typed `EngineSettings` the flags give.
+of the same field. The backend is built by the backends' floor (`tandem_backends.roles.RoleBackends`,
+through the registry's entry for `--backend`) from the typed `EngineSettings` the flags give; what
+the backend can do (the junior's log-probs, prompt checks) is asked of the registry, not its name.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from tandem.config import AUTHORS, ENGINE_MODES, STRATEGIES, TandemConfig
 from tandem.sampling import SamplingConfig
 from tandem_app.commands.config_args import lazy_epilog
+from tandem_backends.registry import NAMES as BACKENDS
 
 # flag dest -> (config, field)
 TANDEM_FLAGS = {"strategy": "selection_strategy", "prob_senior": "prob_senior", "max_gap_tokens": "max_gap_tokens",
@@ -49,7 +51,7 @@ def register(sub) -> None:
     lazy_epilog(p, _epilog)
     p.add_argument("overrides", nargs="*", metavar="tandem.KEY=VALUE",
                    help="TandemConfig overrides (a flag given for the same field wins)")
-    p.add_argument("--backend", default="engine", choices=["engine", "vllm"],
+    p.add_argument("--backend", default="engine", choices=BACKENDS,
                    help="engine = the reference PyTorch engine (CPU or one GPU); vllm = the tandem vLLM engine "
                         "(a GPU, or vLLM's CPU build); the same tokens under greedy decoding (default: engine)")
     p.add_argument("--senior", required=True, help="senior model directory (HF format)")
@@ -108,7 +110,7 @@ def tandem_config(args) -> TandemConfig:
 
 def engine_settings(args, tandem: TandemConfig):
     """The `EngineSettings` the flags ask for (the team's process is `tandem`; `--solo` leaves the junior out)."""
-    from tandem_eval.engine_settings import EngineSettings
+    from tandem_backends.settings import EngineSettings
 
     return EngineSettings(args.senior, None if args.solo else args.junior, backend=args.backend, tandem=tandem,
                           seed=tandem.seed, device=args.device, dtype=args.dtype, mode=args.mode)
@@ -130,15 +132,18 @@ def run(args) -> int:
     from tandem.rollout import stats_of_masks
     from tandem.metric_log import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION
     from tandem.strict import build
-    from tandem_eval.backends import EvalBackend
+    from tandem_backends.registry import require
+    from tandem_backends.roles import RoleBackends
 
     if not args.solo and not args.junior:
         raise TandemError("--junior is required unless --solo is given")
     for path in (args.senior, None if args.solo else args.junior):  # before any model is loaded
         if path:
             check_model_path(path)
-    if args.junior_logprobs and (args.backend == "vllm" or args.solo):
-        raise TandemError("--junior-logprobs needs --backend engine and a junior (vLLM reports the senior's only)")
+    if args.junior_logprobs and args.solo:
+        raise TandemError("--junior-logprobs needs a junior; leave out --solo")
+    if args.junior_logprobs:
+        require(args.backend, "junior_logprobs", "--junior-logprobs")
     if args.n < 1 or args.batch_size < 1:
         raise TandemError("--n and --batch-size must be >= 1")
     rows = read_jsonl(args.prompts, required=("id", "prompt"))
@@ -147,12 +152,12 @@ def run(args) -> int:
     tandem = tandem_config(args)
     given = {k: getattr(args, k) for k in SAMPLING_FLAGS if getattr(args, k) is not None}
     sampling = build(SamplingConfig, {**given, "seed": tandem.seed})
-    backends = EvalBackend(engine_settings(args, tandem))
-    tokenizer = backends.tokenizer
-    backend = backends.backend("senior" if args.solo else "team")
+    roles = RoleBackends(engine_settings(args, tandem))
+    tokenizer = roles.tokenizer
+    backend = roles.backend("senior" if args.solo else "team")
     jobs = [(row, s) for row in rows for s in range(args.n)]
     encoded = {str(row["id"]): encode_prompt(tokenizer, str(row["prompt"]), not args.no_chat_template) for row in rows}
-    if hasattr(backend, "check_prompts"):
+    if roles.entry.capabilities.prompt_checks:
         backend.check_prompts(list(encoded.values()), sampling)  # fail before any work is done
     results = []
     for i in tqdm(range(0, len(jobs), args.batch_size), desc="batches", unit="batch"):

@@ -15,7 +15,7 @@ from tandem.devices import check_device
 from tandem_app.train.finite import check_finite_numbers, check_lr
 from tandem_eval.sampling import EvalSampling
 
-BACKENDS = {"reference": "engine", "vllm": "vllm"}  # this command's name -> tandem_eval's EngineSettings.backend
+BACKENDS = {"reference": "engine", "vllm": "vllm"}  # this command's name -> its entry in tandem_backends.registry
 SFT_BACKENDS = ("embedded", "verl")
 TOO_LONG = ("drop", "cut")
 SFT_BUDGETS = ("steps", "tokens")  # what is held equal across teachers: optimizer steps, or gradient tokens

@@ -3,9 +3,9 @@
 Both evaluations ask the same problems with the same request keys under the same
 sampling (`eval_sampling`, the demo's by default), so before and after differ only in the
 weights and the gain can be paired problem by problem (`tandem_app.distill.summary`).
-Generation goes through the eval's `EvalBackend` (`tandem_eval.backends`): the reference
-engine or, with `backend=vllm`, tandem_eval's vLLM backend; grading is the project's
-grader (`tandem.grading.reward`).
+Generation goes through the eval's `EvalBackend` (`tandem_eval.backends`) on the backend
+`backend` names (`tandem_backends.registry`: the reference engine, or vLLM); grading is the
+project's grader (`tandem.grading.reward`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from tandem_app.distill.config import BACKENDS
 
 def engine_settings(cfg, model: str):
     """One model generating solo, on the run's backend."""
-    from tandem_eval.engine_settings import EngineSettings
+    from tandem_backends.settings import EngineSettings
 
     return EngineSettings(str(model), backend=BACKENDS[cfg.backend], seed=cfg.seed, device=cfg.device,
                           batch_size=cfg.generation_batch_size)

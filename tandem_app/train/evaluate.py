@@ -21,15 +21,15 @@ from __future__ import annotations
 import torch
 
 from tandem.coins import request_key
-from tandem.engine import TandemEngine
 from tandem.grading import reward
 from tandem.rollout import stats_of_masks
 from tandem.sampling import SamplingConfig
 from tandem_app.task import Problem, terse_share
 from tandem_app.train.data import prompt_ids_batch
 from tandem_app.train.eval_config import EvalConfig  # noqa: F401  (the settings, re-exported)
+from tandem_backends.registry import build_backend
 from tandem_eval.backends import EvalBackend
-from tandem_eval.engine_settings import EngineSettings
+from tandem_backends.settings import EngineSettings
 
 
 def engine_settings(senior_path, junior_path, cfg: EvalConfig) -> EngineSettings:
@@ -203,7 +203,7 @@ def greedy_solo_accuracy(
     """Accuracy of the model alone with greedy decoding (validation during training)."""
     was_training = model.training
     model.eval()
-    engine = TandemEngine(model, None, tokenizer)
+    engine = build_backend("engine", model, tokenizer=tokenizer)
     sampling = SamplingConfig(temperature=0.0, max_new_tokens=max_new_tokens)
     prompts = prompt_ids_batch(tokenizer, problems)
     correct = 0

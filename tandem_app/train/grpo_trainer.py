@@ -22,7 +22,6 @@ import torch
 
 from tandem.threads import apply_threads
 from tandem import run_lock
-from tandem.engine import TandemEngine
 from tandem.errors import TandemError
 from tandem.grading import reward
 from tandem.junior_update import check_self_paired
@@ -34,6 +33,7 @@ from tandem_app.train.grpo_run import run_grpo
 from tandem_app.train.ppo_update import PPOUpdate
 from tandem_app.train.rollout_batch import GroupSampler, rollout_metrics
 from tandem_app.train.train_config import TrainConfig
+from tandem_backends.registry import build_backend
 
 METRIC_NAMES = {"pg_clipfrac": "clipfrac"}  # the update's names that the run's log spells otherwise
 
@@ -54,7 +54,8 @@ class GRPOTrainer:
         self.senior = load_model(cfg.model, device=cfg.device)
         self.senior.requires_grad_(True)
         self._load_partners()
-        self.engine = TandemEngine(self.senior, self.junior, self.tokenizer, tandem=cfg.tandem, mode=cfg.engine_mode)
+        self.engine = build_backend("engine", self.senior, self.junior, cfg.tandem, tokenizer=self.tokenizer,
+                                    mode=cfg.engine_mode)
         self.opt = torch.optim.AdamW(
             self.senior.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, betas=(0.9, 0.999)
         )

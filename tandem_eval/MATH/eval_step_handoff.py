@@ -72,14 +72,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args) -> int:
     from tandem_eval import prefix_transfer, runner  # the engines and the grader: not for --help
+    from tandem_backends.registry import backend as backend_entry
     from tandem_eval.backends import EvalBackend
 
     fractions = prefix_transfer.check_fractions(args.prefix_fractions) if args.prefix_fractions else ()
     models = {"senior": runner.model_id(args.senior), "junior": runner.model_id(args.junior),
               "allow_vocab_mismatch": args.allow_vocab_mismatch}
-    if args.backend == "vllm":
-        models["vllm_handoff"] = args.vllm_handoff
     settings = EvalRun.from_args(args)
+    if backend_entry(settings.engine.backend).capabilities.two_engine_handoff:  # the route is a setting there
+        models["vllm_handoff"] = args.vllm_handoff
     if fractions and args.allow_vocab_mismatch:
         raise TandemError("--prefix-fractions hands the prefix over as tokens, which needs one vocabulary; "
                           "leave it out with --allow-vocab-mismatch")

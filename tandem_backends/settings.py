@@ -1,13 +1,15 @@
 """`EngineSettings`: which models a run generates with and how they run, typed and checked once.
 
-Every rollout backend of a run (`tandem_eval.backends.EvalBackend` builds them, one per role)
+Every rollout backend of a run (`tandem_backends.roles.RoleBackends` builds them, one per role)
 is made from these fields and nothing else: the eval tools take them from their flags
 (the `engine` of `tandem_eval.run_config.EvalRun`), `tandem-rlvr rollout` from its own, the embedded
-trainer's evaluation and the benchmarks from their configs.
+trainer's evaluation, distillation and the benchmarks from their configs.
 
-`tandem` is the team's process, the tandem config of the role that holds both models. The
-evaluation's handoff is `handoff_config()`: the author changes after every step token, the
-senior first; `tandem-rlvr rollout` gives the one its flags and `tandem.*=` overrides set.
+`backend` names a registry entry (`tandem_backends.registry`); a setting that needs a capability
+the backend lacks is refused here, in one line. `tandem` is the team's process, the tandem
+config of the role that holds both models. The evaluation's handoff is `handoff_config()`: the
+author changes after every step token, the senior first; `tandem-rlvr rollout` gives the one
+its flags and `tandem.*=` overrides set.
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ from tandem.config import ENGINE_MODES, TandemConfig
 from tandem.devices import check_device
 from tandem.errors import TandemError
 from tandem.threads import check_threads
+from tandem_backends.registry import backend, require
 
-BACKENDS = ("engine", "vllm")
 HANDOFF_ROUTES = ("two-engine", "tandem")
 
 
@@ -34,7 +36,7 @@ class EngineSettings:
 
     senior: str
     junior: str | None = None
-    backend: str = "engine"  # engine: the reference engine (CPU or one GPU); vllm: vLLM
+    backend: str = "engine"  # a registry entry: engine (the reference engine, CPU or one GPU) or vllm
     tandem: TandemConfig = field(default_factory=handoff_config)
     seed: int = 0  # the vLLM engines' own seed (each request is seeded by the sampling and its key)
     device: str = "cpu"  # engine: where the models are loaded
@@ -48,8 +50,7 @@ class EngineSettings:
     allow_vocab_mismatch: bool = False  # the handoff re-tokenises the history text for each model
 
     def __post_init__(self) -> None:
-        if self.backend not in BACKENDS:
-            raise TandemError(f"unknown backend {self.backend!r}; choose one of {', '.join(BACKENDS)}")
+        entry = backend(self.backend)  # an unknown name: one line naming the valid ones
         if self.vllm_handoff not in HANDOFF_ROUTES:
             raise TandemError(f"unknown handoff route {self.vllm_handoff!r}; choose one of {', '.join(HANDOFF_ROUTES)}")
         if self.mode not in ENGINE_MODES:
@@ -57,8 +58,10 @@ class EngineSettings:
         check_threads(self.threads)
         if self.batch_size < 1:
             raise TandemError(f"--batch-size must be >= 1, got {self.batch_size}")
-        if self.backend == "engine":  # vLLM places its engines itself
+        if entry.capabilities.takes_device:  # else the backend places its engines itself
             check_device(self.device, "--device")
+        if self.tandem.placement == "split":  # the reference engine would silently run both models in place
+            require(self.backend, "split_placement", "tandem.placement=split")
         object.__setattr__(self, "senior", str(self.senior))
         object.__setattr__(self, "junior", None if self.junior is None else str(self.junior))
 
