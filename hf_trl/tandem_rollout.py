@@ -120,7 +120,7 @@ class TandemRolloutFunc:
         junior, junior_tokenizer = (None, None) if self.solo else self._junior(trainer, tokenizer)
         if self.partner_reward.enabled:  # the junior scores a TRL run; a GRPO run's base scores it (RLT's setting)
             self.scorer = junior if junior is not None else self._base_copy(trainer)
-        # the reference engine (`tandem.engine.TandemEngine`) checks the pair (one vocabulary, a supported architecture) in one line each.
+        # the reference engine checks the pair (one vocabulary, a supported architecture) in one line each.
         self.engine = build_backend("engine", self.senior, junior, self.tandem, tokenizer=tokenizer,
                                     junior_tokenizer=junior_tokenizer, mode=self.engine_mode)
         self.trainer = trainer

@@ -86,7 +86,9 @@ def test_the_backend_flags_offer_the_registry_names():
 
 
 def test_an_unknown_backend_is_one_line_naming_the_valid_ones():
-    for ask in (lambda: backend("hf"), lambda: EngineSettings("m", backend="hf"), lambda: require("hf", "junior_logprobs", "x")):
+    asks = (lambda: backend("hf"), lambda: EngineSettings("m", backend="hf"),
+            lambda: require("hf", "junior_logprobs", "x"))
+    for ask in asks:
         with pytest.raises(TandemError, match=r"^unknown backend 'hf'; choose one of engine, vllm$"):
             ask()
 
