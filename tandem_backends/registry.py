@@ -28,9 +28,9 @@ class Capabilities:
 
     junior_logprobs: bool = _capability("the junior's log-probability of every token")
     prompt_checks: bool = _capability("prompt checks before any work (`check_prompts`)")
-    split_placement: bool = _capability("the split placement (tandem.placement=split)")
-    takes_device: bool = _capability("a device setting (the backend places its models itself otherwise)")
-    schedules_batches: bool = _capability("its own batch scheduling (else batch_size rows per generate call)")
+    split_placement: bool = _capability("the split placement (the senior and the junior on two devices)")
+    takes_device: bool = _capability("a device to load the models on (else it places them itself)")
+    schedules_batches: bool = _capability("scheduling of a whole call (else batch_size rows per generate call)")
     two_engine_handoff: bool = _capability("the handoff as two engines taking turns (--vllm-handoff)")
 
 
@@ -40,6 +40,8 @@ def capability_names() -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Backend:
+    """One registry entry: the `--backend` value, what it runs on, what it can do, how it is built."""
+
     name: str
     summary: str  # what it runs on, one line (--help)
     capabilities: Capabilities
