@@ -94,6 +94,7 @@ class TandemRolloutFunc:
         check_trl()
         if self.engine_mode not in ENGINE_MODES:
             raise TandemError(f"unknown engine_mode {self.engine_mode!r}; choose one of {', '.join(ENGINE_MODES)}")
+        self.partner_reward.require_verifier_reward("HF TRL")  # RLT's teacher reward: the embedded trainer only
         if self.partner_reward.writer_sees_solution and not self.partner_reward.enabled:
             raise TandemError("partner_reward.writer_sees_solution=true shows the writer the solution the partner score "
                               "scores; set partner_reward.weight > 0 (or writer_sees_solution=false)")

@@ -19,8 +19,12 @@ write itself (`solution`: a step break; `answer`: right after the response's own
 Before issue 44 the student read the response's `<|im_end|>` and a cue it never saw, and the
 score then barely depended on the explanation (`scripts/partner_score_validity.py` measures this).
 
-and the reward the trainer uses is `verifier + weight * partner_score`
-(`PartnerRewardConfig.weight`, 0 = off). Preset `rlt` holds RLT's coefficients
+and the reward the trainer uses is `verifier_weight * verifier + weight * partner_score`
+(`PartnerRewardConfig.weight`, 0 = off; `verifier_weight` 1 unless set, RLT's teacher 0).
+Where the writer saw the solution (RLT's format, `tandem.solution_prompt`), the explanation
+is the response before RLT's closing explanation tag, the KL terms run over it only (RLT's
+thought tokens), and an explanation left unclosed adds `format_penalty` to the score
+(RLT's `not_matched_penalty`, -1). Preset `rlt` holds RLT's coefficients
 (`cfgs/run_cfg/teacher_rlt.yaml`: answer_log_prob_coeff [1, 0.01], kl_penalty_reward_coeff
 [3, 0.03]). The reductions are masked as RLT's (`trainers/teacher_base.py`,
 `_make_reduction_fn`); where ours differs (a response with no senior-written token, the
@@ -44,6 +48,7 @@ from tandem.errors import TandemError
 from tandem.logprobs import join_prompt_response, pad_right, response_logprobs
 from tandem.models import context_length
 from tandem.partner_config import PRESETS, TARGETS, TERMS, PartnerRewardConfig  # noqa: F401  (the section, re-exported)
+from tandem.solution_prompt import EXPLANATION_TAGS, split_explanation
 
 ANSWER_MARK = "\\boxed{"  # the student's own answer opener: the `answer` target is read right after it
 STEP_BREAK = "\n\n"  # the student's own step boundary: the `solution` target starts a step after the explanation
@@ -72,7 +77,28 @@ def explanation_text(tokenizer, response_ids: list[int]) -> str:
     ids = list(response_ids)
     while ids and ids[-1] in ends:
         ids.pop()
-    return tokenizer.decode(ids)
+    text = tokenizer.decode(ids)
+    # RLT's format: what follows the writer's closing explanation tag is not explanation.
+    return split_explanation(text)[0] if EXPLANATION_TAGS[1] in text else text
+
+
+def explanation_length(tokenizer, response_ids: list[int]) -> int:
+    """How many of the response's tokens are its explanation in RLT's format: those before the first
+    closing explanation tag, or, unclosed, all but the tokens that end the turn (the KL terms' span)."""
+    close = tokenizer(EXPLANATION_TAGS[1], add_special_tokens=False)["input_ids"]
+    ids = list(response_ids)
+    for at in range(len(ids) - len(close) + 1):
+        if ids[at : at + len(close)] == close:
+            return at
+    ends = set(end_of_turn_ids(tokenizer)) | {tokenizer.pad_token_id}
+    while ids and ids[-1] in ends:
+        ids.pop()
+    return len(ids)
+
+
+def explanation_closed(tokenizer, response_ids: list[int]) -> bool:
+    """Whether the writer closed its explanation with RLT's tag (RLT's regex match)."""
+    return split_explanation(tokenizer.decode(list(response_ids)))[1]
 
 
 def answer_context(text: str) -> str:
@@ -172,9 +198,10 @@ def partner_score(terms: dict[str, torch.Tensor], coefficients: dict[str, float]
     return score
 
 
-def combined_reward(verifier: torch.Tensor, score: torch.Tensor, weight: float) -> torch.Tensor:
-    """[B]: the verifier's reward plus `weight` times the partner score."""
-    return verifier + weight * score
+def combined_reward(verifier: torch.Tensor, score: torch.Tensor, weight: float,
+                    verifier_weight: float = 1.0) -> torch.Tensor:
+    """[B]: `verifier_weight` times the verifier's reward plus `weight` times the partner score."""
+    return verifier_weight * verifier + weight * score
 
 
 def step_metrics(terms: dict[str, torch.Tensor], score: torch.Tensor) -> dict[str, float]:
@@ -211,8 +238,16 @@ def partner_rewards(cfg: PartnerRewardConfig, scorer, tokenizer, prompts: list[l
     else:
         junior_lp = scored_logprobs(scorer, prompts, responses, pad, temperature)[0]
         wrote = pad_right([[1] * len(r) for r in responses], 0, length=T).double()
+    if cfg.writer_sees_solution:  # RLT's KL runs over the explanation only, not the tag or what follows it
+        spans = pad_right([[1] * explanation_length(tokenizer, r) for r in responses], 0, length=T).double()
+        wrote = wrote * spans
     terms = partner_terms(target_lp, target_mask, senior_lp, junior_lp, wrote)
-    return partner_score(terms, cfg.coefficients()), terms
+    score = partner_score(terms, cfg.coefficients())
+    if cfg.writer_sees_solution:
+        closed = torch.tensor([float(explanation_closed(tokenizer, r)) for r in responses], dtype=score.dtype)
+        score = score + cfg.format_penalty * (1.0 - closed)  # RLT's not_matched_penalty
+        terms = {**terms, "closed": closed}
+    return score, terms
 
 
 def read_after(scorer, prompts: list[list[int]], rollouts: list, pad_id: int, temperature: float) -> list:

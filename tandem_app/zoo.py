@@ -5,6 +5,11 @@ split one per token as in Qwen) trained with `tokenizers` on text from the synth
 task (`tandem_app.task`) under a fixed corpus seed, so every zoo model shares one vocabulary
 whatever its weight seed. It carries a ChatML chat template. The model is a randomly
 initialised `Qwen3ForCausalLM`; `tandem-rlvr sft` turns it into a pre-RL base.
+
+`add_format_tokens` copies a zoo model with a tokenizer built with RLT's format
+(`tandem.solution_prompt.FORMAT_TOKENS` as single tokens, after the BPE's ids, so every
+other token keeps its id and the model its weights): trained on task text only, the BPE
+splits RLT's tags and instruction into near-single characters (issue 44).
 """
 
 from __future__ import annotations
@@ -122,4 +127,35 @@ def build_tiny(out: str | Path, seed: int = 0, cfg: TinyModelConfig | None = Non
         (out / "tandem_zoo.json").write_text(json.dumps(meta, indent=2) + "\n")  # last: the model is complete
     except OSError as e:  # read-only, no permission, a full disk
         raise unwritable("--out", out, e) from None
+    return out
+
+
+def add_format_tokens(src: str | Path, out: str | Path) -> Path:
+    """Copy the model dir `src` to `out` with RLT's format tokens added to its tokenizer; returns `out`.
+
+    The tokens take the ids after the tokenizer's last one, which the zoo model's embedding
+    already holds (the BPE stops short of `vocab_size`), so the weights are copied unchanged
+    and an untrained row stands for each tag until training writes it. A finished `out` (its
+    tokenizer holds the tokens) is reused.
+    """
+    import shutil
+
+    from tandem.models import load_tokenizer
+    from tandem.solution_prompt import FORMAT_TOKENS, has_format_tokens
+
+    src, out = Path(src), Path(out)
+    if (out / "config.json").is_file() and has_format_tokens(load_tokenizer(out)):
+        return out
+    tokenizer = load_tokenizer(src)
+    tokenizer.add_special_tokens({"additional_special_tokens": list(FORMAT_TOKENS)})
+    rows = json.loads((src / "config.json").read_text())["vocab_size"]
+    if len(tokenizer) > rows:
+        raise TandemError(f"{src}: its tokenizer with RLT's {len(FORMAT_TOKENS)} format tokens has {len(tokenizer)} "
+                          f"ids but the model {rows} embedding rows; build the model with a larger vocab_size")
+    tmp = out.with_name(out.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.copytree(src, tmp)
+    tokenizer.save_pretrained(tmp)
+    shutil.rmtree(out, ignore_errors=True)
+    tmp.rename(out)  # whole or absent
     return out

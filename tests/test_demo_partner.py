@@ -36,7 +36,11 @@ CHANGED = {
     "ema": ["tandem.junior_update"],
     "score": ["partner_reward.target", "partner_reward.weight"],
     "grpo_score": ["method", "partner_reward.target", "partner_reward.weight"],
-    "rlt": ["method", "partner_reward.target", "partner_reward.weight", "partner_reward.writer_sees_solution"],
+    # RLT's setting: the warmed-up writer, its sampling (RLT's temperature, a budget for the longest solution)
+    # and RLT's reward: several things by design, each one of RLT's (tests/test_rlt_setting.py)
+    "rlt": ["method", "model", "partner_reward.format_penalty", "partner_reward.student", "partner_reward.target",
+            "partner_reward.verifier_weight", "partner_reward.weight", "partner_reward.writer_sees_solution",
+            "sampling.max_new_tokens", "sampling.temperature"],
 }
 
 
@@ -49,7 +53,7 @@ def test_each_variant_changes_one_thing_of_the_demos_trl_run(name):
     assert variant["out"].endswith(f"partner-{name}")
     if name in ("sync", "ema"):
         assert variant["tandem"]["junior_update"] == {"sync": SYNC, "ema": EMA}[name]
-    if name.endswith("score") or name == "rlt":
+    if name.endswith("score"):
         assert variant["partner_reward"]["weight"] == SCORE_WEIGHT
     assert variant["partner_reward"]["writer_sees_solution"] == (name == "rlt")  # RLT's setting: the writer sees it
     assert name in LABELS

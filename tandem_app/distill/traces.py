@@ -5,7 +5,10 @@ input (`tandem.solution_prompt.writer_prompt_ids`: the question and its solution
 trace is graded (`tandem.grading.reward`) and turned into the student's example: the plain
 question prompt in the student's tokenizer, and the response as the student will train on
 it (the teacher's ids, or with `retokenize` the text re-tokenised by the student's tokenizer).
-Then, in order:
+With `writer_sees_solution` the student learns RLT's student form instead of the raw trace
+(`student_form_ids`): the question -> the teacher's explanation (the trace before RLT's
+closing explanation tag) as its reasoning between the think tags, then the problem's
+reference solution. Then, in order:
 
 1. `only_correct`: a trace the grader scores wrong is not kept;
 2. a trace longer than the student's context is dropped (or cut with `too_long=cut`), counted;
@@ -81,6 +84,16 @@ def teacher_prompts(cfg, inputs, problems) -> list[list[int]]:
     return question_prompt_ids(inputs.teacher_tokenizer, problems, cfg.task_data)
 
 
+def student_form(inputs, rollout, solution: str) -> str:
+    """RLT's student form: think(the teacher's explanation) + the reference solution. The explanation is
+    read from the teacher's ids (its closing tag is a special token, which the rollout's text leaves out)."""
+    from tandem.partner_score import explanation_text
+    from tandem.solution_prompt import student_completion
+
+    explanation = explanation_text(inputs.teacher_tokenizer, list(rollout.token_ids))
+    return student_completion(explanation.strip("\n"), solution)
+
+
 def student_response(inputs, rollout) -> list[int]:
     """The response the student trains on: the teacher's ids, or its text in the student's tokens."""
     if inputs.same_vocab:
@@ -111,6 +124,7 @@ def collect(cfg, inputs, backend=None, progress: bool = True) -> tuple[list[dict
     from tandem.coins import request_key
     from tandem.grading import reward
     from tandem_app.distill.problems import question_prompt_ids
+    from tandem_app.train.data import response_ids
 
     backend = backend or generator(cfg, progress)
     tok = inputs.teacher_tokenizer
@@ -130,7 +144,11 @@ def collect(cfg, inputs, backend=None, progress: bool = True) -> tuple[list[dict
             if cfg.only_correct and not correct:
                 counts.dropped_incorrect += 1
                 continue
-            response, cut = student_response(inputs, r), False
+            text = student_form(inputs, r, p.solution) if cfg.writer_sees_solution else r.text
+            cut = False
+            # RLT's student form ends in the end of turn, as SFT closes every response
+            response = (response_ids(inputs.student_tokenizer, text) if cfg.writer_sees_solution
+                        else student_response(inputs, r))
             room = inputs.student_context - len(sp)
             if len(response) > room:
                 if cfg.too_long == "drop" or room < 1:
@@ -143,7 +161,7 @@ def collect(cfg, inputs, backend=None, progress: bool = True) -> tuple[list[dict
                 return rows, counts
             counts.n_traces += 1
             counts.trace_tokens += len(response)
-            rows.append({"id": p.id, "question": p.question, "prompt": tok.decode(prompt), "response": r.text,
+            rows.append({"id": p.id, "question": p.question, "prompt": tok.decode(prompt), "response": text,
                          "token_ids": list(r.token_ids), "finish_reason": r.finish_reason, "correct": correct,
                          "student_prompt_ids": list(sp), "student_response_ids": response, "cut": cut})
     return rows, counts

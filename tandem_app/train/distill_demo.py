@@ -34,6 +34,22 @@ PAIRS = (("tandem", "grpo"), ("score", "tandem"), ("grpo_score", "grpo"), ("rlt"
 # gave a terse teacher's student about 30% fewer. 240,000 is about what those 120 steps gave a verbose teacher's.
 PROTOCOL = {"token_budget": 48000, "sft_budget": "tokens", "sft_tokens": 240000, "batch_size": 32, "lr": 1e-3,
             "warmup_steps": 10, "min_lr_ratio": 0.1, "n_eval_problems": 200, "n_samples": 4, "threads": 1}
+# RLT's teacher (issue 44): its student holds the format tokens (the base with them added, partner_demo's
+# rlt-student) and learns RLT's student form, think(explanation) + solution, so the eval gives the student
+# room for both (about twice a solution); its traces are sampled at the temperature its RL sampled at.
+RLT_EVAL_TOKENS = 256
+
+
+def rlt_distill() -> dict:
+    """The keys RLT's teacher's distillation sets on top of `PROTOCOL` (the eval's sampling otherwise the demo's)."""
+    from dataclasses import asdict, replace
+
+    from tandem_app.train.eval_config import EvalConfig
+
+    return {"writer_sees_solution": True, "temperature": 0.7,
+            "eval_sampling": asdict(replace(EvalConfig().sampling, max_new_tokens=RLT_EVAL_TOKENS))}
+
+
 NOTATION_SAMPLES = 100  # test problems, one sample each, for the distilled student's notation
 
 
@@ -48,9 +64,9 @@ def run_teacher(demo: Path, out: Path, seed: int, teacher: str, progress: bool) 
         return None
     run = out / f"seed-{seed}" / teacher
     if not (run / "summary.json").is_file():
-        cfg = build(DistillConfig, {**PROTOCOL, "teacher": str(model), "student": str(demo / f"seed-{seed}" / "sft"
-                                    / "model"), "out": str(run), "seed": seed,
-                                    "writer_sees_solution": teacher == "rlt"}, "distill")
+        student = demo / f"seed-{seed}" / ("rlt-student" if teacher == "rlt" else "sft/model")
+        cfg = build(DistillConfig, {**PROTOCOL, "teacher": str(model), "student": str(student), "out": str(run),
+                                    "seed": seed, **(rlt_distill() if teacher == "rlt" else {})}, "distill")
         run.mkdir(parents=True, exist_ok=True)
         run_distill(cfg, resume=(run / "config.json").is_file(), progress=progress)
     return run

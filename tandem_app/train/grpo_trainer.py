@@ -67,7 +67,7 @@ class GRPOTrainer:
         self.val_problems = generate_problems("validation", cfg.n_val_problems, cfg.seed, cfg.task)
         self.sampling = cfg.sampling
         self._sample = GroupSampler(cfg, self.engine, self.senior, self.tokenizer, self.train_problems,
-                                    self.train_prompts, reward_fn, scorer=self.junior if cfg.is_tandem else self.base,
+                                    self.train_prompts, reward_fn, scorer=self._scorer(),
                                     writer_prompts=self.writer_prompts)
         self._update = PPOUpdate(cfg, self.senior, self.opt, self.tokenizer, base=self.base, junior=self.junior,
                                  junior_update=self.junior_update)
@@ -95,6 +95,23 @@ class GRPOTrainer:
             check_partner_rows(*rows, f"tandem.junior_model {cfg.tandem.junior_model}")
         if not self.junior_update.frozen:
             self.junior = copy.deepcopy(self.base)
+
+    def _scorer(self):
+        """The partner score's student: `partner_reward.student` where set (RLT's student, a model apart from
+        the writer's start), else the junior (TRL) or the frozen base (GRPO)."""
+        student = self.cfg.partner_reward.student
+        if not self.cfg.partner_reward.enabled:
+            return None
+        if not student:
+            return self.junior if self.cfg.is_tandem else self.base
+        if self.cfg.is_tandem:
+            raise TandemError("partner_reward.student scores a GRPO run's writer (RLT's setting); a TRL run is scored "
+                              "by its junior: set tandem.junior_model instead, or partner_reward.student=''")
+        check_same_vocab(self.tokenizer, load_tokenizer(student))
+        scorer = load_model(student, device=self.cfg.device)
+        check_partner_rows(self.senior.get_input_embeddings().num_embeddings,
+                           scorer.get_input_embeddings().num_embeddings, f"partner_reward.student {student}")
+        return scorer.eval().requires_grad_(False)
 
     @property
     def updating_junior(self):

@@ -9,8 +9,14 @@ into OUT/seed-S/partner-NAME:
     ema         TRL, tandem.junior_update = EMA
     score       TRL with the partner score (partner_reward: weight SCORE_WEIGHT, target solution)
     grpo_score  GRPO with the partner score, scored by the base (RLT's student)
-    rlt         grpo_score whose writer sees each problem's solution (partner_reward.writer_sees_solution):
-                RLT's setting, the teacher's prompt holding the solution; evaluated on plain prompts as the rest
+    rlt         RLT's setting at toy scale (issue 44): the writer sees each problem's solution
+                (partner_reward.writer_sees_solution) in RLT's format, whose tags and instruction are
+                tokens of the demo's tokenizer (OUT/seed-S/rlt-student: the base with them added,
+                `tandem_app.zoo.add_format_tokens`); the writer is warmed up on the format first
+                (OUT/seed-S/rlt-warmup, `writer_warmup`); RL rewards the score alone, -1 where the
+                explanation is left unclosed (RLT_TEACHER_REWARD), scored by the base at RLT's
+                temperature 0.7, under a budget that holds the longest solution; evaluated on plain
+                prompts as the rest, with the base (and the weaker junior) holding the format tokens
 
 Every senior (the demo's TRL and GRPO included) is evaluated on the demo's test problems:
 solo accuracy, handoff to the base, handoff to the weaker junior, drift from the base
@@ -31,6 +37,7 @@ from tandem import run_lock
 from tandem.config_files import config_to_dict
 from tandem.jsonl import write_json
 from tandem.models import load_model, load_tokenizer
+from tandem.partner_config import RLT_TEACHER_REWARD
 from tandem.partner_score import PartnerRewardConfig
 from tandem_app.task import generate_problems
 from tandem_app.train.data import prompt_ids_batch
@@ -46,9 +53,16 @@ SYNC, EMA = "sync:20", "ema:0.9"  # per optimizer step; the demo makes 2 per tra
 SCORE_WEIGHT = 0.1  # partner score per unit of verifier reward
 VARIANTS = ("weaker", "sync", "ema", "score", "grpo_score", "rlt")
 SENIORS = ("grpo", "tandem", *VARIANTS)  # evaluated; `tandem` is the paper's TRL (frozen base)
+# RLT's setting (`rlt`): RLT samples its teacher and scores its student at 0.7 (teacher_rlt.yaml:
+# temperature, unbias_student_log_probs_temp); 128 tokens hold the demo task's longest worked
+# solution (86 tokens) as an explanation, its closing tag and the end of turn (the demo's 82 did not).
+RLT_TEMPERATURE = 0.7
+RLT_MAX_NEW_TOKENS = 128
+RLT_WEIGHT = 1.0  # the score is the whole reward (RLT's), so its scale is RLT's
+RLT_STUDENT, RLT_WARMUP = "rlt-student", "rlt-warmup"  # under OUT/seed-S
 LABELS = {"grpo": "GRPO", "tandem": "TRL (frozen base)", "weaker": "TRL, weaker junior", "sync": f"TRL, {SYNC}",
           "ema": f"TRL, {EMA}", "score": "TRL + partner score", "grpo_score": "GRPO + partner score",
-          "rlt": "RLT: GRPO + partner score, writer sees the solution"}
+          "rlt": "RLT: warmed-up writer sees the solution, rewarded by the student score"}
 
 
 def variant_config(cfg: DemoConfig, seed_dir: Path, name: str):
@@ -59,8 +73,27 @@ def variant_config(cfg: DemoConfig, seed_dir: Path, name: str):
         return replace(tc, tandem=replace(tc.tandem, junior_model=str(seed_dir / "sft-weak" / "model")))
     if name in ("sync", "ema"):
         return replace(tc, tandem=replace(tc.tandem, junior_update=SYNC if name == "sync" else EMA))
-    return replace(tc, partner_reward=PartnerRewardConfig(weight=SCORE_WEIGHT, target="solution",
-                                                          writer_sees_solution=name == "rlt"))
+    if name == "rlt":
+        return rlt_config(tc, seed_dir)
+    return replace(tc, partner_reward=PartnerRewardConfig(weight=SCORE_WEIGHT, target="solution"))
+
+
+def rlt_config(tc, seed_dir: Path):
+    """RLT's setting on the demo's GRPO config: the warmed-up writer, RLT's reward, student, temperature
+    and a budget that holds the longest solution (`prepare_rlt` makes the two models it names)."""
+    return replace(tc, model=str(seed_dir / RLT_WARMUP / "model"),
+                   sampling=replace(tc.sampling, temperature=RLT_TEMPERATURE, max_new_tokens=RLT_MAX_NEW_TOKENS),
+                   partner_reward=PartnerRewardConfig(weight=RLT_WEIGHT, target="solution", writer_sees_solution=True,
+                                                      student=str(seed_dir / RLT_STUDENT), **RLT_TEACHER_REWARD))
+
+
+def prepare_rlt(cfg: DemoConfig, seed_dir: Path, progress: bool = True) -> None:
+    """RLT's student (the base with the format tokens) and the writer's warm-up from it; reused when done."""
+    from tandem_app.train.writer_warmup import run_writer_warmup
+    from tandem_app.zoo import add_format_tokens
+
+    student = add_format_tokens(seed_dir / "sft" / "model", seed_dir / RLT_STUDENT)
+    run_writer_warmup(student, seed_dir / RLT_WARMUP, cfg.seed, cfg.task, threads=cfg.threads, progress=progress)
 
 
 def weak_sft_config(cfg: DemoConfig, seed_dir: Path):
@@ -79,6 +112,8 @@ def run_partner_seed(cfg: DemoConfig, seed_dir: Path, variants: list[str], progr
         tc = variant_config(cfg, seed_dir, name)
         if not (Path(tc.out) / "summary.json").is_file():
             t0 = time.time()
+            if name == "rlt":
+                prepare_rlt(cfg, seed_dir, progress)
             GRPOTrainer(tc, progress=progress).train(resume=Path(tc.out).exists())
             timings[name] = time.time() - t0
             write_json(seed_dir / "partner_timings.json", timings)
@@ -98,19 +133,30 @@ def evaluate_partners(cfg: DemoConfig, seed_dir: Path, seniors: list[str]) -> di
         path = seed_dir / "partner-eval" / f"{name}.json"
         if not path.is_file():
             senior_dir = seed_dir / (name if name in ("grpo", "tandem") else f"partner-{name}") / "model"
-            r = evaluate_senior(senior_dir, base_dir, problems, cfg.eval, tag=tag)
-            weak = evaluate_senior(senior_dir, weak_dir, problems, cfg.eval, tag=tag)
+            # RLT's writer holds the format tokens: its juniors are the same models with them added
+            juniors = (base_dir, weak_dir) if name != "rlt" else _format_juniors(seed_dir, base_dir, weak_dir)
+            r = evaluate_senior(senior_dir, juniors[0], problems, cfg.eval, tag=tag)
+            weak = evaluate_senior(senior_dir, juniors[1], problems, cfg.eval, tag=tag)
             tokens = [t for g in r.pop("solo_tokens") for t in g]
             flat_prompts = [p for p in prompts for _ in range(r["solo_n"])]  # problem-major, as the tokens
             row = {k: r[k] for k in ("solo_acc", "solo_counts", "solo_n", "handoff_acc", "handoff_counts",
                                      "handoff_n", "solo_terse_share")}
             row.update(weak_handoff_acc=weak["handoff_acc"], weak_handoff_counts=weak["handoff_counts"],
-                       weak_handoff_n=weak["handoff_n"], drift_js_vs_base=drift_js(tokens, base_tokens, tokenizer),
+                       weak_handoff_n=weak["handoff_n"],
+                       drift_js_vs_base=drift_js(tokens, base_tokens, load_tokenizer(juniors[0])),
                        junior_ce=junior_legibility(base, flat_prompts, tokens))
             write_json(path, row)
         results[name] = _load(path)
     write_json(seed_dir / "partner-eval" / "results.json", {**results, "_meta": {"eval": config_to_dict(cfg.eval)}})
     return results
+
+
+def _format_juniors(seed_dir: Path, base_dir: Path, weak_dir: Path) -> tuple[Path, Path]:
+    """The base and the weaker junior with RLT's format tokens added (same weights): one vocabulary with RLT's writer."""
+    from tandem_app.zoo import add_format_tokens
+
+    return (add_format_tokens(base_dir, seed_dir / RLT_STUDENT),
+            add_format_tokens(weak_dir, seed_dir / f"{RLT_STUDENT}-weak"))
 
 
 NUMBERS = [("solo acc", "solo_acc"), ("handoff to base", "handoff_acc"), ("handoff to weaker junior",

@@ -4,7 +4,8 @@
 each. `tandem`: the senior and the junior co-write every response, authorship redrawn at
 word boundaries; `grpo`: the senior alone. Both methods see the same problems and the same
 sampling uniforms (`tandem.coins.request_key`). The verifier scores each response, and the
-partner score, when on, is added to the reward the advantages see.
+partner score, when on, is added to the reward the advantages see (the verifier's weighted by
+`partner_reward.verifier_weight`: 0 in RLT's teacher reward, the score alone).
 
 With `partner_reward.writer_sees_solution` the writer (the senior, or the team) reads RLT's
 teacher prompt, the question and its solution, and the update trains on that prompt (the
@@ -99,7 +100,7 @@ class GroupSampler:
         score, terms = partner_rewards(partner, self.scorer, self.tokenizer, prompts, rollouts, golds,
                                        self.cfg.sampling.logprob_temperature,
                                        scorer_wrote_with_engine=self.cfg.is_tandem)
-        rewards = combined_reward(scores.double(), score, partner.weight).float()
+        rewards = combined_reward(scores.double(), score, partner.weight, partner.verifier_weight).float()
         return rewards, {**step_metrics(terms, score), "time_partner": time.time() - t0}
 
 

@@ -49,6 +49,7 @@ def wire_partner_reward(config: DictConfig, t: TandemVerlConfig) -> None:
     than verl's sync one.
     """
     partner = partner_reward_config(config)
+    partner.require_verifier_reward("verl")  # RLT's teacher reward: the embedded trainer only
     if partner.writer_sees_solution:
         wire_solution_writer(config, t, partner)
     if not partner.enabled:
