@@ -7,7 +7,8 @@ import shutil
 
 from tandem_app.commands.cli import main
 
-PHASES = ("build_tiny", "sft", "train_tandem", "train_grpo", "eval")
+PHASES = ("build_tiny", "sft", "eval")
+TRAIN_PHASES = {True: ("train_tandem+grpo",), False: ("train_tandem", "train_grpo")}  # timed as one, or each
 
 
 def test_quick_demo_writes_report_figures_and_results(quick_demo):
@@ -34,7 +35,15 @@ def test_quick_demo_writes_report_figures_and_results(quick_demo):
     check_accuracy_against_the_graded_samples(quick_demo, results)
     assert results["base"]["solo_acc"] >= 0.3  # the quick base solves a visible share, which RL can move
     timings = json.loads((quick_demo / "timings.json").read_text())
-    assert set(timings) == set(PHASES)
+    assert set(timings) == set(PHASES) | set(TRAIN_PHASES[side_by_side(quick_demo)])
+
+
+def side_by_side(demo) -> bool:
+    """Whether this machine trains the quick demo's methods side by side (a core and a thread each)."""
+    from tandem_app.train.demo import METHODS, demo_config, train_config
+    from tandem_app.train.method_runs import can_run_side_by_side
+
+    return can_run_side_by_side([train_config(demo_config(quick=True), demo, m) for m in METHODS])
 
 
 def check_accuracy_against_the_graded_samples(out, results):
@@ -179,3 +188,16 @@ def test_a_run_shorter_than_the_window_or_without_validation_draws_only_what_it_
     assert labels == ["GRPO, per step", "TRL, per step"] * 2 and not any(str(SMOOTH) in l for l in labels)
     assert not val.get_lines() and val.get_legend() is None
     assert [t.get_text() for t in val.texts] == ["no validation in these runs (val_every=0)"]
+
+
+def test_a_demo_where_nothing_is_solved_draws_no_accuracy_chart(quick_demo, tmp_path):
+    from tandem_app.train.report import write_report
+
+    demo = shutil.copytree(quick_demo, tmp_path / "quick")
+    results = json.loads((demo / "eval" / "results.json").read_text())
+    for name in ("base", "grpo", "tandem"):
+        results[name].update(solo_acc=0.0, handoff_acc=0.0)
+    (demo / "eval" / "results.json").write_text(json.dumps(results))
+    report = write_report(demo, {}).read_text()
+    assert not (demo / "accuracy_bars.png").exists() and "accuracy_bars.png" not in report
+    assert "No accuracy chart: every model's solo and handoff accuracy is 0." in report

@@ -51,16 +51,18 @@ from tandem.config_files import config_to_dict
 from tandem_app.train.data import prompt_ids_batch
 from tandem_app.train.evaluate import EvalConfig, drift_js, evaluate_senior, junior_legibility
 from tandem_app.train.grpo_trainer import GRPOTrainer
+from tandem_app.train.method_runs import can_run_side_by_side, train_side_by_side
 from tandem_app.train.report import MODEL_DIRS, write_report
 from tandem_app.train.sft import SFTConfig, run_sft
 from tandem_app.train.train_config import TrainConfig
-from tandem_app.zoo import TinyModelConfig
+from tandem_app.zoo import SMALL_SHAPE, TinyModelConfig
 
 METHODS = ("tandem", "grpo")  # the directories and result keys; reports say TRL, the paper's name
 MODELS = ("base", "grpo", "tandem")
 
-# `--quick`: half the depth, two steps of smaller numbers (the arithmetic a minute of SFT learns).
-QUICK_MODEL = TinyModelConfig(num_hidden_layers=2)
+# `--quick`: the zoo's small shape (2 layers, width 64), two steps of smaller numbers (the
+# arithmetic half a minute of SFT learns).
+QUICK_MODEL = SMALL_SHAPE
 QUICK_TASK = replace(DEMO_TASK, min_steps=2, max_steps=2, max_start=9, max_operand=4)
 
 
@@ -97,18 +99,19 @@ class DemoConfig:
 def demo_config(quick: bool = False, seed: int = 0, threads: int = 0) -> DemoConfig:
     cfg = DemoConfig(seed=seed, threads=threads)
     if quick:
-        # About 75 s on 2 busy CPU cores: a 2-layer model, two-step problems with smaller
-        # numbers (the same notations and demonstrator), 500 SFT steps of 8, so the base is
-        # right about half the time; 12 RL steps of 8 prompts x 8 at a higher lr, enough to
-        # move the seniors; 64 test problems x 2 samples.
+        # About a minute on 2 cores (model_spec/PERFORMANCE.md): the small shape, two-step
+        # problems with smaller numbers (the same notations and demonstrator), 800 SFT steps of
+        # 8, so the base is right 0.35-0.75 of the time (seeds 0-2); 12 RL steps of 8 prompts x 8
+        # at lr 2e-4 (5e-4 pushed two of three seeds below their base), TRL and GRPO side by
+        # side; 64 test problems x 2 samples.
         cfg = replace(
             cfg,
             quick=True,
             model=QUICK_MODEL,
             task=QUICK_TASK,
-            sft=replace(cfg.sft, steps=500, batch_size=8, lr=5e-3, warmup_steps=10, n_train_problems=4000,
-                        n_val_problems=8, save_every=250, log_every=50),
-            train=replace(cfg.train, steps=12, prompts_per_step=8, group_size=8, ppo_mini_batches=1, lr=5e-4,
+            sft=replace(cfg.sft, steps=800, batch_size=8, lr=5e-3, warmup_steps=10, n_train_problems=4000,
+                        n_val_problems=8, save_every=400, log_every=80),
+            train=replace(cfg.train, steps=12, prompts_per_step=8, group_size=8, ppo_mini_batches=1, lr=2e-4,
                           val_every=4, n_val_problems=16, save_every=6),
             eval=EvalConfig(n_problems=64, n_samples=2),
         )
@@ -154,10 +157,12 @@ def _run_demo(cfg: DemoConfig, out: Path, progress: bool) -> Path:
     sft = sft_config(cfg, out)
     if not _done(Path(sft.out)):
         phase("sft", lambda: run_sft(sft, resume=Path(sft.out).exists(), progress=progress))
-    for method in METHODS:
-        tc = train_config(cfg, out, method)
-        if not _done(Path(tc.out)):
-            phase(f"train_{method}", lambda: GRPOTrainer(tc, progress=progress).train(resume=Path(tc.out).exists()))
+    todo = [tc for tc in (train_config(cfg, out, m) for m in METHODS) if not _done(Path(tc.out))]
+    if can_run_side_by_side(todo):  # a core each: the methods at once, timed as one phase
+        phase("train_" + "+".join(tc.method for tc in todo), lambda: train_side_by_side(todo, progress))
+    else:
+        for tc in todo:
+            phase(f"train_{tc.method}", lambda: GRPOTrainer(tc, progress=progress).train(resume=Path(tc.out).exists()))
     if not (out / "eval" / "results.json").is_file():
         phase("eval", lambda: evaluate_all(cfg, out, progress))
     return write_report(out, timings)

@@ -85,6 +85,11 @@ def plot_reward_curves(out: Path, path: Path) -> None:
     reward_figure(out).savefig(path, dpi=120)
 
 
+def has_accuracy(res: dict) -> bool:
+    """True when some model solves something: an all-zero bar chart is only its labels."""
+    return any(res[n][f"{m}_acc"] > 0 for n in ("base", "grpo", "tandem") for m in ("solo", "handoff"))
+
+
 def plot_accuracy_bars(res: dict, path: Path) -> None:
     import matplotlib
 
@@ -208,7 +213,9 @@ def write_report(out: Path, timings: dict) -> Path:
     cfg = json.loads((out / "demo_config.json").read_text())
     sft = json.loads((out / "sft" / "summary.json").read_text())
     plot_reward_curves(out, out / "reward_curves.png")
-    plot_accuracy_bars(res, out / "accuracy_bars.png")
+    (out / "accuracy_bars.png").unlink(missing_ok=True)  # a rerun's results may no longer fill it
+    if has_accuracy(res):
+        plot_accuracy_bars(res, out / "accuracy_bars.png")
     meta, demos, rl = res["_meta"], cfg["demos"], cfg["train"]
     lines = [
         "# Tandem RL demo: the paper's findings in miniature",
@@ -255,7 +262,8 @@ def write_report(out: Path, timings: dict) -> Path:
         *sample_responses(res),
         "![reward curves](reward_curves.png)",
         "",
-        "![solo vs handoff accuracy](accuracy_bars.png)",
+        "![solo vs handoff accuracy](accuracy_bars.png)" if has_accuracy(res) else
+        "No accuracy chart: every model's solo and handoff accuracy is 0.",
         "",
         "## Models",
         "",

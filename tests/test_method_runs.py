@@ -1,0 +1,60 @@
+"""The demo trains TRL and GRPO side by side, one process each, only when each has a core and one
+thread; the runs are the same runs as one after the other, and a child's error reaches the user."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from tandem.errors import TandemError
+from tandem_app.train import method_runs
+from tandem_app.train.demo import METHODS, demo_config, train_config
+from tandem_app.train.grpo_trainer import GRPOTrainer
+
+TIMED = ("time_step", "elapsed_s", "time_rollout", "time_update")  # wall-clock fields differ run to run
+
+
+def _configs(quick_demo, out, steps=2):
+    """Both methods from the quick demo's base, a short run each, written under OUT."""
+    cfg = demo_config(quick=True)
+    return [replace(train_config(cfg, quick_demo, m), out=str(out / m), steps=steps, val_every=0, save_every=steps)
+            for m in METHODS]
+
+
+def _rows(run_dir):
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    return [{k: v for k, v in r.items() if not k.startswith("time") and k not in TIMED} for r in rows]
+
+
+def test_side_by_side_runs_are_the_runs_one_after_the_other(quick_demo, tmp_path):
+    together, apart = _configs(quick_demo, tmp_path / "together"), _configs(quick_demo, tmp_path / "apart")
+    method_runs.train_side_by_side(together, progress=False)
+    for tc in apart:
+        GRPOTrainer(tc, progress=False).train()
+    for a, b in zip(together, apart, strict=True):
+        assert _rows(tmp_path / "together" / a.method) == _rows(tmp_path / "apart" / b.method), a.method
+        assert (tmp_path / "together" / a.method / "model" / "model.safetensors").read_bytes() == \
+            (tmp_path / "apart" / b.method / "model" / "model.safetensors").read_bytes()
+
+
+def test_a_childs_error_is_raised_in_the_demo_with_its_own_words(quick_demo, tmp_path):
+    good, bad = _configs(quick_demo, tmp_path)
+    bad = replace(bad, model=str(tmp_path / "no-such-model"))
+    with pytest.raises(Exception) as err:
+        method_runs.train_side_by_side([good, bad], progress=False)
+    assert "no-such-model" in str(err.value)
+    assert isinstance(err.value, (TandemError, OSError, ValueError)), type(err.value)
+    assert (tmp_path / "tandem" / "summary.json").is_file()  # the other run finished and is kept
+
+
+def test_side_by_side_only_with_a_core_and_one_thread_per_run(quick_demo, tmp_path, monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    both = _configs(quick_demo, tmp_path)
+    monkeypatch.setattr(method_runs, "cores", lambda: 2)
+    assert method_runs.can_run_side_by_side(both)  # the tiny models take one thread each
+    assert not method_runs.can_run_side_by_side(both[:1])  # nothing to run beside
+    assert not method_runs.can_run_side_by_side([replace(tc, threads=2) for tc in both])  # the user asked for more
+    monkeypatch.setattr(method_runs, "cores", lambda: 1)
+    assert not method_runs.can_run_side_by_side(both)
