@@ -46,7 +46,7 @@ class DistillConfig:
     n_train_problems: int = 1000  # problems read from the training split, in order
     only_correct: bool = False  # keep only traces the grader scores correct
     token_budget: int = 0  # stop collecting once the kept traces hold this many response tokens; 0 = no cap
-    writer_sees_solution: bool = False  # the teacher writes with RLT's teacher input (question and solution)
+    writer_sees_solution: bool = False  # RLT's teacher input (question and solution) and RLT's student form
     retokenize: bool = False  # allow a student of another vocabulary: traces re-tokenised by its tokenizer
     too_long: str = "drop"  # a trace longer than the student's context: drop | cut (counted and printed either way)
     temperature: float = 1.0  # the teacher's sampling (the demo's rollout temperature)
@@ -135,7 +135,8 @@ KEY_HELP = {
     "token_budget": "stop collecting once the kept traces hold this many response tokens (the student's tokens), "
                     "so teachers compare at equal tokens; 0 = no cap",
     "writer_sees_solution": "true: the teacher writes with RLT's teacher input (question + solution, "
-                            "tandem.solution_prompt); the student still learns question -> trace",
+                            "tandem.solution_prompt) and the student learns RLT's student form, question -> "
+                            "think(the teacher's explanation) + the reference solution",
     "retokenize": "true: a student with another vocabulary is allowed; the traces' text is re-tokenised for it",
     "too_long": "a trace longer than the student's context (max_position_embeddings): drop it or cut it; "
                 "counted and printed either way",
