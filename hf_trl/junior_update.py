@@ -29,7 +29,11 @@ def checkpoint_folder(args, state) -> str:
 
 
 class JuniorUpdater(TrainerCallback):
-    """Drives the junior update of one trainer; see the module docstring."""
+    """Drives the junior update of one trainer; see the module docstring.
+
+    `update(step)` and `state()` are `tandem.junior_update.JuniorUpdater`'s; `restore` still takes TRL's
+    (args, state) and reads the checkpoint itself, because `hf_trl/tandem_rollout.py` calls it so.
+    """
 
     def __init__(self, rule: JuniorUpdate, junior: torch.nn.Module, senior: torch.nn.Module) -> None:
         self.rule, self.junior, self.senior = rule, junior, senior
@@ -39,10 +43,14 @@ class JuniorUpdater(TrainerCallback):
         """Apply the rule after optimizer step `step` (from 1); True if the junior changed."""
         return after_optimizer_step(self.rule, self.junior, self.senior, step)
 
+    def state(self) -> dict:
+        """What a checkpoint keeps: the junior's tensors by name (its state_dict, as `junior.pt` holds them)."""
+        return self.junior.state_dict()
+
     def save(self, folder: str) -> None:
         """Write the junior to `folder/junior.pt`, whole or not at all."""
         tmp = os.path.join(folder, CHECKPOINT_FILE + ".tmp")
-        torch.save(self.junior.state_dict(), tmp)
+        torch.save(self.state(), tmp)
         os.replace(tmp, os.path.join(folder, CHECKPOINT_FILE))
 
     def restore(self, args, state) -> None:

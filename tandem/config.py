@@ -72,7 +72,9 @@ class TandemConfig:
         self.first_author = legacy.AUTHOR_NAMES.get(self.first_author, self.first_author)
         if self.first_author not in AUTHORS:
             raise TandemError(f"first_author must be 'senior' or 'junior', got {self.first_author!r}")
-        self.junior_update = parse_junior_update(self.junior_update).text
+        # parsed once, here: every backend takes the parsed rule (`junior_update_rule`); the key keeps its text
+        self._junior_update_rule = parse_junior_update(self.junior_update)
+        self.junior_update = self._junior_update_rule.text
         if self.placement not in PLACEMENTS:
             raise TandemError(f"placement must be 'shared' or 'split', got {self.placement!r}")
         if not isinstance(self.seed, int):
@@ -84,7 +86,8 @@ class TandemConfig:
 
     @property
     def junior_update_rule(self) -> JuniorUpdate:
-        return parse_junior_update(self.junior_update)
+        """`junior_update` as parsed on construction (a plain attribute, so `to_dict` and config.json keep the text)."""
+        return self._junior_update_rule
 
     @property
     def uses_coins(self) -> bool:

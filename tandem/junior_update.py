@@ -16,13 +16,16 @@ keeps the junior's state in its checkpoints (model_spec/SPEC.md §12) under one 
 `CHECKPOINT_NAME`: the key `junior` of the embedded trainer's `checkpoint.pt`, the file
 `junior.pt` in an HF TRL checkpoint, the folder `junior/` in a verl step folder (one file per
 tensor-parallel rank); older names are read through `tandem.legacy.junior_checkpoint`.
-Each backend's driver of the rule is its `JuniorUpdater` (`vllm_source.junior_update`,
-`tandem_verl.junior_update`, `hf_trl.junior_update`).
+Each backend's driver of the rule implements one Protocol, `JuniorUpdater` (`update(step)`,
+`state()`, `restore(state)`): `vllm_source.junior_update` (one engine worker),
+`tandem_verl.junior_update` (verl's trainer over its rollout workers), `hf_trl.junior_update`
+(TRL's callback). Each takes the rule parsed once (`TandemConfig.junior_update_rule`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 from tandem.errors import TandemError
 
@@ -53,6 +56,26 @@ class JuniorUpdate:
         if self.kind == "sync":
             return step % self.every == 0
         return self.kind == "ema"
+
+
+@runtime_checkable
+class JuniorUpdater(Protocol):
+    """What every backend's driver of a `JuniorUpdate` offers its trainer.
+
+    `update(step)` applies the rule after the trainer's step `step` (from 1, each step once, in
+    order): an optimizer step, or on verl a trainer step (its last optimizer step). `state()` is
+    what a checkpoint keeps of the junior and `restore(state)` puts it back: the tensors where
+    one process holds the junior (engine worker, TRL), or on verl, whose trainer holds no
+    weights, where its workers wrote theirs and the step they hold.
+    """
+
+    rule: JuniorUpdate
+
+    def update(self, step: int) -> object: ...
+
+    def state(self) -> dict: ...
+
+    def restore(self, state: dict) -> object: ...
 
 
 def parse_junior_update(text) -> JuniorUpdate:

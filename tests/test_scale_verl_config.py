@@ -156,7 +156,8 @@ def test_the_optimizer_steps_of_a_trainer_step_count_the_mini_batches_verls_padd
 @pytest.mark.parametrize("folder", ["junior", "tandem_junior"])  # the present name, an earlier version's
 def test_the_junior_updater_asks_the_workers_for_the_last_optimizer_step_of_each_trainer_step(tmp_path, folder):
     from tandem.junior_update import parse_junior_update
-    from tandem_verl.junior_update import JuniorUpdater
+    from tandem.junior_update import JuniorUpdater as JuniorUpdaterProtocol
+    from tandem_verl.junior_update import JuniorUpdater, checkpoint_state
 
     asked = []
 
@@ -167,13 +168,16 @@ def test_the_junior_updater_asks_the_workers_for_the_last_optimizer_step_of_each
 
     mover = JuniorUpdater(parse_junior_update("sync:2"), [], optimizer_steps=2)
     mover._call = call
+    assert isinstance(mover, JuniorUpdaterProtocol)  # update(step), state(), restore(state)
     mover.update(3)
+    assert [a for a in asked if a[0] == "tandem_junior_update"] == [("tandem_junior_update", 6)]
     (tmp_path / folder).mkdir()
-    mover.resume(tmp_path, 3)  # the checkpoint of trainer step 3 holds the junior through optimizer step 4
-    assert [a for a in asked if a[0] == "tandem_junior_update"] == [("tandem_junior_update", 6)] * 2
-    assert ("tandem_junior_restore", str(tmp_path / folder)) in asked
+    mover.restore(checkpoint_state(tmp_path, 3))  # the checkpoint of trainer step 3 holds optimizer step 4's junior
+    assert ("tandem_junior_restore", str(tmp_path / folder)) in asked and mover.through == 2
     with pytest.raises(TandemError, match=r"after optimizer step \[4\], expected 6 \(trainer step 3 x 2\)"):
-        mover.resume(tmp_path, 4)
+        mover.restore(checkpoint_state(tmp_path, 4))
+    mover.save(tmp_path / "global_step_3")
+    assert mover.state() == {"folder": str(tmp_path / "global_step_3" / "junior"), "through": 2}
 
 
 @pytest.mark.parametrize(("overrides", "message"), [

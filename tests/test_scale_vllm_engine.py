@@ -162,9 +162,10 @@ def word_llm(word_engine):
 def follower(model, rule: str):
     """A `JuniorUpdater` over the engine's own senior and junior (same shapes: `scale_junior` is the senior's
     shape with other weights), as a verl rollout worker builds it for a self-paired junior."""
+    from tandem.junior_update import parse_junior_update
     from vllm_source.junior_update import JuniorUpdater
 
-    return JuniorUpdater(rule, model.junior, model.senior, model.junior_guard, self_paired=True)
+    return JuniorUpdater(parse_junior_update(rule), model.junior, model.senior, model.junior_guard, self_paired=True)
 
 
 def test_the_junior_follows_the_senior_in_vllms_layout_and_comes_back_from_its_saved_state(

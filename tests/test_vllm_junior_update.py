@@ -10,6 +10,8 @@ import pytest
 import torch
 
 from tandem.errors import TandemError
+from tandem.junior_update import JuniorUpdater as JuniorUpdaterProtocol
+from tandem.junior_update import parse_junior_update
 from vllm_source.junior_update import JuniorUpdater, load_state, save_state
 from vllm_source.junior_guard import JuniorGuard
 
@@ -23,7 +25,8 @@ def pair(rule: str, self_paired: bool = True):
     senior, junior = shard(0), shard(1)
     guard = JuniorGuard(lambda: list(junior.parameters()), keep_host_copy=False)
     guard.on_step()  # the engine's first step takes the fingerprint
-    return senior, junior, guard, JuniorUpdater(rule, junior, senior, guard, self_paired=self_paired)
+    follower = JuniorUpdater(parse_junior_update(rule), junior, senior, guard, self_paired=self_paired)
+    return senior, junior, guard, follower
 
 
 def flat(module: torch.nn.Module) -> torch.Tensor:
@@ -32,6 +35,7 @@ def flat(module: torch.nn.Module) -> torch.Tensor:
 
 def test_sync_copies_on_its_schedule_and_ema_blends_every_step():
     senior, junior, _, follower = pair("sync:2")
+    assert isinstance(follower, JuniorUpdaterProtocol)  # update(step), state(), restore(state)
     base = flat(junior)
     assert follower.update(1)["changed"] == 0.0 and torch.equal(flat(junior), base)
     out = follower.update(2)

@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 
 from tandem.errors import TandemError
-from tandem.junior_update import JuniorUpdate, after_optimizer_step, parse_junior_update, same_parameters
+from tandem.junior_update import JuniorUpdate, after_optimizer_step, same_parameters
 from vllm_source.junior_guard import JuniorGuard
 from vllm_source.weights import FINGERPRINT_CHUNK
 
@@ -56,11 +56,11 @@ def checksum(junior: torch.nn.Module) -> float:
 
 
 class JuniorUpdater:
-    """The junior's schedule in one engine worker; see the module docstring."""
+    """The junior's schedule in one engine worker: a `tandem.junior_update.JuniorUpdater` (module docstring)."""
 
-    def __init__(self, rule_text: str, junior: torch.nn.Module, senior: torch.nn.Module | None,
+    def __init__(self, rule: JuniorUpdate, junior: torch.nn.Module, senior: torch.nn.Module | None,
                  guard: JuniorGuard, self_paired: bool) -> None:
-        self.rule: JuniorUpdate = parse_junior_update(rule_text)
+        self.rule = rule  # parsed once, by the engine's TandemConfig
         self.junior, self.senior, self.guard, self.self_paired = junior, senior, guard, self_paired
         self.through = 0  # the last optimizer step whose update the junior holds (0: none yet)
 

@@ -48,9 +48,9 @@ class TandemForCausalLM(TandemPair):
         # those tokens; with prefix caching a later tandem request could reuse those blocks.
         self._may_skip_junior_trunk = not vllm_config.cache_config.enable_prefix_caching
         self.junior_guard = JuniorGuard(self._junior_params, self._keep_junior_host_copy)
-        self.junior_updater = JuniorUpdater(self.cfg.junior_update, self.junior, self.senior, self.junior_guard,
-                                              # on the built modules, not on paths: verl may serve a local copy
-                                              self_paired=same_parameters(self.junior, self.senior))
+        # self-paired on the built modules, not on paths: verl may serve a local copy
+        self.junior_updater = JuniorUpdater(self.cfg.junior_update_rule, self.junior, self.senior, self.junior_guard,
+                                            self_paired=same_parameters(self.junior, self.senior))
 
     def forward(self, input_ids, positions, intermediate_tensors=None, inputs_embeds=None, **kwargs):
         self.check_token_ids_only(intermediate_tensors, inputs_embeds)

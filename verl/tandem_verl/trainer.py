@@ -37,7 +37,7 @@ from tandem_verl.checkpoint_tracker import (
     tracker_names,
     write_tracker,
 )
-from tandem_verl.junior_update import JuniorUpdater, saved_junior
+from tandem_verl.junior_update import RESUMED, JuniorUpdater, checkpoint_state, saved_junior
 from tandem_verl.names import PARTNER_TRAINER_MODE, SCORER_KEY, TRAINER_MODE
 from tandem_verl.padding_rows import clear_padding_authorship
 from tandem_verl.partner_score import PartnerScorer, scorer_context
@@ -116,6 +116,7 @@ class TandemPPOTrainer(RewardStep, PPOTrainerSync):
     def junior_updater(self) -> JuniorUpdater | None:
         """The junior's driver when tandem.junior_update is not `frozen` (built on first use: the replicas exist then)."""
         if not hasattr(self, "_junior_updater"):
+            # this Ray actor gets verl's config only: the block is parsed here once for it (the rule with it)
             rule = TandemVerlConfig.from_hydra(self.config).process.junior_update_rule
             self._junior_updater = None
             if not rule.frozen:
@@ -145,7 +146,9 @@ class TandemPPOTrainer(RewardStep, PPOTrainerSync):
         if self.global_steps == 0:
             return
         if self.junior_updater is not None:
-            self.junior_updater.resume(self._resumed_from, self.global_steps)
+            self.junior_updater.restore(checkpoint_state(self._resumed_from, self.global_steps))
+            # the checkpoint's own step: the killed run had applied its update (or not) after the save
+            self.junior_updater.update(self.global_steps, prefix=RESUMED)
         elif saved_junior(self._resumed_from).is_dir():
             raise TandemError(f"{self._resumed_from} holds a junior that followed the senior "
                               f"({saved_junior(self._resumed_from).name}/), but this "
