@@ -43,6 +43,7 @@ from tandem import run_lock  # noqa: E402
 from tandem.config import TandemConfig  # noqa: E402
 from tandem.errors import RunFailed, RunInterrupted, TandemError, run_reporting_errors  # noqa: E402
 from tandem.jsonl import write_json  # noqa: E402
+from tandem.legacy import SENIOR_FRACTION_FIELD  # noqa: E402 - summary.json's field, kept
 from tandem.metric_log import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, read_metrics  # noqa: E402
 
 METHODS = ("tandem", "grpo")
@@ -272,14 +273,14 @@ def write_summary(a, model_path: str, val_start: float, train_seconds: float, wa
         "phase": "hf-trl", "method": a.method, "model": model_path, "steps": a.max_steps,
         "val_acc_start": val_start, "grader": "tandem.grading.reward",
         "final_reward": final.get("reward"), "val_acc": final.get("val_acc"),
-        "senior_fraction": final.get(SENIOR_TOKEN_FRACTION),  # summary.json's field name, kept
+        SENIOR_FRACTION_FIELD: final.get(SENIOR_TOKEN_FRACTION),
         "saved_model": str(out / "model") if a.save_model else None,
         "train_seconds": train_seconds, "wall_seconds": wall_seconds,
     }
     write_json(out / "summary.json", summary)
     print(f"{a.method}: {a.max_steps} steps in {wall_seconds:.1f} s ({train_seconds:.1f} s "
           f"training); final reward {_num(summary['final_reward'])}, validation accuracy {_num(summary['val_acc'])}, "
-          f"senior fraction {_num(summary['senior_fraction'])}; wrote {out / 'metrics.jsonl'}"
+          f"senior fraction {_num(summary[SENIOR_FRACTION_FIELD])}; wrote {out / 'metrics.jsonl'}"
           + (f", the senior in {out / 'model'}" if a.save_model else ""), flush=True)
 
 

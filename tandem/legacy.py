@@ -49,9 +49,13 @@ TRAIN_MOVED = {
 }
 # Metric names older logs hold -> the shared names (`tandem.metric_log.read_metrics`): the
 # release's verl metric, and the HF TRL example's metrics.jsonl of earlier versions.
+# The output field that keeps the release's spelling of `senior_token_fraction` (one response's,
+# or a run's last step's): summary.json, eval sample rows, `rollout` rows, TRL's reward keyword.
+# Users read it, so it stays; the code writes it from here and names the number by its present name.
+SENIOR_FRACTION_FIELD = "senior_fraction"
 METRIC_NAMES = {
     "actor/tandem_senior_token_frac": "actor/tandem/senior_token_fraction",
-    "senior_fraction": "senior_token_fraction",
+    SENIOR_FRACTION_FIELD: "senior_token_fraction",
     "num_handoffs": "mean_handoffs",
 }
 # The release's script names -> ours: its "sentence handoff" runs the `step` strategy

@@ -41,8 +41,11 @@ class Rollout:
     junior_logprobs: list[float] | None = None  # the junior's, where the backend reports it
 
     @property
-    def senior_fraction(self) -> float:
+    def senior_token_fraction(self) -> float:
+        """The share of this response's tokens the senior wrote (`metric_log.SENIOR_TOKEN_FRACTION` of one)."""
         return sum(self.authorship_mask) / max(1, len(self.authorship_mask))
+
+    senior_fraction = senior_token_fraction  # the old name hf_trl/tandem_rollout.py reads; goes when it moves over
 
     @property
     def num_handoffs(self) -> int:

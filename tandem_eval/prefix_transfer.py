@@ -175,7 +175,7 @@ def summarize_fraction(problem_ids: list[str], solo: list[SampleRow], rows: list
     per = per_problem_counts(problem_ids, rows)
     out = {"pass_at_k": leak.pass_at_k_over_clean([(p["n"], p["c"]) for p in per], ks), "continued": len(rows),
            "undetermined": len(solo) - len(rows), "per_problem": per,
-           "mean_prefix_fraction": sum(r.senior_fraction for r in rows) / len(rows) if rows else None,
+           "mean_prefix_fraction": sum(r.senior_token_fraction for r in rows) / len(rows) if rows else None,
            **leak.rates(rows)}
     if solo_correct is not None:
         kept = [r for r, ok in zip(rows, solo_correct) if ok]

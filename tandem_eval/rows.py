@@ -2,17 +2,22 @@
 
 The runner writes it, its resume reads it back, and the reports read the files. The JSON
 object has these fields in this order; the handoff's four fields are present on handoff
-rows only. The last three (`tandem_eval.leak`: whether the answer was visible before the
-junior's last turn, who wrote the final answer, whether the budget was spent) are on every
-row written since they were added; a row read back from an older file has them as None,
-and writes them out again absent.
+rows only (the senior's share, `senior_token_fraction`, under the field name users read:
+`tandem.legacy.SENIOR_FRACTION_FIELD`). The last three (`tandem_eval.leak`: whether the
+answer was visible before the junior's last turn, who wrote the final answer, whether the
+budget was spent) are on every row written since they were added; a row read back from an
+older file has them as None, and writes them out again absent.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
 
-HANDOFF_FIELDS = ("cut_by_max_rounds", "authorship_mask", "num_handoffs", "senior_fraction")
+from tandem.legacy import SENIOR_FRACTION_FIELD
+
+HANDOFF_FIELDS = ("cut_by_max_rounds", "authorship_mask", "num_handoffs", "senior_token_fraction")
+# the attributes whose JSON field keeps another name (users read the files)
+JSON_NAMES = {"senior_token_fraction": SENIOR_FRACTION_FIELD}
 LEAK_FIELDS = ("answer_visible", "final_author", "hit_budget")
 
 
@@ -34,7 +39,7 @@ class SampleRow:
     cut_by_max_rounds: bool | None = None
     authorship_mask: list[int] | None = None  # 1 = senior
     num_handoffs: int | None = None
-    senior_fraction: float | None = None
+    senior_token_fraction: float | None = None
     # tandem_eval.leak's (None only on rows read back from files written before them)
     answer_visible: str | None = None  # "visible", "not_visible" or "undetermined"
     final_author: str | None = None  # "senior", "junior" or "none"
@@ -42,11 +47,12 @@ class SampleRow:
 
     def to_json(self) -> dict:
         d = asdict(self)
-        return {k: v for k, v in d.items() if k not in HANDOFF_FIELDS + LEAK_FIELDS or v is not None}
+        return {JSON_NAMES.get(k, k): v for k, v in d.items() if k not in HANDOFF_FIELDS + LEAK_FIELDS or v is not None}
 
     @classmethod
     def from_json(cls, d: dict) -> SampleRow:
-        names = {f.name for f in fields(cls)}
+        names, attribute = {f.name for f in fields(cls)}, {v: k for k, v in JSON_NAMES.items()}
+        d = {attribute.get(k, k): v for k, v in d.items()}
         return cls(**{k: v for k, v in d.items() if k in names})
 
     def mark_leaks(self, tokenizer) -> SampleRow:

@@ -70,7 +70,7 @@ def _grade_rows(problems: list[Problem], samples, prompts: list[list[int]], cuts
         )
         if handoff:
             row.cut_by_max_rounds, row.authorship_mask = cut, sample.authorship_mask
-            row.num_handoffs, row.senior_fraction = sample.num_handoffs, sample.senior_fraction
+            row.num_handoffs, row.senior_token_fraction = sample.num_handoffs, sample.senior_token_fraction
         rows.append(row.mark_leaks(tokenizer))
         bar.update(1)
     bar.close()

@@ -79,7 +79,7 @@ def test_lazy_decoding_of_one_prompt_runs_one_forward_per_token(senior, junior, 
     # The author's forward carries the tokens it missed; only the final catch-up is extra.
     engine = TandemEngine(senior, junior, tok, TandemConfig(selection_strategy="word", seed=3), mode="lazy")
     out = engine.generate(prompts[:1], SamplingConfig(max_new_tokens=30, eos_token_ids=()))
-    assert 30 <= engine.last_forward_calls <= 31 and 0 < out[0].senior_fraction < 1
+    assert 30 <= engine.last_forward_calls <= 31 and 0 < out[0].senior_token_fraction < 1
 
 
 @pytest.mark.parametrize("mode", ["paired", "lazy"])

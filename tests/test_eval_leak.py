@@ -133,6 +133,8 @@ def test_rows_without_the_new_fields_read_back_and_write_back_without_them():
     new = _row("p", 0, True, VISIBLE).to_json()
     assert list(new)[-3:] == ["answer_visible", "final_author", "hit_budget"]
     assert SampleRow.from_json(new).to_json() == new
+    handoff = SampleRow.from_json({**old, "num_handoffs": 1, "senior_fraction": 0.25})  # the field users read
+    assert handoff.senior_token_fraction == 0.25 and handoff.to_json()["senior_fraction"] == 0.25
 
 
 def test_the_prefix_is_cut_before_the_answer_first_appears(tok):
@@ -175,7 +177,7 @@ def test_a_sign_does_not_make_a_single_digit_gold_determined():
 
 def test_prefix_transfer_also_reports_prefixes_of_correct_solo_responses_only():
     def row(pid, correct):
-        return SampleRow(pid, "b", "b", 0, "12", None, correct, "stop", 3, "", [], [], senior_fraction=0.5)
+        return SampleRow(pid, "b", "b", 0, "12", None, correct, "stop", 3, "", [], [], senior_token_fraction=0.5)
 
     rows = [row("p1", True), row("p1", False), row("p2", True), row("p2", True)]
     summary = prefix_transfer.summarize_fraction(["p1", "p2"], rows, rows, [1], solo_correct=[True, False, False, True])

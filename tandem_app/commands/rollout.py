@@ -128,6 +128,7 @@ def run(args) -> int:
     from tandem.coins import request_key
     from tandem.errors import TandemError
     from tandem.jsonl import read_jsonl, write_jsonl
+    from tandem.legacy import SENIOR_FRACTION_FIELD
     from tandem.models import check_model_path
     from tandem.rollout import stats_of_masks
     from tandem.metric_log import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION
@@ -170,7 +171,7 @@ def run(args) -> int:
                 "prompt_id": row["id"], "sample": s, "token_ids": r.token_ids,
                 "authorship_mask": r.authorship_mask, "senior_logprobs": r.senior_logprobs,
                 "junior_logprobs": r.junior_logprobs, "text": r.text, "finish_reason": r.finish_reason,
-                "senior_fraction": r.senior_fraction, "request_key": r.request_key,
+                SENIOR_FRACTION_FIELD: r.senior_token_fraction, "request_key": r.request_key,
             })
     write_jsonl(args.out, results)
     stats = stats_of_masks([r["authorship_mask"] for r in results]).metrics()

@@ -20,6 +20,7 @@ from tandem import run_lock
 from tandem.config_files import config_to_dict
 from tandem.errors import RunFailed, RunInterrupted
 from tandem.jsonl import write_json
+from tandem.legacy import SENIOR_FRACTION_FIELD
 from tandem.metric_log import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, read_metrics
 from tandem_app.train.checkpoint import (
     kept_words,
@@ -115,7 +116,7 @@ def _summary(cfg, out: Path, wall: float, this_launch: float) -> dict:
         "grader": "tandem.grading.grade",
         "final_reward": final["reward_mean"],  # the verifier's mean reward at the last step
         "val_acc": final["val_acc"],  # the senior alone, greedy, after the last step
-        "senior_fraction": final[SENIOR_TOKEN_FRACTION],  # of the last step's response tokens
+        SENIOR_FRACTION_FIELD: final[SENIOR_TOKEN_FRACTION],  # of the last step's response tokens
         "wall_seconds": wall,  # every launch, each up to its last checkpoint
         "train_seconds": this_launch,  # this launch
     }
