@@ -23,6 +23,9 @@ from tandem.errors import TandemError
 SENIOR_TOKEN_FRACTION = "senior_token_fraction"  # senior-written tokens / response tokens
 MEAN_HANDOFFS = "mean_handoffs"  # authorship changes per response
 JUNIOR_ONLY_RESPONSE_FRACTION = "junior_only_response_fraction"  # responses without a senior token
+# The policy loss's names (`tandem.grpo`, verl's spelling) that the embedded trainer's log spells otherwise.
+CLIPFRAC = "clipfrac"  # the share of tokens whose ratio was clipped
+UPDATE_NAMES = {"pg_clipfrac": CLIPFRAC}
 ROW_FORMS = ("flat", "verl")  # flat: {"step", name: value}; verl: {"step", "data": {name: value}}
 TANDEM_PREFIX = "tandem/"  # the namespace of the tandem metrics in a shared log (TRL, verl)
 

@@ -21,7 +21,7 @@ from tandem.config_files import config_to_dict
 from tandem.errors import RunFailed, RunInterrupted
 from tandem.jsonl import write_json
 from tandem.legacy import SENIOR_FRACTION_FIELD
-from tandem.metric_log import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, read_metrics
+from tandem.metric_log import CLIPFRAC, MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, read_metrics
 from tandem_app.train.checkpoint import (
     kept_words,
     restore_checkpoint,
@@ -44,7 +44,7 @@ CONSOLE_KEYS = (
     MEAN_HANDOFFS,
     "resp_len",
     "loss",
-    "clipfrac",
+    CLIPFRAC,
     "grad_norm",
     "time_step",
 )

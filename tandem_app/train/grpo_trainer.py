@@ -25,6 +25,7 @@ from tandem import run_lock
 from tandem.errors import TandemError
 from tandem.grading import reward
 from tandem.junior_update import check_self_paired
+from tandem.metric_log import UPDATE_NAMES
 from tandem.models import check_partner_rows, check_same_vocab, load_model, load_tokenizer
 from tandem_app.task import generate_problems
 from tandem_app.train.data import prompt_ids_batch, writer_prompt_ids_batch
@@ -34,8 +35,6 @@ from tandem_app.train.ppo_update import PPOUpdate
 from tandem_app.train.rollout_batch import GroupSampler, rollout_metrics
 from tandem_app.train.train_config import TrainConfig
 from tandem_backends.registry import build_backend
-
-METRIC_NAMES = {"pg_clipfrac": "clipfrac"}  # the update's names that the run's log spells otherwise
 
 
 class GRPOTrainer:
@@ -135,7 +134,7 @@ class GRPOTrainer:
         t2 = time.time()
         return {
             **rollout_metrics(batch, self.cfg.group_size),
-            **{METRIC_NAMES.get(k, k): v for k, v in m.items()},
+            **{UPDATE_NAMES.get(k, k): v for k, v in m.items()},
             "time_rollout": t1 - t0,
             "time_update": t2 - t1,
             "time_step": t2 - t0,
