@@ -9,13 +9,20 @@ The reward a rollout gets is `verifier_weight * verifier + weight * (score + pen
 explanation. The defaults keep the verifier (weight 1) and charge nothing; RLT's teacher
 reward (`RLT_TEACHER_REWARD`: the student score alone, -1 without the closing tag) is
 `verifier_weight=0 format_penalty=-1`, which `tandem-rlvr demo --partner rlt` sets.
+
+`kind` chooses the partner reward: `likelihood` (the default, the score above) or `transfer`
+(RLTR's transfer reward, `tandem.transfer_reward`: a receiver continues the response's
+leak-free prefix and the verifier grades it; its settings are `transfer`,
+`tandem.transfer_config.TransferConfig`). Only the embedded trainer runs `transfer` for now;
+HF TRL and verl refuse it in one line (`require_verifier_reward`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tandem.errors import TandemError
+from tandem.transfer_config import TransferConfig
 
 # RLT's coefficients (teacher_rlt.yaml), named by the term they scale.
 PRESETS: dict[str, dict[str, float]] = {
@@ -26,6 +33,8 @@ PRESETS: dict[str, dict[str, float]] = {
 RLT_TEACHER_REWARD: dict[str, float] = {"verifier_weight": 0.0, "format_penalty": -1.0}
 TARGETS = ("answer", "solution")  # the gold answer inside the student's \\boxed{}, or the row's worked solution
 TERMS = ("logprob_mean", "logprob_min", "kl_mean", "kl_max")  # the logged terms, in the formula's order
+LIKELIHOOD, TRANSFER = "likelihood", "transfer"
+KINDS = (LIKELIHOOD, TRANSFER)  # RLT's partner score | RLTR's transfer reward
 
 
 @dataclass(frozen=True)
@@ -44,8 +53,17 @@ class PartnerRewardConfig:
     verifier_weight: float = 1.0  # the verifier's reward beside the score; RLT's teacher: 0
     format_penalty: float = 0.0  # added to the score of an explanation left unclosed (writer_sees_solution); RLT: -1
     student: str = ""  # the model dir that scores (RLT's student); empty = the junior, or a GRPO run's base
+    kind: str = LIKELIHOOD  # likelihood (RLT's partner score) | transfer (RLTR's transfer reward)
+    transfer: TransferConfig = field(default_factory=TransferConfig)  # kind=transfer's cuts, samples, receiver
 
     def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise TandemError(f"partner_reward.kind={self.kind!r} is unknown; choose likelihood or transfer")
+        if self.kind == TRANSFER:
+            self._check_transfer()
+        elif self.transfer != TransferConfig():
+            raise TandemError("partner_reward.transfer is read by kind=transfer only; set partner_reward.kind=transfer "
+                              "or leave the transfer section out")
         if self.preset not in PRESETS:
             raise TandemError(f"partner_reward.preset={self.preset!r} is unknown; choose one of {', '.join(PRESETS)}")
         if self.target not in TARGETS:
@@ -69,6 +87,23 @@ class PartnerRewardConfig:
             raise TandemError("partner_reward.verifier_weight=0 with weight=0 leaves no reward; set partner_reward."
                               "weight > 0 or keep the verifier")
 
+    def _check_transfer(self) -> None:
+        """kind=transfer reads none of the likelihood score's keys; one set is refused, not ignored."""
+        if not self.enabled:
+            raise TandemError("partner_reward.kind=transfer with weight=0 adds nothing; set partner_reward.weight > 0 "
+                              "(RLTR's transfer weight w)")
+        stray = [name for name in TERMS if getattr(self, name) is not None]
+        stray += [name for name, off in (("target", "answer"), ("writer_sees_solution", False), ("format_penalty", 0.0),
+                                         ("student", "")) if getattr(self, name) != off]
+        if stray:
+            raise TandemError(f"partner_reward.kind=transfer does not read {', '.join(stray)} (the likelihood score's "
+                              "keys); leave them unset, and name the receiver with partner_reward.transfer.receiver")
+
+    @property
+    def transfers(self) -> bool:
+        """RLTR's transfer reward is on."""
+        return self.kind == TRANSFER and self.enabled
+
     @property
     def enabled(self) -> bool:
         return self.weight > 0.0
@@ -80,6 +115,10 @@ class PartnerRewardConfig:
 
     def require_verifier_reward(self, trainer: str) -> None:
         """Refuse, in one line, the keys only the embedded trainer honours (`trainer`: the backend's name)."""
+        if self.kind == TRANSFER:
+            raise TandemError(f"partner_reward.kind=transfer (RLTR's transfer reward) runs on the embedded trainer "
+                              f"only; {trainer} cannot continue the receiver from the prefix yet: use `tandem-rlvr "
+                              "train`, or partner_reward.kind=likelihood")
         if self.verifier_weight != 1.0 or self.format_penalty or self.student:
             raise TandemError(f"partner_reward: verifier_weight={self.verifier_weight}, format_penalty="
                               f"{self.format_penalty}, student={self.student!r}: {trainer} adds the partner score "

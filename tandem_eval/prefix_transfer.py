@@ -3,10 +3,10 @@
 The transfer-utility measure of a handoff. For each of the senior's solo responses and
 each fraction f (default 0.3, 0.5, 0.7), the response is cut after floor(f * its length)
 tokens, or earlier, before the start of the number that holds the gold answer's first
-appearance (as `tandem_eval.leak` finds it), so the junior is shown neither the answer nor
-its leading digits. The junior then
-writes the rest from the prompt plus that prefix, under what is left of the prompt's
-response budget (the handoff's shared budget); the prefix and the continuation together
+appearance (`tandem.transfer_cut`, the rule the transfer reward uses too), so the junior is
+shown neither the answer nor its leading digits. The junior then writes the rest from the
+prompt plus that prefix, under what is left of the prompt's response budget (the handoff's
+shared budget); the prefix and the continuation together
 are graded. A response whose gold is undetermined (`tandem_eval.leak.gold_key`) is not
 continued: it is counted, never guessed. pass@k per fraction is the unbiased estimator
 over each problem's continued samples (`tandem_eval.leak.pass_at_k_over_clean`).
@@ -31,6 +31,8 @@ from pathlib import Path
 from tandem.errors import TandemError
 from tandem.jsonl import write_json, write_jsonl
 from tandem.metrics import ks_for
+# the leak-free cut lives once, in the core (the transfer reward cuts the same way); re-exported here
+from tandem.transfer_cut import answer_cut, cut_point  # noqa: F401
 from tandem_eval import grader, leak
 from tandem_eval.rows import SampleRow
 
@@ -54,50 +56,6 @@ def check_fractions(values) -> tuple[float, ...]:
 
 def fraction_label(fraction: float) -> str:
     return f"{fraction:g}"
-
-
-def cut_point(ids: list[int], gold, fraction: float, tokenizer) -> int | None:
-    """Tokens of `ids` the junior is shown: floor(fraction * len), or fewer where that prefix reaches into
-    the number holding the answer's first appearance (then the cut before that number, `answer_cut`);
-    None for an undetermined gold."""
-    key = leak.gold_key(gold)
-    if key is None:
-        return None
-
-    def shows(c: int) -> bool:
-        return c > 0 and leak.shows_answer(tokenizer.decode(ids[:c], skip_special_tokens=True), key)
-
-    cut = int(fraction * len(ids))
-    if not shows(len(ids)):
-        return cut
-    # checked on the whole response: a cut that does not show the answer may still end inside its number
-    lo, hi = 0, len(ids)  # shows(lo) is False (nothing shown), shows(hi) is True: halve until they meet
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if shows(mid) else (mid, hi)
-    return min(cut, answer_cut(ids, hi, key, tokenizer))
-
-
-def answer_cut(ids: list[int], hi: int, key: str, tokenizer) -> int:
-    """The longest cut that ends before the number (sign included) holding the answer's first appearance,
-    where `ids[:hi]` is the shortest prefix that shows it.
-
-    A prefix that does not yet show the answer can still end inside it: digits are often one
-    token each, so for gold 18 the prefix "13 + 5 = 1" shows only "1" (issue 44). Where the
-    text cannot be located as written (a notational variant), the cut goes back to the start
-    of the step holding it (after the last `\\n\\n`).
-    """
-    def text(c: int) -> str:
-        return tokenizer.decode(ids[:c], skip_special_tokens=True)
-
-    shown, before = text(hi), text(hi - 1)
-    start = leak.first_appearance(shown, key)
-    if start is None:
-        start = before.rfind("\n\n") + 2 if "\n\n" in before else 0
-    cut = hi - 1
-    while cut > 0 and len(text(cut)) > start:
-        cut -= 1
-    return cut
 
 
 @dataclass(frozen=True)
