@@ -12,6 +12,12 @@ teacher prompt, the question and its solution, and the update trains on that pro
 batch's `prompts`: what the policy was conditioned on). The scorer reads the plain question
 prompt, as RLT's student does: its target context, and for a team whose junior co-wrote, its
 log-probs of the response for the KL terms, read again after the plain prompt.
+
+With `partner_reward.kind=transfer` the partner reward is RLTR's transfer reward instead
+(`tandem.transfer_reward`): the receiver (`scorer`: the junior, the GRPO run's base, or
+`partner_reward.transfer.receiver`) continues each response's leak-free prefix alone, through
+a solo engine of its own, and only the grade comes back: the batch holds the writer's tokens
+alone, so the receiver's never reach the loss.
 """
 
 from __future__ import annotations
@@ -23,15 +29,19 @@ from collections.abc import Callable
 import torch
 
 from tandem.coins import request_key
+from tandem.errors import TandemError
 from tandem.grading.grader import reward_health
 from tandem.grading.grader import stats as grader_stats
 from tandem.logprobs import pad_right
+from tandem.models import check_partner_rows, check_same_vocab, load_model, load_tokenizer
 from tandem.metric_log import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, batch_metrics
 from tandem.partner_score import combined_reward, partner_rewards, read_after, step_metrics
 from tandem.rollout import rollout_stats
+from tandem.transfer_reward import combined, run_transfer
 from tandem_app.task import terse_share
 from tandem_app.train.data import batch_indices
 from tandem_app.train.train_config import TrainConfig
+from tandem_backends.registry import build_backend
 
 
 class GroupSampler:
@@ -46,6 +56,10 @@ class GroupSampler:
         self.cfg, self.engine, self.senior, self.tokenizer = cfg, engine, senior, tokenizer
         self.problems, self.prompts, self.reward_fn, self.scorer = problems, prompts, reward_fn, scorer
         self.writer_prompts = writer_prompts
+        self._receiver = None  # kind=transfer: a solo engine over the scorer, built at first use
+        if cfg.partner_reward.transfers and cfg.partner_reward.transfer.receiver:  # RLTR's separate frozen receiver
+            self.scorer = load_receiver(cfg.partner_reward.transfer.receiver, tokenizer,
+                                        senior.get_input_embeddings().num_embeddings, cfg.device)
 
     def __call__(self, step: int) -> dict:
         """The step's batch (CPU tensors + lists): responses, masks, token-level rewards, scores."""
@@ -58,7 +72,8 @@ class GroupSampler:
         keys = [request_key(f"train/{step}/{self.problems[i].id}", j) for i in idx for j in range(cfg.group_size)]
         self.senior.eval()
         rollouts = self.engine.generate(written, cfg.sampling, keys, solo=not cfg.is_tandem,
-                                        junior_logprobs=cfg.partner_reward.enabled and cfg.is_tandem)
+                                        junior_logprobs=cfg.partner_reward.enabled and cfg.is_tandem
+                                        and not cfg.partner_reward.transfers)
         self.senior.train()
         responses = [r.token_ids for r in rollouts]
         lengths = torch.tensor([len(r) for r in responses])
@@ -66,7 +81,7 @@ class GroupSampler:
         health_before = grader_stats(this_thread=True)
         scores = torch.tensor([self.reward_fn(r.text, p.answer) for r, p in zip(rollouts, problems)])
         health = reward_health(health_before)
-        rewards, partner_metrics = self._with_partner_score(scores, problems, prompts, rollouts)
+        rewards, partner_metrics = self._with_partner_score(scores, problems, prompts, rollouts, keys)
         token_rewards = torch.zeros(len(rollouts), T)
         token_rewards[torch.arange(len(rollouts)), lengths - 1] = rewards
         batch = {
@@ -87,11 +102,13 @@ class GroupSampler:
             batch["authorship_mask"] = pad_right([r.authorship_mask for r in rollouts], 0, length=T)
         return batch
 
-    def _with_partner_score(self, scores: torch.Tensor, problems, prompts, rollouts) -> tuple[torch.Tensor, dict]:
+    def _with_partner_score(self, scores: torch.Tensor, problems, prompts, rollouts, keys) -> tuple[torch.Tensor, dict]:
         """(the rewards the advantages see, the partner score's metrics); the verifier's alone when it is off."""
         partner = self.cfg.partner_reward
         if not partner.enabled:
             return scores, {}
+        if partner.transfers:
+            return self._with_transfer(scores, problems, prompts, rollouts, keys)
         t0 = time.time()
         golds = [p.answer if partner.target == "answer" else p.solution for p in problems]
         if partner.writer_sees_solution and self.cfg.is_tandem:
@@ -103,7 +120,37 @@ class GroupSampler:
         rewards = combined_reward(scores.double(), score, partner.weight, partner.verifier_weight).float()
         return rewards, {**step_metrics(terms, score), "time_partner": time.time() - t0}
 
+    def _with_transfer(self, scores: torch.Tensor, problems, prompts, rollouts, keys) -> tuple[torch.Tensor, dict]:
+        """RLTR's reward: verifier_weight * verifier + weight * R_transfer, and the step's `transfer/*` metrics."""
+        cfg, partner = self.cfg, self.cfg.partner_reward
+        t0 = time.time()
+        if self._receiver is None:  # the receiver writes alone: an engine of its own, no junior
+            self._receiver = build_backend("engine", self.scorer, None, cfg.tandem, tokenizer=self.tokenizer,
+                                           mode=cfg.engine_mode)
+        # the receiver reads the plain question (`prompts`), as the deployed model would, never the writer's prompt
+        done = run_transfer(partner.transfer, self._receiver, self.tokenizer, prompts, [r.token_ids for r in rollouts],
+                            [p.answer for p in problems], keys, cfg.sampling, cfg.sampling.max_new_tokens,
+                            self.reward_fn)
+        rewards = torch.tensor([combined(float(v), r, partner.weight, partner.verifier_weight)
+                                for v, r in zip(scores.tolist(), done.scores)])
+        return rewards, {**done.metrics(), "time_partner": time.time() - t0}
 
+
+
+
+def load_receiver(path: str, tokenizer, senior_rows: int, device: str):
+    """`partner_reward.transfer.receiver`, frozen; one line, before any step, for another vocabulary.
+
+    The prefix is handed over as token ids, so the receiver must read the senior's tokens.
+    """
+    try:
+        check_same_vocab(tokenizer, load_tokenizer(path))
+    except TandemError as e:
+        raise TandemError(f"partner_reward.transfer.receiver {path}: {e}") from None
+    receiver = load_model(path, device=device)
+    check_partner_rows(senior_rows, receiver.get_input_embeddings().num_embeddings,
+                       f"partner_reward.transfer.receiver {path}")
+    return receiver.eval().requires_grad_(False)
 
 
 def rollout_metrics(batch: dict, group_size: int) -> dict:

@@ -1,0 +1,207 @@
+"""RLTR's transfer reward (`partner_reward.kind=transfer`) on the embedded trainer, as a specification.
+
+- The cut never shows the gold answer, not even its leading digits, on the toy task's real
+  worked solutions for many golds and every fraction; a gold too short to locate is not cut.
+- reward = verifier_weight * verifier + weight * mean(receiver verifier scores); a response with
+  no room for a cut scores 0 and costs no receiver call.
+- `tandem-rlvr train ... partner_reward.kind=transfer` runs 2 steps on the tiny model and logs
+  the receiver's accuracy, tokens and the cuts used; the batch the actor's loss reads holds the
+  writer's tokens only.
+- Bad input is one line each, before any work; HF TRL and verl refuse the kind in one line.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+
+import pytest
+
+from tandem.errors import TandemError
+from tandem.models import load_tokenizer
+from tandem.partner_config import PartnerRewardConfig
+from tandem.rollout import Rollout
+from tandem.transfer_config import TransferConfig
+from tandem.transfer_cut import NO_ROOM, UNDETERMINED, transfer_cut
+from tandem.transfer_reward import combined, drawn_fraction, run_transfer, transfer_reward, transfer_score
+from tandem.sampling import SamplingConfig
+from tandem_app.task import generate_problems
+
+FRACTIONS = (0.1, 0.3, 0.5, 0.7, 0.9, 0.99)
+
+
+def first_whole_number(text: str, digits: str) -> int | None:
+    """Where `digits` first stands as a whole number in `text` (an independent reading, not the rule's)."""
+    m = re.search(rf"(?<![\d.]){digits}(?![\d])", text)
+    return m.start() if m else None
+
+
+def test_the_cut_never_shows_the_answer_or_its_leading_digits(tiny_dir):
+    tok = load_tokenizer(tiny_dir)
+    checked = undetermined = moved = 0
+    for p in generate_problems("train", 300, seed=0):
+        ids = tok(p.solution, add_special_tokens=False)["input_ids"]
+        full = tok.decode(ids, skip_special_tokens=True)
+        for f in FRACTIONS:
+            cut = transfer_cut(ids, p.answer, f, tok)
+            if len(p.answer.lstrip("-")) < 2:  # a single digit shows anywhere: never located, never cut
+                assert cut.why_none == UNDETERMINED and cut.tokens == 0
+                undetermined += 1
+                continue
+            assert cut.tokens <= int(f * len(ids))
+            if p.answer.startswith("-"):
+                continue  # a negative gold's sign rules are tandem_eval.leak's (tests/test_eval_leak.py)
+            shown = tok.decode(ids[: cut.tokens], skip_special_tokens=True)
+            at = first_whole_number(full, p.answer)
+            assert at is not None and full.startswith(shown)
+            assert len(shown) <= at, (p.answer, f, shown[-20:])  # ends before the answer's first digit
+            checked += 1
+            moved += cut.moved_back
+    assert checked > 1000 and moved > 50  # many golds, and the rule did move cuts back
+
+
+def test_a_response_that_opens_with_the_answer_has_no_room(tiny_dir):
+    tok = load_tokenizer(tiny_dir)
+    ids = tok("42 apples in all. The answer is \\boxed{42}.", add_special_tokens=False)["input_ids"]
+    cut = transfer_cut(ids, "42", 0.5, tok)
+    assert (cut.tokens, cut.why_none, cut.usable) == (0, NO_ROOM, False)
+
+
+def test_reward_arithmetic():
+    assert transfer_score([1.0, 0.0, 1.0, 1.0]) == 0.75
+    assert transfer_score([]) == 0.0
+    assert transfer_reward(1.0, [1.0, 0.0], weight=0.5) == 1.25
+    assert transfer_reward(0.0, [1.0, 1.0], weight=2.0, verifier_weight=0.0) == 2.0
+    assert combined(1.0, 0.25, weight=4.0, verifier_weight=0.5) == 1.5
+
+
+def test_rltr_draw_is_uniform_in_the_open_interval_and_replays():
+    draws = [drawn_fraction(k) for k in range(2000)]
+    assert all(0.0 < d < 1.0 for d in draws) and draws == [drawn_fraction(k) for k in range(2000)]
+    assert 0.45 < sum(draws) / len(draws) < 0.55
+
+
+class ScriptedReceiver:
+    """A `RolloutBackend` that finishes each prefix with the rest of the true solution or a wrong answer."""
+
+    def __init__(self, tok, rests: dict[tuple[int, ...], list[int]], right: bool):
+        self.tokenizer, self.rests, self.right, self.calls = tok, rests, right, []
+
+    def generate(self, prompts, sampling, request_keys, solo=False):
+        self.calls.append((len(prompts), sampling.max_new_tokens, list(request_keys), solo))
+        wrong = self.tokenizer("The answer is \\boxed{1}.", add_special_tokens=False)["input_ids"]
+        out = []
+        for p in prompts:
+            ids = self.rests[tuple(p)] if self.right else wrong
+            out.append(Rollout(list(p), ids, [1] * len(ids), "", "stop"))
+        return out
+
+
+def _grade(text: str, gold: str) -> float:
+    return float(f"\\boxed{{{gold}}}" in text)
+
+
+@pytest.mark.parametrize("right", [True, False])
+def test_run_transfer_averages_the_receiver_grades_and_skips_responses_with_no_room(tiny_dir, right):
+    tok = load_tokenizer(tiny_dir)
+    problems = [p for p in generate_problems("train", 40, seed=0) if len(p.answer) >= 2][:3]
+    responses = [tok(p.solution, add_special_tokens=False)["input_ids"] for p in problems]
+    responses.append(tok(f"{problems[0].answer} in all.", add_special_tokens=False)["input_ids"])  # no room
+    golds = [p.answer for p in problems] + [problems[0].answer]
+    prompts = [[1, 2, 3]] * len(responses)
+    cfg = TransferConfig(cuts=(0.3, 0.6), samples=2)
+    cuts = {(i, f): transfer_cut(r, g, f, tok) for i, (r, g) in enumerate(zip(responses, golds)) for f in cfg.cuts}
+    rests = {tuple(prompts[i] + responses[i][: c.tokens]): responses[i][c.tokens:] for (i, _), c in cuts.items()}
+    receiver = ScriptedReceiver(tok, rests, right)
+    got = run_transfer(cfg, receiver, tok, prompts, responses, golds, list(range(len(responses))),
+                       SamplingConfig(max_new_tokens=200), 200, _grade)
+    assert got.scores == [float(right)] * 3 + [0.0]  # the mean grade; no room: 0, untested
+    assert len(got.receiver_scores) == 3 * 2 * 2  # responses with room x cuts x samples
+    assert all(solo for *_, solo in receiver.calls)  # the receiver writes alone
+    keys = [k for _, _, ks, _ in receiver.calls for k in ks]
+    assert len(set(keys)) == len(keys)  # every continuation has its own sampling key
+    assert got.metrics()["transfer/no_room_frac"] == pytest.approx(2 / 8)
+    assert got.metrics()["transfer/receiver_acc"] == float(right)
+
+
+# --- bad input: one line each, before any work -------------------------------------------------
+
+@pytest.mark.parametrize("transfer, says", [
+    (dict(cuts=(0.0,)), "outside (0, 1)"), (dict(cuts=(1.0,)), "outside (0, 1)"),
+    (dict(cuts=(float("nan"),)), "outside (0, 1)"), (dict(samples=0), "samples must be an integer >= 1"),
+])
+def test_bad_transfer_settings_are_refused_in_one_line(transfer, says):
+    with pytest.raises(TandemError, match=re.escape(says)) as e:
+        TransferConfig(**transfer)
+    assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("kw, says", [
+    (dict(kind="transfer"), "weight=0 adds nothing"),
+    (dict(kind="transfer", weight=1.0, student="m"), "does not read student"),
+    (dict(kind="likelihood", weight=1.0, transfer=TransferConfig(samples=2)), "read by kind=transfer only"),
+    (dict(kind="rltr", weight=1.0), "choose likelihood or transfer"),
+])
+def test_bad_partner_settings_are_refused_in_one_line(kw, says):
+    with pytest.raises(TandemError, match=re.escape(says)) as e:
+        PartnerRewardConfig(**kw)
+    assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("trainer", ["HF TRL", "verl"])
+def test_backends_that_cannot_continue_the_receiver_refuse_the_kind(trainer):
+    with pytest.raises(TandemError, match="runs on the embedded trainer only") as e:
+        PartnerRewardConfig(kind="transfer", weight=1.0).require_verifier_reward(trainer)
+    assert "\n" not in str(e.value) and trainer in str(e.value)
+
+
+def test_a_receiver_of_another_vocabulary_is_refused_before_any_step(tiny_dir, tmp_path):
+    from test_distill import _other_vocab
+    from test_train_resume import _cfg, _text_reward
+    from tandem_app.train.grpo_trainer import GRPOTrainer
+
+    other = _other_vocab(tiny_dir, tmp_path)
+    partner = PartnerRewardConfig(kind="transfer", weight=1.0, transfer=TransferConfig(receiver=str(other)))
+    with pytest.raises(TandemError, match="partner_reward.transfer.receiver .*vocabularies differ") as e:
+        GRPOTrainer(_cfg(tiny_dir, tmp_path / "run", method="grpo", partner_reward=partner), reward_fn=_text_reward,
+                    progress=False)
+    assert "\n" not in str(e.value) and not (tmp_path / "run" / "metrics.jsonl").exists()
+
+
+# --- the embedded trainer -----------------------------------------------------------------------
+
+def test_two_step_train_logs_the_transfer_and_the_loss_reads_the_writer_only(tiny_dir, tmp_path):
+    from tandem_app.commands.cli import main
+    from test_train_resume import _cfg, _text_reward
+    from tandem_app.train.grpo_trainer import GRPOTrainer
+
+    out = tmp_path / "run"
+    assert main(["train", f"model={tiny_dir}", f"out={out}", "method=grpo", "steps=2", "prompts_per_step=2",
+                 "group_size=2", "sampling.max_new_tokens=16", "val_every=0", "n_val_problems=2",
+                 "partner_reward.kind=transfer", "partner_reward.weight=0.5", "partner_reward.transfer.cuts=[0.5]",
+                 "partner_reward.transfer.samples=2", "--no-progress"]) == 0
+    rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    steps = [r for r in rows if "transfer/receiver_acc" in r]
+    assert len(steps) == 2
+    for r in steps:
+        assert {"transfer/receiver_tokens", "transfer/cut_fraction_asked", "transfer/cut_fraction_used",
+                "transfer/no_room_frac", "transfer/reward_mean"} <= set(r)
+        assert r["transfer/cut_fraction_asked"] == pytest.approx(0.5)
+        assert r["reward_with_partner_mean"] == pytest.approx(r["reward_mean"] + 0.5 * r["transfer/reward_mean"],
+                                                              abs=1e-5)
+
+    # the batch the update reads: only the writer's tokens, though the receiver wrote some
+    partner = PartnerRewardConfig(kind="transfer", weight=0.5, transfer=TransferConfig(cuts=(0.5,), samples=2))
+    trainer = GRPOTrainer(_cfg(tiny_dir, tmp_path / "spy", method="grpo", partner_reward=partner),
+                          reward_fn=lambda text, gold: 1.0, progress=False)
+    writer = trainer.engine.generate
+    written = []
+    trainer.engine.generate = lambda *a, **k: written.extend(writer(*a, **k)) or written[-len(a[0]):]
+    batch = trainer.rollout(0)
+    assert batch["response_token_lists"] == [r.token_ids for r in written]
+    assert batch["response_mask"].sum() == sum(len(r.token_ids) for r in written)
+    assert batch["partner_metrics"]["transfer/receiver_tokens"] > 0
+    # every continuation graded 1 by this verifier: 1 + 0.5 * 1 where the response had a cut, 1 + 0 where not
+    rewards = batch["token_level_rewards"].sum(-1).tolist()
+    assert set(rewards) <= {1.0, 1.5} and 1.5 in rewards
