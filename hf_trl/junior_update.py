@@ -31,8 +31,9 @@ def checkpoint_folder(args, state) -> str:
 class JuniorUpdater(TrainerCallback):
     """Drives the junior update of one trainer; see the module docstring.
 
-    `update(step)` and `state()` are `tandem.junior_update.JuniorUpdater`'s; `restore` still takes TRL's
-    (args, state) and reads the checkpoint itself, because `hf_trl/tandem_rollout.py` calls it so.
+    `update(step)`, `state()` and `restore(state)` are `tandem.junior_update.JuniorUpdater`'s;
+    `resume(args, trainer_state)` is TRL's side: it finds the checkpoint of a resumed run and
+    hands its tensors to `restore`.
     """
 
     def __init__(self, rule: JuniorUpdate, junior: torch.nn.Module, senior: torch.nn.Module) -> None:
@@ -44,7 +45,7 @@ class JuniorUpdater(TrainerCallback):
         return after_optimizer_step(self.rule, self.junior, self.senior, step)
 
     def state(self) -> dict:
-        """What a checkpoint keeps: the junior's tensors by name (its state_dict, as `junior.pt` holds them)."""
+        """What a checkpoint keeps: the junior's tensors by name (its live state_dict, as `junior.pt` holds them)."""
         return self.junior.state_dict()
 
     def save(self, folder: str) -> None:
@@ -53,21 +54,30 @@ class JuniorUpdater(TrainerCallback):
         torch.save(self.state(), tmp)
         os.replace(tmp, os.path.join(folder, CHECKPOINT_FILE))
 
-    def restore(self, args, state) -> None:
-        """At a resumed run's first step, load the junior its checkpoint holds; refuse a checkpoint without one."""
-        if self.restored:
+    def restore(self, state: dict) -> None:
+        """Load a junior's tensors by name (what `state()` gave); refuse another model's in one line."""
+        mine = self.junior.state_dict()
+        if state.keys() != mine.keys() or any(state[k].shape != mine[k].shape for k in mine):
+            raise TandemError(f"tandem.junior_update={self.rule.text}: the checkpoint's junior differs from this run's "
+                              "junior in tensor names or shapes; resume from a checkpoint of this run")
+        self.junior.load_state_dict(state)
+
+    def resume(self, args, trainer_state) -> None:
+        """At a resumed run's first step, restore the junior its checkpoint holds; refuse a checkpoint without one."""
+        if self.restored:  # once per run: later steps' juniors are this run's own
             return
         self.restored = True
-        if state.global_step == 0:
+        if trainer_state.global_step == 0:
             return
-        path = legacy.junior_checkpoint(checkpoint_folder(args, state), CHECKPOINT_FILE)
+        path = legacy.junior_checkpoint(checkpoint_folder(args, trainer_state), CHECKPOINT_FILE)
         if not path.is_file():
-            raise TandemError(f"resuming at step {state.global_step} with tandem.junior_update={self.rule.text}: "
+            step = trainer_state.global_step
+            raise TandemError(f"resuming at step {step} with tandem.junior_update={self.rule.text}: "
                               f"the junior's weights are not at {path}; resume from a checkpoint of this run")
-        self.junior.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
+        self.restore(torch.load(path, map_location="cpu", weights_only=True))
 
     def on_step_begin(self, args, state, control, **kwargs):
-        self.restore(args, state)
+        self.resume(args, state)
 
     def on_step_end(self, args, state, control, **kwargs):
         self.update(state.global_step)

@@ -17,7 +17,8 @@ the senior taken before the first update: the paper's self-paired junior; with
 optimizer step, through `hf_trl.junior_update.JuniorUpdater`, and is saved in each
 checkpoint). Every row's request key is `tandem.coins.request_key` of (mode, step, prompt
 ids) and the row's sample number, so a rerun replays the same coins and tokens. It returns
-the authorship mask as `env_mask` and the response's `senior_fraction` as an extra key. The
+the authorship mask as `env_mask` and the response's senior token fraction as an extra key
+(named `tandem.legacy.SENIOR_FRACTION_FIELD`: reward functions take it by that keyword). The
 batch's authorship statistics are logged every step under the shared names
 (`RolloutStats.metrics` with the prefix `tandem.metric_log.TANDEM_PREFIX`:
 `"tandem/senior_token_fraction"`, `"tandem/mean_handoffs"`, ... in TRL's logs; `last_stats`
@@ -56,6 +57,7 @@ from tandem.coins import request_key
 from tandem.config import ENGINE_MODES, TandemConfig
 from tandem.errors import TandemError
 from tandem.grading.gold import check_golds
+from tandem.legacy import SENIOR_FRACTION_FIELD
 from tandem.models import check_same_vocab, load_model, load_tokenizer
 from tandem.partner_score import PartnerRewardConfig
 from tandem.metric_log import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, TANDEM_PREFIX
@@ -153,7 +155,7 @@ class TandemRolloutFunc:
             updater = JuniorUpdater(rule, junior, self.senior)
             trainer.add_callback(updater)
             if trainer.state.global_step > 0:  # bound mid-run (the first generation of a resumed run)
-                updater.restore(trainer.args, trainer.state)
+                updater.resume(trainer.args, trainer.state)
         return junior, junior_tokenizer
 
     def _base_copy(self, trainer):
@@ -184,7 +186,7 @@ class TandemRolloutFunc:
             "completion_ids": [r.token_ids for r in rollouts],
             "logprobs": [r.senior_logprobs for r in rollouts],
             "env_mask": [r.authorship_mask for r in rollouts],
-            "senior_fraction": [r.senior_fraction for r in rollouts],
+            SENIOR_FRACTION_FIELD: [r.senior_token_fraction for r in rollouts],
         }
         if self.partner_reward.enabled:  # what partner_reward_func reads back, row by row
             out["tandem_rollout"] = rollouts

@@ -45,8 +45,6 @@ class Rollout:
         """The share of this response's tokens the senior wrote (`metric_log.SENIOR_TOKEN_FRACTION` of one)."""
         return sum(self.authorship_mask) / max(1, len(self.authorship_mask))
 
-    senior_fraction = senior_token_fraction  # the old name hf_trl/tandem_rollout.py reads; goes when it moves over
-
     @property
     def num_handoffs(self) -> int:
         """How often authorship changes within the response."""

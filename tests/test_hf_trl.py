@@ -24,6 +24,7 @@ from trl import GRPOConfig, GRPOTrainer  # noqa: E402
 from tandem import legacy  # noqa: E402
 from tandem.config import TandemConfig  # noqa: E402
 from tandem.errors import TandemError  # noqa: E402
+from tandem import junior_update  # noqa: E402
 from tandem.grpo import actor_loss, compute_grpo_outcome_advantage  # noqa: E402
 from tandem.senior_gate import token_weights  # noqa: E402
 from tandem.loss_config import PolicyLossConfig  # noqa: E402
@@ -346,6 +347,20 @@ def test_an_ema_junior_is_checkpointed_and_read_back_on_resume(tiny_dir, tmp_pat
     # step 2 replayed from checkpoint 1's junior: the same junior as the straight run's, to float rounding
     for k, v in replayed.state_dict().items():
         torch.testing.assert_close(v, saved[k], rtol=0, atol=1e-6)
+
+
+def test_trls_junior_updater_is_the_shared_protocol_and_restores_its_own_state(tiny_dir, tiny_dir_small):
+    senior, junior = load_model(tiny_dir), load_model(tiny_dir)
+    updater = JuniorUpdater(junior_update.parse_junior_update("sync:1"), junior, senior)
+    assert isinstance(updater, junior_update.JuniorUpdater)  # update(step), state(), restore(state)
+    saved = {k: v.clone() for k, v in updater.state().items()}  # state() is the live tensors: keep a copy
+    with torch.no_grad():
+        senior.model.embed_tokens.weight.add_(1.0)
+    assert updater.update(1) and not torch.equal(junior.model.embed_tokens.weight, saved["model.embed_tokens.weight"])
+    updater.restore(saved)
+    assert all(torch.equal(v, saved[k]) for k, v in junior.state_dict().items())
+    with pytest.raises(TandemError, match="differs from this run's junior in tensor names or shapes"):
+        updater.restore(load_model(tiny_dir_small).state_dict())
 
 
 def test_a_following_junior_must_be_the_seniors_own_copy(tiny_dir, tmp_path):

@@ -21,12 +21,6 @@ ROOT = Path(__file__).resolve().parents[1]
 CODE = ("tandem", "tandem_app", "tandem_backends", "tandem_eval", "vllm_source", "hf_trl", "verl", "scripts")
 KEYS = (*legacy.PROCESS_KEYS, *legacy.LOSS_KEYS, "frozen_gpu_devices", "primary_model",
         *(name for name in legacy.METRIC_NAMES if "/" in name), legacy.SENIOR_FRACTION_FIELD)
-# Lines not moved yet: TRL's reward keyword and the Rollout alias it reads (another change owns
-# hf_trl/tandem_rollout.py); each line found here must be one of these, and each of these found.
-NOT_MOVED = {
-    "tandem/rollout.py": ["senior_fraction = senior_token_fraction"],
-    "hf_trl/tandem_rollout.py": ["response's `senior_fraction` as", '"senior_fraction": [r.senior_fraction'],
-}
 # A checkpoint name as a path or a string; `tandem_junior` alone is also the rollout server's RPC.
 PATHS = tuple(rf"{re.escape(n)}/|{re.escape(n)}\b(?!\.pt)(?=[\"'])" if "." not in n else re.escape(n)
               for n in legacy.JUNIOR_CHECKPOINT_NAMES)
@@ -42,14 +36,10 @@ def _sources():
 def test_no_source_file_but_the_legacy_room_spells_a_legacy_name():
     keys = r"(?<![\w/.])(?:" + "|".join(re.escape(n) for n in KEYS) + r")(?![\w])"
     pattern = re.compile(keys + "|" + "|".join(PATHS))
-    found, waiting = [], {(path, part) for path, parts in NOT_MOVED.items() for part in parts}
-    for path in _sources():
-        rel = path.relative_to(ROOT).as_posix()
-        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            known = [part for part in NOT_MOVED.get(rel, []) if part in line]
-            waiting -= {(rel, part) for part in known}
-            found += [f"{rel}:{i}: {m.group(0)}" for m in pattern.finditer(line) if not known]
-    assert not waiting, f"moved, so drop them from NOT_MOVED: {sorted(waiting)}"
+    found = [f"{path.relative_to(ROOT).as_posix()}:{i}: {m.group(0)}"
+             for path in _sources()
+             for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             for m in pattern.finditer(line)]
     assert not found, "legacy spellings outside tandem/legacy.py:\n" + "\n".join(found)
 
 
