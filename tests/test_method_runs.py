@@ -58,3 +58,41 @@ def test_side_by_side_only_with_a_core_and_one_thread_per_run(quick_demo, tmp_pa
     assert not method_runs.can_run_side_by_side([replace(tc, threads=2) for tc in both])  # the user asked for more
     monkeypatch.setattr(method_runs, "cores", lambda: 1)
     assert not method_runs.can_run_side_by_side(both)
+
+
+KILLED_PARENT = """
+import sys
+from dataclasses import replace
+from pathlib import Path
+from tandem_app.train import method_runs
+from tandem_app.train.demo import METHODS, demo_config, train_config
+demo, out = Path(sys.argv[1]), Path(sys.argv[2])
+cfg = demo_config(quick=True)
+method_runs.train_side_by_side([replace(train_config(cfg, demo, m), out=str(out / m), steps=500, val_every=0,
+                                        save_every=500) for m in METHODS], progress=False)
+"""
+
+
+def test_a_killed_demo_leaves_no_run_training_on(quick_demo, tmp_path):
+    """SIGKILL reaches only the parent: each child sees it gone and ends, so no orphan holds a run's lock."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tandem.run_lock import LOCK_NAME, _alive
+
+    parent = subprocess.Popen([sys.executable, "-c", KILLED_PARENT, str(quick_demo), str(tmp_path)])
+    locks = [tmp_path / m / LOCK_NAME for m in METHODS]
+    deadline = time.time() + 120
+    while not all(p.is_file() for p in locks) and time.time() < deadline and parent.poll() is None:
+        time.sleep(0.2)
+    children = [json.loads(p.read_text())["pid"] for p in locks]  # each run's lock names its child
+    assert all(_alive(pid) for pid in children)
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.wait()
+    deadline = time.time() + 30
+    while any(_alive(pid) for pid in children) and time.time() < deadline:
+        time.sleep(0.2)
+    assert not any(_alive(pid) for pid in children), children

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
+import time
 from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
 from pathlib import Path
 
@@ -35,12 +37,25 @@ def can_run_side_by_side(configs: list[TrainConfig]) -> bool:
 def train_side_by_side(configs: list[TrainConfig], progress: bool) -> None:
     """Train every config at once, one spawned process each."""
     # spawn, not fork: the parent has torch's thread pools and maybe tqdm's lock already running.
-    pool = ProcessPoolExecutor(len(configs), mp_context=multiprocessing.get_context("spawn"))
+    pool = ProcessPoolExecutor(len(configs), mp_context=multiprocessing.get_context("spawn"),
+                               initializer=follow_parent, initargs=(os.getpid(),))
     with pool:
         futures = [pool.submit(train_one, tc) for tc in configs]
         _watch(configs, futures, progress)
         for f in futures:
             f.result()  # re-raises a child's error here
+
+
+def follow_parent(parent: int) -> None:
+    """In each child: end when the demo that started it is gone (killed, not interrupted), so no run
+    trains on unseen, holding its folder's lock; its last checkpoint stays and a rerun resumes it."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(POLL_SECONDS)
+        os._exit(1)  # no cleanup to run: checkpoints are written atomically, a dead PID's lock is taken over
+
+    threading.Thread(target=watch, name="follow-parent", daemon=True).start()
 
 
 def train_one(tc: TrainConfig) -> None:
