@@ -1,23 +1,22 @@
 """`SFTConfig`: the typed settings of one supervised fine-tuning run (`tandem-rlvr sft`), and their checks.
 
 Apart from the loop (`tandem_app/train/sft.py`) so that reading a config, or `sft --help`,
-imports no torch.
+imports no torch. The device and logging keys are `RunSettings`' (`tandem_app/train/run_settings.py`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tandem.devices import check_device
 from tandem.errors import TandemError
 from tandem_app.task import Demonstrations, TaskConfig
 from tandem_app.train.finite import check_finite_numbers, check_lr, check_non_negative, check_positive
-from tandem_app.train.log_sinks import check_logging_keys
+from tandem_app.train.run_settings import RunSettings, check_run_settings
 
 
 @dataclass
-class SFTConfig:
-    """Supervised fine-tuning of a (tiny) model on worked solutions."""
+class _SFTSteps:
+    """SFTConfig's own keys that come before the run settings (a base, so the keys keep their order)."""
 
     model: str = ""  # initial HF model dir (e.g. from `tandem-rlvr build-tiny`)
     out: str = ""  # run directory; the base is written to OUT/model
@@ -35,14 +34,13 @@ class SFTConfig:
     save_every: int = 200
     log_every: int = 25
     max_new_tokens: int = 160
-    device: str = "cpu"
-    threads: int = 0  # torch CPU threads; 0 = auto: 1 for small models, else torch's default (tandem/threads.py)
-    wandb: bool = False
-    wandb_project: str = "tandem-rlvr"
-    wandb_mode: str = "offline"
-    metrics_format: str = "flat"  # metrics.jsonl rows: flat {step, name: value} | verl {step, data: {...}}
-    tensorboard: bool = False  # also log every step to tensorboard (needs `pip install tensorboard`)
-    tensorboard_dir: str = ""  # tensorboard's event files; empty = OUT/tensorboard
+
+
+# The bases' fields come first, the last base's first: the keys read as before (`sft --help`, config.json).
+@dataclass
+class SFTConfig(RunSettings, _SFTSteps):
+    """Supervised fine-tuning of a (tiny) model on worked solutions."""
+
     task: TaskConfig = field(default_factory=TaskConfig)
     demos: Demonstrations = field(default_factory=Demonstrations)  # how the worked solutions are written
 
@@ -54,6 +52,5 @@ class SFTConfig:
                 raise TandemError(f"sft: {name} must be >= 1, got {getattr(self, name)}")
         check_positive(self, "sft", ("lr", "grad_clip"))
         check_lr(self.lr, "sft")
-        check_device(self.device, "sft: device")
-        check_non_negative(self, "sft", ("min_lr_ratio", "warmup_steps", "weight_decay", "val_every", "threads"))
-        check_logging_keys(self, "sft")
+        check_run_settings(self, "sft")
+        check_non_negative(self, "sft", ("min_lr_ratio", "warmup_steps", "weight_decay", "val_every"))

@@ -1,8 +1,9 @@
 """`TrainConfig`: the typed settings of one embedded GRPO/TRL run, and the checks that refuse a bad one.
 
 Every field is a config key (`--config` file or `key=value`, see `tandem-rlvr train --help`);
-the nested sections are the core's own settings. Legacy key spellings are translated by
-`tandem.legacy` (`MOVED`), never here.
+the nested sections are the core's own settings, and the device and logging keys
+`RunSettings`' (`tandem_app/train/run_settings.py`), flat like the rest. Legacy key
+spellings are translated by `tandem.legacy` (`MOVED`), never here.
 """
 
 from __future__ import annotations
@@ -17,9 +18,8 @@ from tandem.loss_config import PolicyLossConfig
 from tandem.partner_config import PartnerRewardConfig
 from tandem.sampling import SamplingConfig
 from tandem_app.task import TaskConfig
-from tandem.devices import check_device
 from tandem_app.train.finite import check_finite_numbers, check_lr, check_non_negative, check_positive
-from tandem_app.train.log_sinks import check_logging_keys
+from tandem_app.train.run_settings import RunSettings, check_run_settings
 
 METHODS = ("tandem", "grpo")
 POSITIVE_COUNTS = ("steps", "prompts_per_step", "group_size", "ppo_epochs", "ppo_mini_batches", "n_train_problems",
@@ -27,8 +27,8 @@ POSITIVE_COUNTS = ("steps", "prompts_per_step", "group_size", "ppo_epochs", "ppo
 
 
 @dataclass
-class TrainConfig:
-    """GRPO / TRL training of a senior initialised from the pre-RL base."""
+class _TrainSteps:
+    """TrainConfig's own keys that come before the run settings (a base, so the keys keep their order)."""
 
     method: str = "tandem"  # tandem (alias trl: rollouts co-written with the frozen base) | grpo (solo rollouts)
     model: str = ""  # the pre-RL base: senior initialisation and, for trl, the junior (see tandem.junior_model)
@@ -51,14 +51,13 @@ class TrainConfig:
     val_every: int = 10  # 0 = only at the end
     save_every: int = 10
     engine_mode: str = "auto"  # reference engine decoding: auto | paired | lockstep | lazy (same tokens)
-    device: str = "cpu"
-    threads: int = 0  # torch CPU threads; 0 = auto: 1 for small models, else torch's default (tandem/threads.py)
-    wandb: bool = False
-    wandb_project: str = "tandem-rlvr"
-    wandb_mode: str = "offline"
-    metrics_format: str = "flat"  # metrics.jsonl rows: flat {step, name: value} | verl {step, data: {...}}
-    tensorboard: bool = False  # also log every step to tensorboard (needs `pip install tensorboard`)
-    tensorboard_dir: str = ""  # tensorboard's event files; empty = OUT/tensorboard
+
+
+# The bases' fields come first, the last base's first: the keys read as before (`train --help`, config.json).
+@dataclass
+class TrainConfig(RunSettings, _TrainSteps):
+    """GRPO / TRL training of a senior initialised from the pre-RL base."""
+
     sampling: SamplingConfig = field(default_factory=lambda: SamplingConfig(max_new_tokens=160))  # rollouts
     tandem: TandemConfig = field(default_factory=TandemConfig)
     loss: PolicyLossConfig = field(default_factory=PolicyLossConfig)
@@ -78,14 +77,13 @@ class TrainConfig:
                 raise TandemError(f"train: {name} must be >= 1, got {getattr(self, name)}")
         check_positive(self, "train", ("lr", "grad_clip"))
         check_lr(self.lr, "train")
-        check_device(self.device, "train: device")
+        check_run_settings(self, "train")
         self._check_advantages()
-        check_non_negative(self, "train", ("warmup_steps", "weight_decay", "adv_epsilon", "val_every", "threads"))
+        check_non_negative(self, "train", ("warmup_steps", "weight_decay", "adv_epsilon", "val_every"))
         if self.engine_mode not in ENGINE_MODES:
             raise TandemError(f"unknown engine_mode {self.engine_mode!r}; choose one of {', '.join(ENGINE_MODES)}")
         if self.prompts_per_step * self.group_size < self.ppo_mini_batches:
             raise TandemError("train: ppo_mini_batches exceeds the number of responses per step")
-        check_logging_keys(self, "train")
         if self.partner_reward.writer_sees_solution and not self.partner_reward.enabled:
             raise TandemError("partner_reward.writer_sees_solution=true shows the writer the solution the partner score "
                               "scores; set partner_reward.weight > 0 (or writer_sees_solution=false)")

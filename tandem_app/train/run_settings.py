@@ -1,0 +1,36 @@
+"""`RunSettings`: where a run computes and where its metrics go, shared by both embedded trainers.
+
+`SFTConfig` and `TrainConfig` inherit these fields, so they stay flat top-level keys
+(`device=cuda`, `wandb=true`, `threads=1`), written to and read back from `config.json`
+as before, and each default lives here once. `check_run_settings` is their one check.
+`tandem_app.train.log_sinks` reads the logging fields; `tandem.threads` the thread count.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tandem.devices import check_device
+from tandem_app.train.finite import check_non_negative
+from tandem_app.train.log_sinks import check_logging_keys
+
+
+@dataclass
+class RunSettings:
+    """The device, CPU threads and metric sinks of one run (`tandem-rlvr sft` or `train`)."""
+
+    device: str = "cpu"
+    threads: int = 0  # torch CPU threads; 0 = auto: 1 for small models, else torch's default (tandem/threads.py)
+    wandb: bool = False
+    wandb_project: str = "tandem-rlvr"
+    wandb_mode: str = "offline"
+    metrics_format: str = "flat"  # metrics.jsonl rows: flat {step, name: value} | verl {step, data: {...}}
+    tensorboard: bool = False  # also log every step to tensorboard (needs `pip install tensorboard`)
+    tensorboard_dir: str = ""  # tensorboard's event files; empty = OUT/tensorboard
+
+
+def check_run_settings(cfg: RunSettings, where: str) -> None:
+    """A known device, threads >= 0 and a known metrics_format; else one line naming the key (`where: key ...`)."""
+    check_device(cfg.device, f"{where}: device")
+    check_non_negative(cfg, where, ("threads",))
+    check_logging_keys(cfg, where)
