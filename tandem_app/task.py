@@ -165,7 +165,7 @@ class Demonstrations:
                 raise TandemError(f"demonstrations: {name} must be in [0, 1], got {getattr(self, name)}")
 
 
-# The demo's task and demonstrator (`tandem_app/train/demo.py`, `model_spec/DEMO_DESIGN.md`): four
+# The demo's task and demonstrator (`tandem_app/experiments/demo.py`, `model_spec/DEMO_DESIGN.md`): four
 # additions or subtractions of small numbers, a demonstrator who drops out of the terse notation
 # and misreads. Here, not in the demo, because distillation's defaults use them too.
 DEMO_TASK = TaskConfig(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tandem_app.train.findings import drift, findings, handoff, rl_learns, solo_match
-from tandem_app.train.seeds import seed_summary, seed_table, spread
+from tandem_app.experiments.findings import drift, findings, handoff, rl_learns, solo_match
+from tandem_app.experiments.seeds import seed_summary, seed_table, spread
 
 
 def model(solo: list[int], hand: list[int], js: float = 0.0, n: int = 4) -> dict:

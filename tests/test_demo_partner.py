@@ -16,8 +16,8 @@ import pytest
 from tandem.config_files import config_diff, config_to_dict
 from tandem.errors import TandemError
 from tandem_app.commands.cli import main
-from tandem_app.train.demo import demo_config, train_config
-from tandem_app.train.partner_demo import (
+from tandem_app.experiments.demo import demo_config, train_config
+from tandem_app.experiments.partner_demo import (
     EMA,
     LABELS,
     SCORE_WEIGHT,

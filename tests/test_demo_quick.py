@@ -40,8 +40,8 @@ def test_quick_demo_writes_report_figures_and_results(quick_demo):
 
 def side_by_side(demo) -> bool:
     """Whether this machine trains the quick demo's methods side by side (a core and a thread each)."""
-    from tandem_app.train.demo import METHODS, demo_config, train_config
-    from tandem_app.train.method_runs import can_run_side_by_side
+    from tandem_app.experiments.demo import METHODS, demo_config, train_config
+    from tandem_app.experiments.method_runs import can_run_side_by_side
 
     return can_run_side_by_side([train_config(demo_config(quick=True), demo, m) for m in METHODS])
 
@@ -51,7 +51,7 @@ def check_accuracy_against_the_graded_samples(out, results):
     from tandem.grading import reward
     from tandem.models import load_tokenizer
     from tandem_app.task import generate_problems
-    from tandem_app.train.demo import demo_config
+    from tandem_app.experiments.demo import demo_config
 
     cfg = demo_config(quick=True)
     n, problems = cfg.eval.n_samples, generate_problems("test", cfg.eval.n_problems, cfg.seed, cfg.task)
@@ -91,7 +91,7 @@ def test_demo_rerun_reuses_finished_phases(quick_demo, tmp_path):
 
 
 def test_the_seed_table_reads_finished_runs(quick_demo, tmp_path):
-    from tandem_app.train.seeds import write_seed_table
+    from tandem_app.experiments.seeds import write_seed_table
 
     (tmp_path / "seed-0").symlink_to(quick_demo, target_is_directory=True)
     table = write_seed_table(tmp_path, [0]).read_text()
@@ -112,7 +112,7 @@ def _write_runs(out, grpo_rewards, tandem_rewards, form="flat"):
 
 
 def test_the_report_reads_a_verl_form_metrics_log_as_the_flat_form(tmp_path):
-    from tandem_app.train.report import reward_figure
+    from tandem_app.experiments.report import reward_figure
 
     rewards = [0.1, 0.3, 0.2, 0.5]
     for form in ("flat", "verl"):
@@ -127,7 +127,7 @@ def test_the_report_reads_a_verl_form_metrics_log_as_the_flat_form(tmp_path):
 def test_the_reward_plot_names_raw_and_smoothed_keeps_equal_runs_visible_and_counts_whole_steps(tmp_path):
     import io
 
-    from tandem_app.train.report import SMOOTH, reward_figure
+    from tandem_app.experiments.report import SMOOTH, reward_figure
 
     same = [0.1, 0.3, 0.2, 0.5, 0.4, 0.6, 0.7]
     _write_runs(tmp_path, same, same)  # GRPO and TRL equal: TRL must not hide GRPO
@@ -152,7 +152,7 @@ def test_the_demo_ends_with_its_table_the_model_folders_and_the_report_the_readm
     each model's folder (each a Hugging Face model folder), and the report the README points to."""
     from pathlib import Path
 
-    from tandem_app.train.report import MODEL_DIRS, NAMES
+    from tandem_app.experiments.report import MODEL_DIRS, NAMES
 
     shutil.copytree(quick_demo, tmp_path / "runs" / "demo-quick")
     monkeypatch.chdir(tmp_path)
@@ -177,7 +177,7 @@ def test_the_demo_ends_with_its_table_the_model_folders_and_the_report_the_readm
 def test_a_run_shorter_than_the_window_or_without_validation_draws_only_what_it_has(tmp_path):
     from tandem.jsonl import write_jsonl
     from tandem.metric_log import metrics_row
-    from tandem_app.train.report import SMOOTH, reward_figure
+    from tandem_app.experiments.report import SMOOTH, reward_figure
 
     for method in ("grpo", "tandem"):  # 3 steps, no validation rows (val_every=0)
         (tmp_path / method).mkdir()
@@ -191,7 +191,7 @@ def test_a_run_shorter_than_the_window_or_without_validation_draws_only_what_it_
 
 
 def test_a_demo_where_nothing_is_solved_draws_no_accuracy_chart(quick_demo, tmp_path):
-    from tandem_app.train.report import write_report
+    from tandem_app.experiments.report import write_report
 
     demo = shutil.copytree(quick_demo, tmp_path / "quick")
     results = json.loads((demo / "eval" / "results.json").read_text())

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from tandem_app.train.stats import accuracy, mean_and_se, paired_difference, problem_accuracies
+from tandem_app.stats import accuracy, mean_and_se, paired_difference, problem_accuracies
 
 
 def test_problem_accuracies_divide_each_count_by_the_samples_per_problem():
@@ -64,20 +64,20 @@ def test_paired_difference_refuses_different_problem_sets():
 
 @pytest.mark.parametrize("df, t95", [(1, 12.7062), (2, 4.3027), (3, 3.1824), (4, 2.7764), (9, 2.2622), (30, 2.0423)])
 def test_the_t_quantile_matches_the_printed_table(df, t95):
-    from tandem_app.train.stats import t_coverage, t_quantile
+    from tandem_app.stats import t_coverage, t_quantile
 
     assert t_quantile(0.95, df) == pytest.approx(t95, abs=5e-4)  # tables print 4 decimals
     assert t_coverage(t95, df) == pytest.approx(0.95, abs=1e-4)
 
 
 def test_the_t_quantile_tends_to_the_normal_one():
-    from tandem_app.train.stats import t_quantile
+    from tandem_app.stats import t_quantile
 
     assert t_quantile(0.95, 2000) == pytest.approx(1.95996, abs=2e-3)
 
 
 def test_an_over_seed_interval_uses_t_with_k_minus_1_degrees_of_freedom():
-    from tandem_app.train.stats import over_seeds_text, t_interval
+    from tandem_app.stats import over_seeds_text, t_interval
 
     got = t_interval([1.0, 2.0, 3.0])  # mean 2, SE 1/sqrt(3), t(2) = 4.3027
     assert got["df"] == 2 and got["mean"] == pytest.approx(2.0) and got["se"] == pytest.approx(1 / math.sqrt(3))

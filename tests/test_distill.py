@@ -169,7 +169,7 @@ def test_help_explains_every_key(capsys):
 
 def test_the_defaults_are_the_demos():
     from tandem_app.distill.config import DistillConfig
-    from tandem_app.train.demo import demo_config
+    from tandem_app.experiments.demo import demo_config
 
     demo, cfg = demo_config(), DistillConfig()
     assert cfg.temperature == demo.train.sampling.temperature

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from tandem_app.train import distill_demo
+from tandem_app.experiments import distill_demo
 
 
 def _run(out, seed, teacher, after, accuracy_before=0.5):

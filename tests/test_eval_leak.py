@@ -279,7 +279,7 @@ def test_the_demos_transfer_evaluation_reuses_the_demos_samples(tiny_dir, tiny_d
 
 
 def test_the_demo_table_pairs_trl_and_grpo_over_the_problems_both_score(tmp_path):
-    from tandem_app.train import leak_demo
+    from tandem_app.experiments import leak_demo
 
     def result(clean, prefix):
         rates = {"visible_rate": 0.5, "undetermined_rate": 0.0, "hit_budget_rate": 0.0, "junior_final_rate": 1.0}

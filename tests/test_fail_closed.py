@@ -548,7 +548,7 @@ def test_the_demo_refuses_a_repeated_seed_or_variant_before_any_folder(words, li
     def no_phase(*args, **kwargs):
         raise AssertionError("a phase began")
 
-    monkeypatch.setattr("tandem_app.train.demo._run_demo", no_phase)
+    monkeypatch.setattr("tandem_app.experiments.demo._run_demo", no_phase)
     out = tmp_path / "demo"
     assert _refused(["demo", *words, "--out", str(out)], capsys) == f"error: {line}"
     assert not out.exists()

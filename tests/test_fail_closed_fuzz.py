@@ -480,7 +480,7 @@ def test_demo_flags_never_end_in_a_traceback(monkeypatch):
         started.append(out)
         raise RunFailed(f"the demo's phases start here ({out})")
 
-    monkeypatch.setattr("tandem_app.train.demo._run_demo", first_phase)
+    monkeypatch.setattr("tandem_app.experiments.demo._run_demo", first_phase)
 
     @FUZZ
     @given(flags(DEMO_FLAGS, DEMO_TEXTS), out_kind("file", "under-a-file"))

@@ -9,8 +9,8 @@ from dataclasses import replace
 import pytest
 
 from tandem.errors import TandemError
-from tandem_app.train import method_runs
-from tandem_app.train.demo import METHODS, demo_config, train_config
+from tandem_app.experiments import method_runs
+from tandem_app.experiments.demo import METHODS, demo_config, train_config
 from tandem_app.train.grpo_trainer import GRPOTrainer
 
 TIMED = ("time_step", "elapsed_s", "time_rollout", "time_update")  # wall-clock fields differ run to run
@@ -64,8 +64,8 @@ KILLED_PARENT = """
 import sys
 from dataclasses import replace
 from pathlib import Path
-from tandem_app.train import method_runs
-from tandem_app.train.demo import METHODS, demo_config, train_config
+from tandem_app.experiments import method_runs
+from tandem_app.experiments.demo import METHODS, demo_config, train_config
 demo, out = Path(sys.argv[1]), Path(sys.argv[2])
 cfg = demo_config(quick=True)
 method_runs.train_side_by_side([replace(train_config(cfg, demo, m), out=str(out / m), steps=500, val_every=0,

@@ -30,7 +30,7 @@ def validity():
 @pytest.fixture(scope="module")
 def test_rows(tmp_path_factory) -> Path:
     from tandem_app.task import generate_problems
-    from tandem_app.train.demo import demo_config
+    from tandem_app.experiments.demo import demo_config
 
     cfg = demo_config(quick=True)
     path = tmp_path_factory.mktemp("validity") / "quick_test.jsonl"

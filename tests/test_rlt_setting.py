@@ -61,7 +61,7 @@ def test_the_writers_prompt_costs_about_three_questions_as_rlts_does(tiny_dir, f
 
 
 def test_the_warm_up_trains_the_explanation_after_the_writers_prompt(fmt_dir, problems, tmp_path):
-    from tandem_app.train.writer_warmup import WarmupConfig, run_writer_warmup, warmup_examples
+    from tandem_app.experiments.writer_warmup import WarmupConfig, run_writer_warmup, warmup_examples
 
     tok = load_tokenizer(fmt_dir)
     (prompt, response), = warmup_examples(tok, problems[:1])
@@ -74,7 +74,7 @@ def test_the_warm_up_trains_the_explanation_after_the_writers_prompt(fmt_dir, pr
 
 
 def test_a_warm_up_of_a_tokenizer_without_the_format_is_refused(tiny_dir, tmp_path):
-    from tandem_app.train.writer_warmup import run_writer_warmup
+    from tandem_app.experiments.writer_warmup import run_writer_warmup
 
     with pytest.raises(TandemError, match=r"splits RLT's format tokens .*tandem_app.zoo.add_format_tokens$"):
         run_writer_warmup(tiny_dir, tmp_path / "warm", 0, DEMO_TASK, progress=False)
@@ -107,8 +107,8 @@ def test_rlts_reward_is_the_score_alone_and_minus_one_without_the_closing_tag(fm
 
 
 def test_the_rlt_variant_samples_and_scores_at_07_under_a_budget_for_the_longest_solution(fmt_dir):
-    from tandem_app.train.demo import demo_config, train_config
-    from tandem_app.train.partner_demo import RLT_MAX_NEW_TOKENS, variant_config
+    from tandem_app.experiments.demo import demo_config, train_config
+    from tandem_app.experiments.partner_demo import RLT_MAX_NEW_TOKENS, variant_config
 
     tc = variant_config(demo_config(), Path("runs/x/seed-0"), "rlt")
     assert tc.sampling.temperature == 0.7 and tc.sampling.logprob_temperature == 0.7  # teacher_rlt.yaml

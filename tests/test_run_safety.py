@@ -358,7 +358,7 @@ def test_ctrl_c_in_sft_says_what_was_kept_and_the_command_that_continues(tiny_di
 
 def test_ctrl_c_in_the_demo_names_the_command_that_continues(tmp_path, capsys, monkeypatch):
     from tandem.errors import RunInterrupted
-    from tandem_app.train import demo
+    from tandem_app.experiments import demo
 
     def interrupted(*a, **kw):
         raise RunInterrupted("kept D/tandem/checkpoint.pt (step 2 of 3) and D/tandem/metrics.jsonl through step 2")

@@ -165,7 +165,7 @@ def test_shipped_yaml_configs_match_the_demo_recipe(tmp_path):
     from pathlib import Path
 
     from tandem.config_files import config_to_dict
-    from tandem_app.train.demo import demo_config, sft_config, train_config
+    from tandem_app.experiments.demo import demo_config, sft_config, train_config
     from tandem_app.train.sft import SFTConfig
 
     configs = Path(__file__).resolve().parents[1] / "configs"
@@ -196,6 +196,6 @@ def test_one_seed_keys_the_run_and_its_coins():
 
 
 def test_demo_seeds_change_the_coin_seed(tmp_path):
-    from tandem_app.train.demo import demo_config, train_config
+    from tandem_app.experiments.demo import demo_config, train_config
 
     assert train_config(demo_config(seed=2), tmp_path, "tandem").tandem.seed == 2

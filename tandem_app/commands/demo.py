@@ -30,7 +30,7 @@ def register(subparsers) -> None:
     )
     p.add_argument(
         "--partner", nargs="+", metavar="NAME",
-        help="the partner experiment (tandem_app/train/partner_demo.py): after each seed's demo, train these TRL/GRPO "
+        help="the partner experiment (tandem_app/experiments/partner_demo.py): after each seed's demo, train these TRL/GRPO "
         "variants (weaker, sync, ema, score, grpo_score, rlt), evaluate every senior with the base and a weaker junior, "
         "and write OUT/partner.md",
     )
@@ -84,12 +84,12 @@ def check_repeats(args: argparse.Namespace) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from tandem.threads import check_threads
-    from tandem_app.train.demo import demo_config, run_demo, run_seeds
+    from tandem_app.experiments.demo import demo_config, run_demo, run_seeds
 
     check_repeats(args)
     check_threads(args.threads)
     if args.partner:
-        from tandem_app.train.partner_demo import run_partner_experiment
+        from tandem_app.experiments.partner_demo import run_partner_experiment
 
         out = _out(args)
         table = run_partner_experiment(args.seeds or [args.seed], out, args.partner, quick=args.quick,
@@ -104,7 +104,7 @@ def _run(args: argparse.Namespace) -> int:
     out = _out(args)
     report = run_demo(demo_config(quick=args.quick, seed=args.seed, threads=args.threads), out,
                       progress=not args.no_progress)
-    from tandem_app.train.report import console_summary
+    from tandem_app.experiments.report import console_summary
 
     print(console_summary(report.parent))
     return 0

@@ -7,7 +7,7 @@ the sample standard deviation of those differences over sqrt(n problems).
 
 from __future__ import annotations
 
-from tandem_app.train.stats import paired_difference
+from tandem_app.stats import paired_difference
 
 
 def paired_gain(before: list[int], after: list[int], n_samples: int) -> tuple[float, float | None]:

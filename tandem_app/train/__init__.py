@@ -1,4 +1,5 @@
-"""The embedded Tandem RL pipeline: SFT of the pre-RL base, the GRPO/TRL trainer, and the demo.
+"""The embedded Tandem RL pipeline: SFT of the pre-RL base and the GRPO/TRL trainer (the demo and the
+experiments on it: `tandem_app/experiments/`).
 
 Modules, one idea each:
 - `data`: chat formatting of task problems and padding of token batches.
@@ -10,5 +11,4 @@ Modules, one idea each:
 - `grpo_trainer`: the trainer's models and one step; `grpo_run`: the run around the steps.
 - `schedule`: the learning-rate schedule both trainers step by.
 - `evaluate`: solo and handoff accuracy, pass@k, token drift.
-- `demo`, `report`: the end-to-end miniature of the paper and its report.
 """

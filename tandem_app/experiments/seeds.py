@@ -13,7 +13,7 @@ import statistics
 from pathlib import Path
 
 from tandem.jsonl import write_json
-from tandem_app.train.findings import findings, paired
+from tandem_app.experiments.findings import findings, paired
 
 # (label, function of one seed's results) for every number in the table.
 ROWS = [

@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 
 from tandem.metric_log import read_metrics
-from tandem_app.train.findings import findings
-from tandem_app.train.stats import accuracy
+from tandem_app.experiments.findings import findings
+from tandem_app.stats import accuracy
 
 NAMES = {"base": "base (SFT, pre-RL)", "grpo": "GRPO senior", "tandem": "TRL senior"}
 MODEL_DIRS = {"base": "sft/model", "grpo": "grpo/model", "tandem": "tandem/model"}  # each model's folder under OUT

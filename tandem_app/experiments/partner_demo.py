@@ -41,12 +41,12 @@ from tandem.partner_config import RLT_TEACHER_REWARD
 from tandem.partner_score import PartnerRewardConfig
 from tandem_app.task import generate_problems
 from tandem_app.train.data import prompt_ids_batch
-from tandem_app.train.demo import DemoConfig, demo_config, run_demo, sft_config, train_config
+from tandem_app.experiments.demo import DemoConfig, demo_config, run_demo, sft_config, train_config
 from tandem_app.train.evaluate import drift_js, evaluate_senior, junior_legibility
 from tandem_app.train.grpo_trainer import GRPOTrainer
 from tandem_app.train.sft import run_sft
-from tandem_app.train.seeds import spread
-from tandem_app.train.stats import over_seeds_text, paired_difference
+from tandem_app.experiments.seeds import spread
+from tandem_app.stats import over_seeds_text, paired_difference
 
 WEAK_SFT_FRACTION = 0.25  # the weaker junior: the base's SFT, same seed and data, a quarter of the steps
 SYNC, EMA = "sync:20", "ema:0.9"  # per optimizer step; the demo makes 2 per training step (200 in all)
@@ -89,7 +89,7 @@ def rlt_config(tc, seed_dir: Path):
 
 def prepare_rlt(cfg: DemoConfig, seed_dir: Path, progress: bool = True) -> None:
     """RLT's student (the base with the format tokens) and the writer's warm-up from it; reused when done."""
-    from tandem_app.train.writer_warmup import run_writer_warmup
+    from tandem_app.experiments.writer_warmup import run_writer_warmup
     from tandem_app.zoo import add_format_tokens
 
     student = add_format_tokens(seed_dir / "sft" / "model", seed_dir / RLT_STUDENT)

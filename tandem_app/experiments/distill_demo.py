@@ -11,7 +11,7 @@ shares), the student's accuracy and gain over the base (paired over problems, ±
 terse share, and the students' paired differences between teachers; then each mean ± SE
 over seeds.
 
-    python -m tandem_app.train.distill_demo --demo runs/leak --out runs/distill --seeds 0 1 2
+    python -m tandem_app.experiments.distill_demo --demo runs/leak --out runs/distill --seeds 0 1 2
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from tandem.errors import TandemError
 from tandem.jsonl import write_json
-from tandem_app.train.stats import mean_and_se, over_seeds_text, paired_difference, t_interval
+from tandem_app.stats import mean_and_se, over_seeds_text, paired_difference, t_interval
 
 # teacher -> (its folder in a demo seed, label); `rlt` is GRPO + partner score with the writer seeing the solution
 TEACHERS = {"grpo": ("grpo", "GRPO"), "tandem": ("tandem", "TRL"), "score": ("partner-score", "TRL + partner score"),

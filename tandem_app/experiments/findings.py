@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tandem_app.train.stats import paired_difference
+from tandem_app.stats import paired_difference
 
 MIN_RL_GAIN = 0.10
 MIN_RL_Z = 3.0

@@ -11,7 +11,7 @@ rates, and TRL - GRPO (and the variants' pairs) per seed, paired over the proble
 arms score (± SE over problems), then the mean ± SE over seeds with its 95% t interval (k - 1
 degrees of freedom, `stats.t_interval`).
 
-    python -m tandem_app.train.leak_demo --out runs/leak --seeds 0 1 2
+    python -m tandem_app.experiments.leak_demo --out runs/leak --seeds 0 1 2
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from tandem.errors import TandemError
 from tandem.jsonl import write_json
-from tandem_app.train.stats import mean_and_se, over_seeds_text, t_interval
+from tandem_app.stats import mean_and_se, over_seeds_text, t_interval
 from tandem_eval.leak import gold_key
 
 ARMS = {"grpo": "GRPO", "tandem": "TRL"}
@@ -35,7 +35,7 @@ PAIRS = (("tandem", "grpo"), ("grpo_score", "grpo"), ("tandem", "grpo_score"), (
 def evaluate_seed(seed_dir: Path, seed: int, fractions: tuple[float, ...], quick: bool = False) -> dict:
     """{arm: evaluate_transfer's result}, cached in SEED_DIR/leak-eval/ARM.json; partner variants where trained."""
     from tandem_app.task import generate_problems
-    from tandem_app.train.demo import demo_config
+    from tandem_app.experiments.demo import demo_config
     from tandem_app.train.evaluate import evaluate_transfer
 
     cfg = demo_config(quick=quick, seed=seed)

@@ -51,8 +51,8 @@ from tandem.config_files import config_to_dict
 from tandem_app.train.data import prompt_ids_batch
 from tandem_app.train.evaluate import EvalConfig, drift_js, evaluate_senior, junior_legibility
 from tandem_app.train.grpo_trainer import GRPOTrainer
-from tandem_app.train.method_runs import can_run_side_by_side, train_side_by_side
-from tandem_app.train.report import MODEL_DIRS, write_report
+from tandem_app.experiments.method_runs import can_run_side_by_side, train_side_by_side
+from tandem_app.experiments.report import MODEL_DIRS, write_report
 from tandem_app.train.sft import SFTConfig, run_sft
 from tandem_app.train.train_config import TrainConfig
 from tandem_app.zoo import SMALL_SHAPE, TinyModelConfig
@@ -208,7 +208,7 @@ def evaluate_all(cfg: DemoConfig, out: Path, progress: bool = True) -> dict:
 
 def run_seeds(seeds: list[int], out: str | Path, quick: bool = False, progress: bool = True, threads: int = 0) -> Path:
     """The demo once per seed (OUT/seed-S), then OUT/seeds.md: each number's mean and spread."""
-    from tandem_app.train.seeds import write_seed_table
+    from tandem_app.experiments.seeds import write_seed_table
 
     with run_lock.hold(out):
         for seed in seeds:
