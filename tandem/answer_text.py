@@ -21,9 +21,11 @@ from tandem.grading.normalize import exact_key, normalize_answer
 MIN_KEY_CHARS = 2
 _BRACED = re.compile(r"([\^_])\{(\w)\}")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
-_NUMERIC_KEY = re.compile(r"-?\d+(?:\.\d+)?")
-# A number written whole: thousands groups, then an optional decimal part; never part of a longer number.
-_NUMBER = re.compile(r"(?<!\d)(?<!\d\.)(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?")
+_NUMERIC_KEY = re.compile(r"-?(?:\d+(?:\.\d+)?|\.\d+)")
+# A number written whole: thousands groups, then an optional decimal part, or a bare decimal part
+# (`.5`, read as 0.5 by the grader); never part of a longer number.
+_NUMBER = re.compile(r"(?<!\d)(?<!\d\.)(?:(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?|(?<![\w.])\.\d+)")
+_MINUS = "-\u2212"  # the ASCII hyphen-minus and the Unicode minus sign, which the grader reads alike
 _OPERAND_END = set(")]}")
 
 
@@ -56,7 +58,7 @@ def numbers(text: str) -> list[tuple[int, Fraction]]:
     out = []
     for m in _NUMBER.finditer(text):
         value, start = Fraction(m.group().replace(",", "")), m.start()
-        if start > 0 and text[start - 1] == "-" and is_sign(text, start - 1):
+        if start > 0 and text[start - 1] in _MINUS and is_sign(text, start - 1):
             value, start = -value, start - 1
         out.append((start, value))
     return out

@@ -165,6 +165,10 @@ def test_the_prefix_never_ends_inside_the_answers_number(tok, gold, text):
     ("8 - 5 = 3.", "-15", False), ("8 - 15 = -7.", "-15", False), ("8-15", "-15", False), ("x-15", "-15", False),
     ("so x = -15.", "-15", True), ("(-15)", "-15", True), ("it is -15 now", "-15", True), ("-15 apples", "-15", True),
     ("8 - 15 = -7.", "15", True), ("x = -15.", "15", False), ("12.0 coins", "12", True), ("12.50", "12.5", True),
+    # from held-out cases: a bare decimal part is its value both ways, and the Unicode minus is a sign
+    ("So p = .5 exactly.", "0.5", True), ("So p = 0.5 exactly.", ".5", True), ("p = 10.5", ".5", False),
+    ("The value is \u221212 here.", "-12", True), ("The value is \u221212 here.", "12", False),
+    ("8 \u2212 12 = -4", "-12", False),
 ])
 def test_numbers_are_compared_by_value_with_a_minus_as_a_sign_only_when_not_binary(text, gold, shown):
     assert leak.shows_answer(text, leak.gold_key(gold)) is shown
