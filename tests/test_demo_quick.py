@@ -8,7 +8,8 @@ import shutil
 from tandem_app.commands.cli import main
 
 PHASES = ("build_tiny", "sft", "eval")
-TRAIN_PHASES = {True: ("train_tandem+grpo",), False: ("train_tandem", "train_grpo")}  # timed as one, or each
+# timed as one phase when trained side by side (a free core each, at that moment), else one each
+TRAIN_PHASES = {True: ("train_tandem+grpo",), False: ("train_tandem", "train_grpo")}
 
 
 def test_quick_demo_writes_report_figures_and_results(quick_demo):
@@ -35,15 +36,8 @@ def test_quick_demo_writes_report_figures_and_results(quick_demo):
     check_accuracy_against_the_graded_samples(quick_demo, results)
     assert results["base"]["solo_acc"] >= 0.3  # the quick base solves a visible share, which RL can move
     timings = json.loads((quick_demo / "timings.json").read_text())
-    assert set(timings) == set(PHASES) | set(TRAIN_PHASES[side_by_side(quick_demo)])
-
-
-def side_by_side(demo) -> bool:
-    """Whether this machine trains the quick demo's methods side by side (a core and a thread each)."""
-    from tandem_app.experiments.demo import METHODS, demo_config, train_config
-    from tandem_app.experiments.method_runs import can_run_side_by_side
-
-    return can_run_side_by_side([train_config(demo_config(quick=True), demo, m) for m in METHODS])
+    assert set(timings) - set(PHASES) in [set(t) for t in TRAIN_PHASES.values()]  # side by side or one by one
+    assert set(PHASES) <= set(timings)
 
 
 def check_accuracy_against_the_graded_samples(out, results):

@@ -1,5 +1,5 @@
-"""The demo trains TRL and GRPO side by side, one process each, only when each has a core and one
-thread; the runs are the same runs as one after the other, and a child's error reaches the user."""
+"""The demo trains TRL and GRPO side by side, one process each, only when each has a free core and
+one thread; the runs are the same runs as one after the other, and a child's error reaches the user."""
 
 from __future__ import annotations
 
@@ -53,10 +53,14 @@ def test_side_by_side_only_with_a_core_and_one_thread_per_run(quick_demo, tmp_pa
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     both = _configs(quick_demo, tmp_path)
     monkeypatch.setattr(method_runs, "cores", lambda: 2)
+    monkeypatch.setattr(method_runs, "free_cores", lambda: 1.0)  # an idle 2-core machine: this process alone
     assert method_runs.can_run_side_by_side(both)  # the tiny models take one thread each
     assert not method_runs.can_run_side_by_side(both[:1])  # nothing to run beside
     assert not method_runs.can_run_side_by_side([replace(tc, threads=2) for tc in both])  # the user asked for more
+    monkeypatch.setattr(method_runs, "free_cores", lambda: 0.2)  # another job holds the other core
+    assert not method_runs.can_run_side_by_side(both)
     monkeypatch.setattr(method_runs, "cores", lambda: 1)
+    monkeypatch.setattr(method_runs, "free_cores", lambda: 1.0)
     assert not method_runs.can_run_side_by_side(both)
 
 

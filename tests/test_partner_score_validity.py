@@ -65,3 +65,46 @@ def test_data_without_a_solution_column_is_one_line_and_exit_2(validity, tiny_di
                           "--target", "solution", "--out", str(out)])
     err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert code == 2 and len(err) == 1 and "'solution'" in err[0] and not out.exists()
+
+# On a real base: the quick demo's SFT base, on 64 of its own test problems. Target `answer`: after
+# the problem's own worked solution the base must predict the answer far better than after another
+# problem's, on at least 90% of problems (measured 0.984 at seed 0). Target `solution` does not reach
+# that bar on this base (measured 0.656: a base trained on question -> solution predicts the solution
+# from the question alone), so only its direction is asserted and the docs state the number
+# (model_spec/RESULTS.md).
+N_DEMO = 64
+
+
+@pytest.fixture(scope="module")
+def quick_rows(tmp_path_factory) -> Path:
+    from tandem_app.task import generate_problems
+    from tandem_app.experiments.demo import demo_config
+
+    cfg = demo_config(quick=True)
+    path = tmp_path_factory.mktemp("validity") / "quick_test.jsonl"
+    rows = [{"question": p.prompt, "answer": p.answer, "solution": p.solution}
+            for p in generate_problems("test", N_DEMO, cfg.seed, cfg.task)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _measure(validity, quick_demo, data, target, tmp_path) -> dict:
+    out = tmp_path / f"{target}.json"
+    argv = ["--scorer", str(quick_demo / "sft" / "model"), "--data", str(data), "--target", target,
+            "--out", str(out), "--n", str(N_DEMO)]
+    assert validity.main(argv) == 0
+    return json.loads(out.read_text())
+
+
+def test_the_answer_target_reads_the_explanation_on_the_demo_base(validity, quick_demo, quick_rows, tmp_path):
+    got = _measure(validity, quick_demo, quick_rows, "answer", tmp_path)
+    assert got["n"] == N_DEMO
+    assert got["own_beats_shuffled_fraction"] >= 0.9, got
+    assert got["mean_score"]["own"] > got["mean_score"]["empty"] > got["mean_score"]["shuffled"], got
+
+
+def test_the_solution_target_leans_the_right_way_but_is_not_validated(validity, quick_demo, quick_rows, tmp_path):
+    got = _measure(validity, quick_demo, quick_rows, "solution", tmp_path)
+    assert got["own_minus_shuffled_mean"] > 0, got
+    # the question alone predicts the solution best: the instrument's known limit on this base
+    assert got["mean_score"]["empty"] > got["mean_score"]["own"], got

@@ -1,4 +1,4 @@
-"""Train the demo's methods (TRL, GRPO) side by side, one process each, when each has a core.
+"""Train the demo's methods (TRL, GRPO) side by side, one process each, when each has a free core.
 
 The two runs share nothing but the base they start from, and on the tiny models each uses one
 torch thread (`tandem/threads.py`), so on a 2-core machine one at a time leaves a core idle.
@@ -21,6 +21,7 @@ from tandem.threads import choose_threads
 from tandem_app.train.train_config import TrainConfig
 
 POLL_SECONDS = 0.5
+LOAD_MARGIN = 0.3  # the load average lags: this much of a core's use by others still counts as free
 
 
 def cores() -> int:
@@ -28,10 +29,21 @@ def cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
+def free_cores() -> float:
+    """Cores not in use by other work: the machine's cores less its 1-minute load, which counts
+    this process too (it has just run the SFT), so an idle 2-core machine shows about one free."""
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 1.0
+    return cores() - load
+
+
 def can_run_side_by_side(configs: list[TrainConfig]) -> bool:
-    """True when there is a core per run and each run's torch uses one thread."""
+    """True when each run's torch uses one thread and a core is free for every run beside this one.
+
+    On a busy machine the runs would only split this process's share of the CPU and each pay
+    its own start-up, so one after the other is faster there (model_spec/PERFORMANCE.md)."""
     one_thread = all(_threads(tc) == 1 for tc in configs)
-    return len(configs) > 1 and one_thread and cores() >= len(configs)
+    spare = len(configs) - 1 - LOAD_MARGIN
+    return len(configs) > 1 and one_thread and cores() >= len(configs) and free_cores() >= spare
 
 
 def train_side_by_side(configs: list[TrainConfig], progress: bool) -> None:
