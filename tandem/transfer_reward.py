@@ -2,9 +2,8 @@
 
 For each training response and each cut (`TransferConfig.cuts`, or RLTR's one uniform draw),
 the prefix is `tandem.transfer_cut.transfer_cut`'s; the receiver continues it alone (`solo`
-through the `tandem.rollout.RolloutBackend` protocol, every continuation of a step in one
-batched call per remaining budget), `samples` times, and the verifier grades prefix +
-continuation. Then
+through the `tandem.rollout.RolloutBackend` protocol), `samples` times, and the verifier grades
+prefix + continuation. Then
 
     R_transfer = mean of the verifier's scores over the response's continuations
     reward     = verifier_weight * verifier + weight * R_transfer
@@ -19,6 +18,16 @@ the step's metrics rather than refusing the batch (one degenerate response must 
 too short for the fraction), and `undetermined` where the gold is too short to locate (a whole
 GRPO group shares its gold, so such a group gets the same 0 and its advantages are unchanged).
 
+**One receiver call per step.** A continuation may write what is left of the response budget,
+`budget - cut.tokens`, so each cut has its own cap. Every continuation is written in one
+batched call at the largest cap and then cut to its own (`within_cap`): the reference engine's
+keyed sampling gives a request the same tokens whatever else is in its batch and whatever its
+`max_new_tokens` (up to that cap; `tests/test_transfer_reward.py` pins both), so the cut
+continuation is exactly the one a call at its own cap writes, finish reason included. Only
+where the receiver reports a `context_length` that a long prefix would overrun at the shared
+cap does that prefix wait for a further call at a cap it fits. `receiver_tokens` counts the
+tokens kept; `receiver_tokens_decoded` what the calls decoded (the shared cap's price).
+
 Pure Python: no torch; `reward_fn(text, gold)` is the verifier, `tokenizer` only decodes.
 """
 
@@ -27,10 +36,14 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from tandem.coins import request_key as coin_key
 from tandem.transfer_config import TransferConfig
 from tandem.transfer_cut import NO_ROOM, UNDETERMINED, Cut, transfer_cut
+
+if TYPE_CHECKING:  # the type only: this module stays torch-free
+    from tandem.rollout import Rollout
 
 METRIC_PREFIX = "transfer/"  # every metric of the transfer reward is logged under it
 
@@ -71,8 +84,10 @@ class TransferResult:
     scores: list[float]  # R_transfer per response
     cuts: list[list[Cut]]  # per response, one per fraction
     receiver_scores: list[float]  # every continuation's verifier score
-    receiver_tokens: int  # tokens the receiver wrote
+    receiver_tokens: int  # tokens of the continuations graded (each cut to its own cap)
     lengths: list[int]  # each response's length in tokens
+    receiver_tokens_decoded: int = 0  # tokens the receiver's calls decoded (the shared cap included)
+    receiver_calls: int = 0  # batched receiver calls (one, unless a prefix could not fit the shared cap)
 
     def metrics(self) -> dict[str, float]:
         """The step's `transfer/*` metrics: the receiver's accuracy and tokens, the cuts used, the responses
@@ -86,6 +101,7 @@ class TransferResult:
             f"{p}receiver_acc": (sum(s > 0.5 for s in self.receiver_scores) / len(self.receiver_scores)
                                  if self.receiver_scores else 0.0),
             f"{p}receiver_tokens": float(self.receiver_tokens),
+            f"{p}receiver_tokens_decoded": float(self.receiver_tokens_decoded),
             f"{p}continuations": float(len(self.receiver_scores)),
             f"{p}cut_fraction_asked": sum(c.fraction for c in made) / n,
             # the fraction of its response each usable prefix is, after the leak rule moved it back
@@ -105,32 +121,72 @@ def run_transfer(cfg: TransferConfig, receiver, tokenizer, prompts: list[list[in
     `receiver` is a `RolloutBackend` generating solo; `sampling` the rollouts' `SamplingConfig`;
     `budget` the response budget the prefix and its continuation share (the writer's
     `max_new_tokens`). Continuation j of response i is keyed by `request_keys[i]` and j, so a
-    run replays.
+    run replays, and its tokens do not depend on which other continuations share its call.
     """
     cuts = [[transfer_cut(ids, gold, f, tokenizer) for f in fractions_for(cfg, key)]
             for ids, gold, key in zip(responses, golds, request_keys)]
-    # (response, continuation index, cut) of every continuation to write
+    # (response, continuation index, cut) of every continuation to write, and its own cap
     todo = [(i, j * cfg.samples + s, c) for i, row in enumerate(cuts) for j, c in enumerate(row) if c.usable
             for s in range(cfg.samples)]
-    groups: dict[int, list[tuple[int, int, Cut]]] = {}
-    for item in todo:  # one batched call per remaining budget
-        groups.setdefault(max(1, budget - item[2].tokens), []).append(item)
+    caps = [max(1, budget - c.tokens) for _, _, c in todo]
+    contexts = [prompts[i] + responses[i][: c.tokens] for i, _, c in todo]
+    written: list = [None] * len(todo)
+    decoded = calls = 0
+    for cap, rows in shared_calls(caps, [len(x) for x in contexts], getattr(receiver, "context_length", None)):
+        got = receiver.generate([contexts[k] for k in rows], replace(sampling, max_new_tokens=cap),
+                                [_continuation_key(request_keys[todo[k][0]], todo[k][1]) for k in rows], solo=True)
+        calls += 1
+        for k, r in zip(rows, got):
+            decoded += len(r.token_ids)
+            written[k] = within_cap(r, caps[k], tokenizer)
     per_response: list[list[float]] = [[] for _ in responses]
-    every, tokens = [], 0
-    for cap, items in sorted(groups.items()):
-        got = receiver.generate([prompts[i] + responses[i][: c.tokens] for i, _, c in items],
-                                replace(sampling, max_new_tokens=cap),
-                                [_continuation_key(request_keys[i], k) for i, k, _ in items], solo=True)
-        for (i, _, c), r in zip(items, got):
-            text = tokenizer.decode(responses[i][: c.tokens] + list(r.token_ids), skip_special_tokens=True)
-            score = float(reward_fn(text, golds[i]))
-            per_response[i].append(score)
-            every.append(score)
-            tokens += len(r.token_ids)
+    every = []
+    for (i, _, c), r in zip(todo, written):
+        text = tokenizer.decode(responses[i][: c.tokens] + list(r.token_ids), skip_special_tokens=True)
+        score = float(reward_fn(text, golds[i]))
+        per_response[i].append(score)
+        every.append(score)
     # a response with a cut that has no room still averages in as 0: the reward does not credit an untested cut
     scores = [transfer_score(s + [0.0] * sum(not c.usable for c in row) * cfg.samples) if row else 0.0
               for s, row in zip(per_response, cuts)]
-    return TransferResult(scores, cuts, every, tokens, [len(r) for r in responses])
+    return TransferResult(scores, cuts, every, sum(len(r.token_ids) for r in written), [len(r) for r in responses],
+                          decoded, calls)
+
+
+def shared_calls(caps: list[int], context_lengths: list[int], limit: int | None) -> list[tuple[int, list[int]]]:
+    """(cap, rows) of each receiver call: one call at the largest cap, unless a row's context plus that
+    cap would overrun the receiver's context `limit`; such rows wait for a further call at the
+    largest cap among them (the row that sets a call's cap always joins it: at its own cap it fits
+    as the writer's own rollout did, or the engine refuses it in one line as before)."""
+    left = sorted(range(len(caps)), key=lambda k: -caps[k])
+    out = []
+    while left:
+        cap = caps[left[0]]
+        rows = [k for k in left if k == left[0] or limit is None or context_lengths[k] + cap <= limit]
+        out.append((cap, sorted(rows)))
+        joined = set(rows)
+        left = [k for k in left if k not in joined]
+    return out
+
+
+def within_cap(rollout: Rollout, cap: int, tokenizer) -> Rollout:
+    """The rollout a call at `max_new_tokens=cap` would have returned, from one at a larger cap.
+
+    With keyed sampling the first `cap` tokens are the same. A rollout that stopped (EOS, stop
+    token or stop string) within them is unchanged: the smaller call stops at the same token.
+    One longer was still writing at token `cap`, so the smaller call ends it there with
+    `finish_reason="length"` and its text uncut by any stop string, as the engine does.
+    """
+    if len(rollout.token_ids) <= cap:
+        return rollout
+    ids = rollout.token_ids[:cap]
+
+    def head(xs):
+        return None if xs is None else xs[:cap]
+
+    return replace(rollout, token_ids=ids, authorship_mask=rollout.authorship_mask[:cap],
+                   text=tokenizer.decode(ids, skip_special_tokens=True), finish_reason="length",
+                   senior_logprobs=head(rollout.senior_logprobs), junior_logprobs=head(rollout.junior_logprobs))
 
 
 def _continuation_key(request_key: int, k: int) -> int:

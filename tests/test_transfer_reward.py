@@ -4,6 +4,9 @@
   worked solutions for many golds and every fraction; a gold too short to locate is not cut.
 - reward = verifier_weight * verifier + weight * mean(receiver verifier scores); a response with
   no room for a cut scores 0 and costs no receiver call.
+- The receiver writes a step's continuations in one batched call at the largest remaining budget,
+  each then cut to its own: exact, because the reference engine gives a keyed request the same
+  tokens in any batch and under any cap, and the batched reward equals the one-call-per-budget one.
 - `tandem-rlvr train ... partner_reward.kind=transfer` runs 2 steps on the tiny model and logs
   the receiver's accuracy, tokens and the cuts used; the batch the actor's loss reads holds the
   writer's tokens only.
@@ -123,6 +126,121 @@ def test_run_transfer_averages_the_receiver_grades_and_skips_responses_with_no_r
     assert len(set(keys)) == len(keys)  # every continuation has its own sampling key
     assert got.metrics()["transfer/no_room_frac"] == pytest.approx(2 / 8)
     assert got.metrics()["transfer/receiver_acc"] == float(right)
+
+
+# --- one receiver call per step ------------------------------------------------------------------
+
+def _receiver_setup(tiny_dir, n: int = 12):
+    """A float32 solo engine (the trainer's dtype) and `n` plain prompts with a part of their solution."""
+    from tandem.engine import TandemEngine
+    from tandem.models import load_model
+
+    tok = load_tokenizer(tiny_dir)
+    engine = TandemEngine(load_model(tiny_dir), None, tok)
+    problems = [p for p in generate_problems("train", 60, seed=0) if len(p.answer) >= 2][:n]
+    return tok, engine, problems
+
+
+def _frequent_token(engine, prompts, keys) -> int:
+    """A token the untrained model writes often: used as an EOS so that some continuations stop early."""
+    from collections import Counter
+
+    out = engine.generate(prompts, SamplingConfig(temperature=1.0, max_new_tokens=48, seed=3), keys, solo=True)
+    return Counter(t for r in out for t in r.token_ids).most_common(1)[0][0]
+
+
+def test_a_keyed_request_writes_the_same_tokens_in_any_batch_and_under_any_cap(tiny_dir):
+    from tandem.transfer_reward import within_cap
+
+    tok, engine, problems = _receiver_setup(tiny_dir)
+    prompts = [tok(p.prompt)["input_ids"] + tok(p.solution, add_special_tokens=False)["input_ids"][: 4 * i]
+               for i, p in enumerate(problems)]  # contexts of many lengths, as cut prefixes are
+    keys = list(range(700, 700 + len(prompts)))
+    eos = _frequent_token(engine, prompts, keys)
+    sampling = SamplingConfig(temperature=1.0, max_new_tokens=96, seed=3, eos_token_ids=(eos,))
+    big = engine.generate(prompts, sampling, keys, solo=True)
+    assert {r.finish_reason for r in big} == {"stop", "length"}  # both endings are exercised
+    mixed = [5, 0, 9, 2]  # another batch: fewer rows, another order, another longest prompt
+    for cap in (3, 17, 40):
+        small = replace(sampling, max_new_tokens=cap)
+        alone = [engine.generate([p], small, [k], solo=True)[0] for p, k in zip(prompts, keys)]
+        other = engine.generate([prompts[i] for i in mixed], small, [keys[i] for i in mixed], solo=True)
+        for i, (a, b) in enumerate(zip(alone, big)):
+            assert a.token_ids == b.token_ids[:cap]  # alone under a small cap == the prefix in the big batch
+            cut = within_cap(b, cap, tok)  # and cutting the big call's rollout gives the small call's, exactly
+            assert (cut.token_ids, cut.text, cut.finish_reason) == (a.token_ids, a.text, a.finish_reason)
+            assert cut.senior_logprobs == pytest.approx(a.senior_logprobs, abs=1e-5)
+        for i, r in zip(mixed, other):
+            assert (r.token_ids, r.finish_reason) == (alone[i].token_ids, alone[i].finish_reason)
+
+
+def per_budget_transfer(cfg, receiver, tok, prompts, responses, golds, keys, sampling, budget, reward_fn):
+    """The reference: one receiver call per distinct remaining budget (the code before batching)."""
+    from tandem.transfer_reward import _continuation_key, fractions_for
+
+    cuts = [[transfer_cut(ids, g, f, tok) for f in fractions_for(cfg, k)] for ids, g, k in zip(responses, golds, keys)]
+    groups: dict[int, list] = {}
+    for i, row in enumerate(cuts):
+        for j, c in enumerate(row):
+            for s in range(cfg.samples) if c.usable else ():
+                groups.setdefault(max(1, budget - c.tokens), []).append((i, j * cfg.samples + s, c))
+    per, tokens = [[] for _ in responses], 0
+    for cap, items in sorted(groups.items()):
+        got = receiver.generate([prompts[i] + responses[i][: c.tokens] for i, _, c in items],
+                                replace(sampling, max_new_tokens=cap),
+                                [_continuation_key(keys[i], k) for i, k, _ in items], solo=True)
+        for (i, _, c), r in zip(items, got):
+            per[i].append(reward_fn(tok.decode(responses[i][: c.tokens] + r.token_ids, skip_special_tokens=True),
+                                    golds[i]))
+            tokens += len(r.token_ids)
+    scores = [transfer_score(s + [0.0] * sum(not c.usable for c in row) * cfg.samples) for s, row in zip(per, cuts)]
+    return scores, per, tokens, len(groups)
+
+
+class CountingReceiver:
+    """The engine, with its calls counted."""
+
+    def __init__(self, engine):
+        self.engine, self.tokenizer, self.context_length, self.calls = engine, engine.tokenizer, \
+            engine.context_length, []
+
+    def generate(self, prompts, sampling, request_keys, solo=False):
+        self.calls.append((len(prompts), sampling.max_new_tokens))
+        return self.engine.generate(prompts, sampling, request_keys, solo=solo)
+
+
+def test_one_batched_receiver_call_scores_exactly_as_one_call_per_budget(tiny_dir):
+    tok, engine, problems = _receiver_setup(tiny_dir, n=8)
+    prompts = [tok(p.prompt)["input_ids"] for p in problems]
+    responses = [tok(p.solution, add_special_tokens=False)["input_ids"] for p in problems]
+    golds, keys = [p.answer for p in problems], list(range(40, 40 + len(problems)))
+    eos = _frequent_token(engine, prompts, keys)
+    sampling = SamplingConfig(temperature=1.0, max_new_tokens=64, seed=3, eos_token_ids=(eos,))
+    graded: dict[str, list[str]] = {"batched": [], "reference": []}
+
+    def grader(name):  # a verifier whose grade depends on every character: any token that differs shows
+        return lambda text, gold: graded[name].append(text) or float(len(text) % 3 == 0)
+
+    cfg = TransferConfig(samples=2)  # RLTR's draw: nearly one remaining budget per response
+    ref_scores, ref_per, ref_tokens, ref_calls = per_budget_transfer(cfg, engine, tok, prompts, responses, golds,
+                                                                     keys, sampling, 64, grader("reference"))
+    receiver = CountingReceiver(engine)
+    got = run_transfer(cfg, receiver, tok, prompts, responses, golds, keys, sampling, 64, grader("batched"))
+    assert ref_calls > 3 and receiver.calls == [(got.metrics()["transfer/continuations"], 64 - min(
+        c.tokens for row in got.cuts for c in row if c.usable))]  # one call, at the largest remaining budget
+    assert got.scores == ref_scores and sorted(got.receiver_scores) == sorted(s for p in ref_per for s in p)
+    assert sorted(graded["batched"]) == sorted(graded["reference"])  # the very same texts were graded
+    assert got.receiver_tokens == ref_tokens < got.receiver_tokens_decoded  # kept after the cut < decoded
+    assert got.metrics()["transfer/receiver_tokens_decoded"] == got.receiver_tokens_decoded
+
+
+def test_a_prefix_that_would_overrun_the_receivers_context_at_the_shared_cap_waits_for_its_own_call():
+    from tandem.transfer_reward import shared_calls
+
+    assert shared_calls([10, 30, 20], [50, 50, 50], limit=None) == [(30, [0, 1, 2])]
+    # row 0's context (90) + the shared cap (30) > 100: it waits for a call at its own cap, 10
+    assert shared_calls([10, 30, 20], [90, 50, 70], limit=100) == [(30, [1, 2]), (10, [0])]
+    assert shared_calls([], [], limit=100) == []
 
 
 # --- bad input: one line each, before any work -------------------------------------------------
