@@ -9,11 +9,18 @@ scorer, tokenizer and sampling it reads when TRL calls it. With
 `partner_reward.writer_sees_solution` the scorer reads each row's plain prompt (the rollout's
 `plain_prompt_ids`), never the writer's, and a co-writing junior's log-probs of the response,
 read by the engine after the writer's prompt, are read again after the plain one.
+
+Under `partner_reward.kind=transfer` the bound rollout's function is RLTR's transfer reward
+instead (`transfer_reward_function`): `tandem.transfer_reward.run_transfer` with the rollout's
+receiver engine, its sampling and budget, the rows' request keys and the verifier, so TRL's sum
+`verifier + weight * R_transfer` is the embedded trainer's reward, and the same `transfer/*`
+metrics are logged through `log_metric`.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from tandem.errors import TandemError
 from tandem.grading import reward as grade_reward
@@ -21,6 +28,9 @@ from tandem.grading.grader import reward_health
 from tandem.grading.grader import stats as grader_stats
 from tandem.partner_score import METRIC as PARTNER_METRIC
 from tandem.partner_score import partner_rewards, read_after, step_metrics
+from tandem.transfer_reward import run_transfer
+
+TRANSFER_REWARD = "transfer_reward"  # the transfer reward's function name: TRL logs rewards/transfer_reward/mean
 
 
 def completion_text(completion) -> str:
@@ -75,3 +85,28 @@ def partner_reward_function(rollout):
     return partner_score
 
 
+def transfer_reward_function(rollout, verifier: Callable[[str, str], float] = grade_reward):
+    """The reward function `rollout.partner_reward_func()` returns under `kind=transfer`: weight * R_transfer.
+
+    `verifier(text, gold)` grades each receiver continuation (prefix + continuation) against the
+    `answer` column: the project's grader unless the run grades with another.
+    """
+    cfg = rollout.partner_reward
+
+    def transfer_reward(completions, tandem_rollout, answer, log_metric=None, plain_prompt_ids=None,
+                        **columns) -> list[float]:
+        t0 = time.perf_counter()
+        rollouts = list(tandem_rollout)
+        # the receiver reads the plain question, never a writer's prompt
+        prompts = [r.prompt_ids for r in rollouts] if plain_prompt_ids is None else [list(p) for p in plain_prompt_ids]
+        done = run_transfer(cfg.transfer, rollout.receiver, rollout.engine.tokenizer, prompts,
+                            [r.token_ids for r in rollouts], [str(a) for a in answer],
+                            [r.request_key for r in rollouts], rollout.sampling, rollout.sampling.max_new_tokens,
+                            verifier)
+        if log_metric is not None:
+            for name, value in {**done.metrics(), "time_partner": time.perf_counter() - t0}.items():
+                log_metric(name, value)
+        return [cfg.weight * s for s in done.scores]
+
+    transfer_reward.__name__ = TRANSFER_REWARD
+    return transfer_reward

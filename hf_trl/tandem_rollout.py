@@ -26,14 +26,20 @@ here). Evaluation batches (`trainer.model.training` False) are written by the se
 unless `solo_eval=False`. With `partner_reward.writer_sees_solution` a training batch is
 written from RLT's teacher prompt, question and solution (`hf_trl.solution_writer`), returned
 as `prompt_ids` so TRL's loss sees what the writer read; evaluation batches keep the plain
-prompt, and the plain prompt ids go to the partner score as `plain_prompt_ids`.
+prompt, and the plain prompt ids go to the partner score as `plain_prompt_ids`. With
+`partner_reward.kind=transfer` (RLTR's transfer reward) the receiver (`transfer.receiver`, else
+the junior, else for a solo run a frozen copy of the senior before training: the base) gets a
+solo reference engine of its own (`receiver`); `partner_reward_func()` then continues each
+response's leak-free prefix with it (`hf_trl.rewards.transfer_reward_function`). Only the grade
+comes back: the receiver's tokens never enter TRL's batch, so never its loss.
 
 What is refused, in one line each before the first generation (`check(trainer)` runs the
 checks right after the trainer is built): a TRL without `rollout_func` or `env_mask`;
 TRL's vLLM mode (it builds its own single-model vLLM `LLM`, which cannot run the tandem
 model: `trl/generation/vllm_generation.py`, `self.llm = LLM(model=model.name_or_path, ...)`
 with no logits processor and no second model); a junior of another vocabulary;
-`num_generations` not dividing the generation batch; a senior the rollout cannot read
+`num_generations` not dividing the generation batch; a transfer receiver of another vocabulary
+(`tandem.models.load_receiver`, the embedded trainer's check); a senior the rollout cannot read
 (PEFT adapters, DeepSpeed ZeRO-3 or FSDP shards, a processor instead of a tokenizer, an
 architecture the reference engine does not run): `hf_trl.trl_version` and
 `hf_trl.trainer_access`. TRL's reward functions (the grader, the partner score) are in
@@ -43,12 +49,13 @@ architecture the reference engine does not run): `hf_trl.trl_version` and
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
 
 from hf_trl.junior_update import JuniorUpdater
-from hf_trl.rewards import grader_reward, partner_reward_function
+from hf_trl.rewards import grader_reward, partner_reward_function, transfer_reward_function
 from hf_trl.solution_writer import SolutionBook
 from hf_trl.trainer_access import (check_generation_settings, reachable_senior, text_tokenizer, tokenize_prompts,
                                    trainer_sampling)
@@ -58,7 +65,8 @@ from tandem.config import ENGINE_MODES, TandemConfig
 from tandem.errors import TandemError
 from tandem.grading.gold import check_golds
 from tandem.legacy import SENIOR_FRACTION_FIELD
-from tandem.models import check_same_vocab, load_model, load_tokenizer
+from tandem.grading import reward as grade_reward
+from tandem.models import check_same_vocab, load_model, load_receiver, load_tokenizer
 from tandem.partner_score import PartnerRewardConfig
 from tandem.metric_log import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, TANDEM_PREFIX
 from tandem.rollout import RolloutStats, stats_of_masks
@@ -96,11 +104,13 @@ class TandemRolloutFunc:
         check_trl()
         if self.engine_mode not in ENGINE_MODES:
             raise TandemError(f"unknown engine_mode {self.engine_mode!r}; choose one of {', '.join(ENGINE_MODES)}")
-        self.partner_reward.require_verifier_reward("HF TRL")  # RLT's teacher reward: the embedded trainer only
+        # RLT's teacher reward: the embedded trainer only; RLTR's transfer reward runs here, on the reference engine
+        self.partner_reward.require_verifier_reward("HF TRL", runs_transfer=True)
         if self.partner_reward.writer_sees_solution and not self.partner_reward.enabled:
             raise TandemError("partner_reward.writer_sees_solution=true shows the writer the solution the partner score "
                               "scores; set partner_reward.weight > 0 (or writer_sees_solution=false)")
         self.engine, self.trainer, self.senior, self.scorer, self.book = None, None, None, None, None
+        self.receiver = None  # kind=transfer: the receiver's solo engine
         self.last_stats, self.history = BatchStats(), []
 
     # --- binding to the trainer: every check, once, before the first generation ------------
@@ -121,8 +131,16 @@ class TandemRolloutFunc:
         if self.partner_reward.writer_sees_solution:  # each training prompt's solution, read once
             self.book = SolutionBook(trainer.train_dataset, tokenizer)
         junior, junior_tokenizer = (None, None) if self.solo else self._junior(trainer, tokenizer)
-        if self.partner_reward.enabled:  # the junior scores a TRL run; a GRPO run's base scores it (RLT's setting)
+        partner = self.partner_reward
+        if partner.transfers and partner.transfer.receiver:  # RLTR's separate frozen receiver, checked as `train` does
+            param = next(self.senior.parameters())
+            self.scorer = load_receiver(partner.transfer.receiver, tokenizer,
+                                        self.senior.get_input_embeddings().num_embeddings, param.device, param.dtype)
+        elif partner.enabled:  # the junior scores a TRL run; a GRPO run's base scores it (RLT's setting)
             self.scorer = junior if junior is not None else self._base_copy(trainer)
+        if partner.transfers:  # the receiver writes alone, on an engine of its own
+            self.receiver = build_backend("engine", self.scorer, None, self.tandem, tokenizer=tokenizer,
+                                          mode=self.engine_mode)
         # the reference engine checks the pair (one vocabulary, a supported architecture) in one line each.
         self.engine = build_backend("engine", self.senior, junior, self.tandem, tokenizer=tokenizer,
                                     junior_tokenizer=junior_tokenizer, mode=self.engine_mode)
@@ -179,7 +197,8 @@ class TandemRolloutFunc:
         keys = self.request_keys(plain_ids, mode, step, trainer.accelerator.process_index)
         with torch.no_grad():
             rollouts = self.engine.generate(prompt_ids, self.sampling, keys, solo=solo,
-                                            junior_logprobs=self.partner_reward.enabled and not solo)
+                                            junior_logprobs=self.partner_reward.enabled and not solo
+                                            and not self.partner_reward.transfers)
         self._log(trainer, rollouts, mode, step)
         out = {
             "prompt_ids": [r.prompt_ids for r in rollouts],  # what the writer read: TRL's loss is conditioned on it
@@ -194,15 +213,21 @@ class TandemRolloutFunc:
             out["plain_prompt_ids"] = plain_ids
         return out
 
-    def partner_reward_func(self):
-        """A TRL reward function: `partner_reward.weight` times the partner score (`tandem.partner_score`).
+    def partner_reward_func(self, verifier: Callable[[str, str], float] = grade_reward):
+        """A TRL reward function: `partner_reward.weight` times the partner score (`tandem.partner_score`), or
+        under `kind=transfer` times R_transfer (`tandem.transfer_reward`, each continuation graded by `verifier`,
+        the project's grader unless given; pass the one the run rewards with).
 
         Pass it beside the verifier's (`reward_funcs=[grader_reward, rollout.partner_reward_func()]`):
         TRL sums them, so each row's reward is verifier + weight * score. The gold is the
         dataset's `answer` or `solution` column (`partner_reward.target`); the unweighted score
         and each term are logged as `partner_score` and `partner_score/<term>`, and the seconds
-        the score took as `time_partner` (as the embedded trainer logs it).
+        the score took as `time_partner` (as the embedded trainer logs it). Under `kind=transfer`
+        the step's `transfer/*` metrics (the receiver's accuracy and tokens, the cut fractions
+        asked and used, ...) and `time_partner` are logged instead.
         """
+        if self.partner_reward.transfers:
+            return transfer_reward_function(self, verifier)
         return partner_reward_function(self)
 
     @staticmethod
@@ -251,7 +276,9 @@ def tandem_rollout_func(junior=None, tandem_config: TandemConfig | None = None, 
     partner_reward: a `partner_reward` section of weight > 0 makes `partner_reward_func()` the
     partner score's reward function (scored by the junior; with solo=True by the base). With
     `writer_sees_solution=True` (and target "solution") training batches are written from the
-    question and its solution; the training dataset then needs a `solution` column.
+    question and its solution; the training dataset then needs a `solution` column. With
+    `kind="transfer"` it is RLTR's transfer reward (the receiver: `transfer.receiver`, the
+    junior, or with solo=True the base).
     """
     return TandemRolloutFunc(junior=junior, tandem=tandem_config or TandemConfig(), sampling=sampling,
                              junior_tokenizer=junior_tokenizer, engine_mode=engine_mode, solo_eval=solo_eval,

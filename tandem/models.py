@@ -157,5 +157,19 @@ def check_partner_rows(senior_rows: int, junior_rows: int, junior: str) -> None:
                           "tokens the other writes; use a junior with the senior's embedding size")
 
 
+def load_receiver(path: str, tokenizer, senior_rows: int, device="cpu", dtype="float32"):
+    """`partner_reward.transfer.receiver` (RLTR's receiver), frozen; one line, before any step, for another
+    vocabulary. The prefix is handed over as token ids, so the receiver must read the senior's tokens.
+    Every trainer that runs the transfer reward loads it here (the embedded trainer, HF TRL)."""
+    what = f"partner_reward.transfer.receiver {path}"
+    try:
+        check_same_vocab(tokenizer, load_tokenizer(path))
+    except TandemError as e:
+        raise TandemError(f"{what}: {e}") from None
+    receiver = load_model(path, dtype=dtype, device=device)
+    check_partner_rows(senior_rows, receiver.get_input_embeddings().num_embeddings, what)
+    return receiver.eval().requires_grad_(False)
+
+
 def context_length(model) -> int:
     return int(getattr(model.config, "max_position_embeddings", 1 << 30))

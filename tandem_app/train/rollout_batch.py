@@ -29,11 +29,10 @@ from collections.abc import Callable
 import torch
 
 from tandem.coins import request_key
-from tandem.errors import TandemError
 from tandem.grading.grader import reward_health
 from tandem.grading.grader import stats as grader_stats
 from tandem.logprobs import pad_right
-from tandem.models import check_partner_rows, check_same_vocab, load_model, load_tokenizer
+from tandem.models import load_receiver
 from tandem.metric_log import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, batch_metrics
 from tandem.partner_score import combined_reward, partner_rewards, read_after, step_metrics
 from tandem.rollout import rollout_stats
@@ -134,23 +133,6 @@ class GroupSampler:
         rewards = torch.tensor([combined(float(v), r, partner.weight, partner.verifier_weight)
                                 for v, r in zip(scores.tolist(), done.scores)])
         return rewards, {**done.metrics(), "time_partner": time.time() - t0}
-
-
-
-
-def load_receiver(path: str, tokenizer, senior_rows: int, device: str):
-    """`partner_reward.transfer.receiver`, frozen; one line, before any step, for another vocabulary.
-
-    The prefix is handed over as token ids, so the receiver must read the senior's tokens.
-    """
-    try:
-        check_same_vocab(tokenizer, load_tokenizer(path))
-    except TandemError as e:
-        raise TandemError(f"partner_reward.transfer.receiver {path}: {e}") from None
-    receiver = load_model(path, device=device)
-    check_partner_rows(senior_rows, receiver.get_input_embeddings().num_embeddings,
-                       f"partner_reward.transfer.receiver {path}")
-    return receiver.eval().requires_grad_(False)
 
 
 def rollout_metrics(batch: dict, group_size: int) -> dict:
