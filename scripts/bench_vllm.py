@@ -177,10 +177,10 @@ def handoff_runs(base: Path, n_prompts: int, repeats: int) -> list[dict]:
     from tandem.coins import request_key
     from tandem_eval.backends import EvalBackend
     from tandem_backends.settings import EngineSettings
-    from tandem_eval.sampling import EvalSampling
+    from tandem_eval.sampling import eval_sampling
 
     rows = [json.loads(line) for line in (base / "task_test.jsonl").read_text().splitlines()[:n_prompts]]
-    sampling = EvalSampling(temperature=0.7, top_p=0.8, top_k=20, max_new_tokens=96)
+    sampling = eval_sampling(max_new_tokens=96)
     model = base / "model"
     backends = {route: EvalBackend(EngineSettings(model, model, backend="vllm", dtype="float32", vllm_handoff=route),
                                    sampling) for route in ("tandem", "two-engine")}

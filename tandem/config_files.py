@@ -17,7 +17,7 @@ from pathlib import Path
 
 from tandem.errors import TandemError
 from tandem.jsonl import read_text
-from tandem.strict import Raw, build
+from tandem.strict import PRESET, Raw, build
 
 
 def _first_line(e: Exception) -> str:
@@ -115,12 +115,15 @@ def build_config(cls, data: dict, where: str = ""):
     return build(cls, data, where)
 
 
-def config_to_dict(cfg) -> dict:
-    """Plain nested dict of a config."""
+def config_to_dict(cfg, keys: tuple[str, ...] | None = None) -> dict:
+    """Plain nested dict of a config (of its `keys` only, if given); a preset section is written as its keys."""
     out = {}
     for f in dataclasses.fields(cfg):
+        if keys is not None and f.name not in keys:
+            continue
         v = getattr(cfg, f.name)
-        out[f.name] = config_to_dict(v) if dataclasses.is_dataclass(v) else (list(v) if isinstance(v, tuple) else v)
+        inner = f.metadata[PRESET].keys if PRESET in f.metadata else None
+        out[f.name] = config_to_dict(v, inner) if dataclasses.is_dataclass(v) else (list(v) if isinstance(v, tuple) else v)
     return out
 
 

@@ -17,6 +17,10 @@ A dataclass may declare, as class attributes:
 - `ALIASES = {"legacy_key": "field"}`: legacy spellings accepted for a field;
 - `MOVED = {"old.dotted.key": "new.dotted.key"}`: settings that changed section;
 - `RETIRED = {"key": "why, and what to set instead"}`: keys refused with that hint.
+
+A dataclass-typed field may be a section built on a preset instance instead of its class's
+defaults (`preset_section`): the evaluation's sampling is a `SamplingConfig` whose keys left
+out take the eval preset's values, and whose keys are the five an evaluation records.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import dataclasses
 import difflib
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from tandem.errors import TandemError
@@ -35,6 +40,36 @@ class Raw:
     """The text of a `key=value` override, typed later by the field it sets."""
 
     text: str
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A section's preset (field metadata under `PRESET`): `base()` is the instance whose values a key
+    left out takes, `keys` the section's keys. Another field of the class is read only at the preset's
+    value, so that the `asdict` of a whole instance builds the section; set to anything else it is unknown.
+    """
+
+    base: Callable[[], object]
+    keys: tuple[str, ...]
+
+    def build(self, tp, data, where: str):
+        """The section `tp` from `data`, a (possibly partial) mapping of its keys, over `base()`."""
+        if isinstance(data, tp) or not isinstance(data, dict):
+            return coerce(data, tp, where)
+        base, hints = self.base(), typing.get_type_hints(tp)
+        for key, value in data.items():
+            known = key in self.keys or (key in hints and coerce(value, hints[key], f"{where}.{key}") == getattr(base, key))
+            if not known:
+                raise unknown_key(str(key), self.keys, where)
+        return build(tp, {**{k: getattr(base, k) for k in self.keys}, **data}, where)
+
+
+PRESET = "tandem.strict.preset"  # the field metadata key of a `Preset`
+
+
+def preset_section(base: Callable[[], object], keys: tuple[str, ...], default: Callable[[], object] | None = None):
+    """A dataclass field holding a section built on `base()` (see `Preset`); its default is `default()`, else `base()`."""
+    return dataclasses.field(default_factory=default or base, metadata={PRESET: Preset(base, tuple(keys))})
 
 
 def valid_keys(cls) -> list[str]:
@@ -48,7 +83,9 @@ def section_keys(cls, prefix: str = "") -> list[str]:
     out = []
     for f in dataclasses.fields(cls):
         tp = _unwrap_optional(hints[f.name])[0]
-        if f.init and dataclasses.is_dataclass(tp):
+        if f.init and PRESET in f.metadata:
+            out += [f"{prefix}{f.name}.{k}" for k in f.metadata[PRESET].keys]
+        elif f.init and dataclasses.is_dataclass(tp):
             inner = f"{prefix}{f.name}."
             out += [inner + k for k in valid_keys(tp)] + section_keys(tp, inner)
     return out
@@ -128,11 +165,15 @@ def build(cls, data, where: str = ""):
         raise TandemError(f"{where or cls.__name__} is a section; give a mapping of its keys, got {data!r}")
     data = rename_aliases(cls, apply_moves(cls, data), where)
     hints = typing.get_type_hints(cls)
-    names = [f.name for f in dataclasses.fields(cls) if f.init]
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
     for key in data:
-        if key not in names:
+        if key not in fields:
             raise unknown_key(str(key), valid_keys(cls), where, getattr(cls, "RETIRED", None), section_keys(cls))
-    kwargs = {k: coerce(v, hints[k], f"{where}.{k}" if where else k) for k, v in data.items()}
+    kwargs = {}
+    for k, v in data.items():
+        inner = f"{where}.{k}" if where else k
+        preset = fields[k].metadata.get(PRESET)
+        kwargs[k] = preset.build(hints[k], v, inner) if preset else coerce(v, hints[k], inner)
     return cls(**kwargs)
 
 

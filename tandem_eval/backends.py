@@ -3,7 +3,7 @@
 `EvalBackend(settings, sampling)` is a run's `RoleBackends` (each role's backend built from the
 typed `tandem_backends.settings.EngineSettings` on first use, by the backend's registry entry)
 plus the two generations the evaluations call, one `Rollout` per prompt under one
-`EvalSampling`: `solo(prompts, keys)` (the senior alone) and `handoff(prompts, keys, texts)`:
+`SamplingConfig` (the eval preset's, `tandem_eval.sampling.eval_sampling()`, by default): `solo(prompts, keys)` (the senior alone) and `handoff(prompts, keys, texts)`:
 
 - on a backend whose team writes the handoff (the reference engine; vLLM with
   `--vllm-handoff tandem`): one engine holding both models with the `step` strategy, senior
@@ -24,15 +24,16 @@ from tandem.errors import TandemError
 from tandem_backends.roles import RoleBackends
 from tandem_backends.settings import EngineSettings
 from tandem_eval.handoff import run_step_handoff
-from tandem_eval.sampling import EvalSampling
+from tandem.sampling import SamplingConfig
+from tandem_eval.sampling import eval_sampling
 
 
 class EvalBackend(RoleBackends):
     """A run's backends by role, and the solo and handoff generation on them; see the module docstring."""
 
-    def __init__(self, settings: EngineSettings, sampling: EvalSampling | None = None, progress: bool = True):
+    def __init__(self, settings: EngineSettings, sampling: SamplingConfig | None = None, progress: bool = True):
         super().__init__(settings)
-        self.sampling, self.progress = sampling or EvalSampling(), progress
+        self.sampling, self.progress = sampling or eval_sampling(), progress
 
     def solo(self, prompts: list[list[int]], keys: list[int], max_new_tokens: int | None = None):
         """`max_new_tokens` replaces the sampling's response budget for this call (a per-prompt budget rule)."""
@@ -62,8 +63,7 @@ class EvalBackend(RoleBackends):
         return self.same_vocab and not two_engines
 
     def _sampling(self, max_new_tokens: int | None):
-        config = self.sampling.config()
-        return config if max_new_tokens is None else replace(config, max_new_tokens=max_new_tokens)
+        return self.sampling if max_new_tokens is None else replace(self.sampling, max_new_tokens=max_new_tokens)
 
     def _batched(self, backend, prompts, keys, solo: bool, desc: str, sampling):
         size = self.batch_size or len(prompts)

@@ -25,6 +25,7 @@ import sys
 
 from tandem.jsonl import write_json
 from tandem_eval import grader
+from tandem_eval.sampling import record
 
 DESCRIPTION = "Count the responses on which the token handoff (ours) and the text handoff (the release's) differ."
 
@@ -88,9 +89,9 @@ def run(args) -> int:
                 keys.append(request_key(f"{name}/{p.id}", s))
                 golds.append(p.answer)
     result = compare(backend.backend("senior"), backend.backend("junior"), prompts, texts, keys,
-                     backend.sampling.config(), golds)
+                     backend.sampling, golds)
     result["config"] = {"senior": args.senior, "junior": args.junior, "preset": preset.name, "n": settings.n,
-                        "sampling": backend.sampling.record(), "benchmarks": list(benchmarks)}
+                        "sampling": record(backend.sampling), "benchmarks": list(benchmarks)}
     print(json.dumps({k: v for k, v in result.items() if k != "config"}))
     write_json(settings.out_dir / "handoff_protocols.json", result)
     return 0

@@ -35,6 +35,7 @@ from tandem.metrics import ks_for
 from tandem.transfer_cut import answer_cut, cut_point  # noqa: F401
 from tandem_eval import grader, leak
 from tandem_eval.rows import SampleRow
+from tandem_eval.sampling import record
 
 DEFAULT_FRACTIONS = (0.3, 0.5, 0.7)
 
@@ -190,7 +191,7 @@ def run_prefix_transfer(run, models: dict, fractions: tuple[float, ...], backend
         stem = file_stem(name)
         summary_path = run.out_dir / f"{stem}.prefix.summary.json"
         config = {"phase": "prefix", "preset": run.preset.name, **models, "n": run.n,
-                  "sampling": run.sampling.record(), "benchmark": name, "problems_sha256":
+                  "sampling": record(run.sampling), "benchmark": name, "problems_sha256":
                   problems_digest(problems), "fractions": list(fractions),
                   "solo_samples": None if solo_dir is None else str(solo_dir)}
         stored = json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.is_file() else {}
@@ -212,7 +213,7 @@ def run_prefix_transfer(run, models: dict, fractions: tuple[float, ...], backend
         if any(r.prompt_ids != expected[i // run.n] for i, r in enumerate(solo)):
             raise TandemError(f"--prefix-solo-dir {solo_dir}: its prompts differ from this run's (another tokenizer, "
                               "instruction or preset); evaluate the senior with the same flags")
-        sampling = backend.sampling.config()
+        sampling = backend.sampling
         summary = {"config": config, "benchmark": name, "fractions": {}}
         all_rows = []
         for f in fractions:

@@ -15,7 +15,8 @@ from dataclasses import asdict, dataclass
 
 from tandem.errors import TandemError
 from tandem_eval.prompts import INSTRUCTION, PAPER_INSTRUCTION
-from tandem_eval.sampling import SAMPLING_FIELDS, EvalSampling
+from tandem.sampling import SamplingConfig
+from tandem_eval.sampling import SAMPLING_FIELDS, eval_sampling, record
 
 
 @dataclass(frozen=True)
@@ -23,7 +24,7 @@ class EvalPreset:
     name: str
     benchmarks: tuple[str, ...]  # each its own pass@k; `macro` is their plain mean
     n: int  # samples per problem (k = 1, 2, 4, ... <= n)
-    sampling: EvalSampling  # EvalSampling() or a named override of it
+    sampling: SamplingConfig  # eval_sampling() or a named override of it
     # The response budget of a prompt of length L is min(max_new_tokens, context_length - L - context_reserve);
     # None = max_new_tokens whatever the prompt (the engine's own context is the only bound).
     context_length: int | None
@@ -39,13 +40,14 @@ class EvalPreset:
 
     def record(self) -> dict:
         d = asdict(self)
-        return {**d, **d.pop("sampling"), "benchmarks": list(self.benchmarks)}
+        del d["sampling"]
+        return {**d, **record(self.sampling), "benchmarks": list(self.benchmarks)}
 
 
 PRESETS: dict[str, EvalPreset] = {
     p.name: p
     for p in [
-        EvalPreset("ours", benchmarks=("aime_24_26", "amc_23_25", "minerva"), n=8, sampling=EvalSampling(),
+        EvalPreset("ours", benchmarks=("aime_24_26", "amc_23_25", "minerva"), n=8, sampling=eval_sampling(),
                    context_length=None,
                    context_reserve=0, instruction=INSTRUCTION, instruction_separator="\n", errata="fixed",
                    max_rounds=None),
@@ -53,7 +55,7 @@ PRESETS: dict[str, EvalPreset] = {
         # CONTEXT_RESERVE 8, chat_prefix), eval/solo.py (n 8, seed 17), eval/handoff.py (MAX_ROUNDS 150),
         # data/build_evals.py (the instruction, appended with no separator; AMC answers as published).
         EvalPreset("paper", benchmarks=("aime2024", "aime2025", "aime2026", "amc_23_25"), n=8,
-                   sampling=EvalSampling(seed=17), context_length=4096,
+                   sampling=eval_sampling(seed=17), context_length=4096,
                    context_reserve=8, instruction=PAPER_INSTRUCTION, instruction_separator="", errata="source",
                    max_rounds=150),
     ]

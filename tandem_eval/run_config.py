@@ -20,7 +20,8 @@ from tandem.errors import TandemError
 from tandem.strict import build
 from tandem_backends.settings import EngineSettings
 from tandem_eval.presets import DEFAULT_PRESET, EvalPreset, get_preset
-from tandem_eval.sampling import SAMPLING_FIELDS, EvalSampling
+from tandem.sampling import SamplingConfig
+from tandem_eval.sampling import SAMPLING_FIELDS, flag_sampling
 
 # The flags a preset fills when they are left out (None), each named as the preset names it.
 PRESET_FLAGS = ("benchmarks", "n", *SAMPLING_FIELDS, "errata", "instruction")
@@ -33,7 +34,7 @@ class EvalRun:
     preset: EvalPreset
     benchmarks: tuple[str, ...]
     n: int
-    sampling: EvalSampling
+    sampling: SamplingConfig  # the five keys an evaluation records (`tandem_eval.sampling`)
     out_dir: Path
     errata: str
     instruction: str
@@ -65,7 +66,7 @@ class EvalRun:
         if isinstance(benchmarks, str):
             benchmarks = tuple(b.strip() for b in benchmarks.split(",") if b.strip())
         return build(cls, {"preset": preset, "benchmarks": list(benchmarks), "n": value["n"],
-                           "sampling": {f: value[f] for f in SAMPLING_FIELDS}, "out_dir": Path(args.out_dir),
+                           "sampling": flag_sampling(value), "out_dir": Path(args.out_dir),
                            "errata": value["errata"], "instruction": value["instruction"],
                            "engine": engine_settings(args, preset, value["seed"]), **given_optional(cls, args)})
 

@@ -48,6 +48,7 @@ from tandem_eval.prompts import chat_prompt_ids, chat_prompt_text
 from tandem_eval.resume import append_rows, existing_summary, file_stem, problems_digest, read_partial
 from tandem_eval.rows import SampleRow
 from tandem_eval.run_config import EvalRun
+from tandem_eval.sampling import record
 
 
 def model_id(path: str) -> str:
@@ -192,7 +193,7 @@ def run_eval(run: EvalRun, phase: str, models: dict, backend: EvalBackend) -> di
     benchmarks = load_run_benchmarks(run)
     grader.warm_up()  # math-verify imported now, not inside the first grading call's time bound
     base = {"phase": phase, "preset": preset.name, **models, "backend": run.engine.backend, "n": run.n,
-            "sampling": run.sampling.record(), "max_problems": run.max_problems, "errata": run.errata,
+            "sampling": record(run.sampling), "max_problems": run.max_problems, "errata": run.errata,
             "instruction": run.instruction, "instruction_separator": preset.instruction_separator,
             "budget_rule": {"context_length": preset.context_length, "context_reserve": preset.context_reserve},
             "dtype": run.engine.dtype}

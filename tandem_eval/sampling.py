@@ -1,39 +1,47 @@
-"""The evaluation's sampling: the one home of its defaults.
+"""The evaluation's sampling: a preset of the one sampling config, `tandem.sampling.SamplingConfig`.
 
-`EvalSampling()` is the paper's evaluation sampling (temperature 0.7, top-p 0.8, top-k 20,
+`eval_sampling()` is the paper's evaluation sampling (temperature 0.7, top-p 0.8, top-k 20,
 3,000 response tokens), which `ours` uses as it is; every other preset is a named override
-of it (`tandem_eval.presets`: `paper` changes the seed to 17). Every output records these
-values; `config()` is the one conversion to the `tandem.sampling.SamplingConfig` every
-backend takes.
+of it (`tandem_eval.presets`: `paper` changes the seed to 17). An evaluation's sampling has
+five keys (`SAMPLING_FIELDS`, each a flag of the eval tools): every output records them
+(`record`), and a config section of them (`sampling_section`) fills a key left out from
+this preset, not from `SamplingConfig`'s own defaults (the trainer's rollout sampling).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import typing
+from collections.abc import Callable
+from dataclasses import replace
+from types import SimpleNamespace
+
+from tandem.sampling import SamplingConfig, check_sampling_values
+from tandem.strict import coerce, preset_section
 
 SAMPLING_FIELDS = ("temperature", "top_p", "top_k", "max_new_tokens", "seed")
+PAPER = SamplingConfig(temperature=0.7, top_p=0.8, top_k=20, max_new_tokens=3000, seed=0)
 
 
-@dataclass
-class EvalSampling:
-    """The evaluation's sampling, defaults once: the paper's (see the module docstring)."""
+def eval_sampling(**overrides) -> SamplingConfig:
+    """The evaluation's sampling: the paper's (see the module docstring), with `overrides` by name."""
+    return replace(PAPER, **overrides)
 
-    temperature: float = 0.7
-    top_p: float = 0.8
-    top_k: int = 20  # 0 = off
-    max_new_tokens: int = 3000
-    seed: int = 0
 
-    def __post_init__(self):
-        from tandem.sampling import check_sampling_values  # imports torch; keep --help light
+def record(sampling: SamplingConfig) -> dict:
+    """What an output records of its sampling: the five evaluation keys."""
+    return {name: getattr(sampling, name) for name in SAMPLING_FIELDS}
 
-        check_sampling_values(self, name=lambda field: "--" + field.replace("_", "-"))
 
-    def record(self) -> dict:
-        return asdict(self)
+def sampling_section(default: Callable[[], SamplingConfig] = eval_sampling):
+    """A config field holding an evaluation's sampling: `default()` by default, its keys the five, a key left
+    out taking the paper's value, as it does in the eval tools' flags (`tandem.strict.Preset`)."""
+    return preset_section(eval_sampling, SAMPLING_FIELDS, default=default)
 
-    def config(self):
-        """The `tandem.sampling.SamplingConfig` every backend takes (the one conversion)."""
-        from tandem.sampling import SamplingConfig
 
-        return SamplingConfig(**asdict(self))
+def flag_sampling(values: dict) -> SamplingConfig:
+    """The sampling the eval tools' flags ask for: a value of the wrong type refused as the strict parse refuses
+    it (`sampling.top_p must be a number`), a value out of range named as the flag the user typed (`--top-p`)."""
+    hints = typing.get_type_hints(SamplingConfig)
+    typed = {name: coerce(values[name], hints[name], f"sampling.{name}") for name in SAMPLING_FIELDS}
+    check_sampling_values(SimpleNamespace(**typed), name=lambda field: "--" + field.replace("_", "-"))
+    return SamplingConfig(**typed)

@@ -13,7 +13,7 @@ from tandem.rollout import Rollout
 from tandem.sampling import SamplingConfig
 from tandem_eval.backends import EvalBackend
 from tandem_backends.settings import EngineSettings
-from tandem_eval.sampling import EvalSampling
+from tandem_eval.sampling import eval_sampling
 from tandem_eval.handoff import run_step_handoff
 from tandem_eval.prompts import chat_prompt_ids, chat_prompt_text
 from vllm_source.runtime import VLLM_MISSING
@@ -34,7 +34,7 @@ def _nudge(model, step_ids: list[int], eos_id: int) -> None:
 
 @pytest.fixture(scope="module")
 def handoff_run(tiny_dir, tiny_dir_seed1):
-    sampling = EvalSampling(temperature=1.0, top_p=1.0, top_k=0, max_new_tokens=BUDGET, seed=0)
+    sampling = SamplingConfig(temperature=1.0, top_p=1.0, top_k=0, max_new_tokens=BUDGET, seed=0)
     backend = EvalBackend(EngineSettings(tiny_dir, tiny_dir_seed1), sampling)
     tok = backend.tokenizer
     step_ids = [i for i in range(len(tok)) if "\n\n" in tok.decode([i])]
@@ -144,12 +144,12 @@ def _mismatched_copy(src, dst):
 def test_mismatched_vocabularies_are_refused_without_the_flag(tiny_dir, tiny_dir_seed1, tmp_path):
     junior = _mismatched_copy(tiny_dir_seed1, tmp_path / "junior")
     with pytest.raises(TandemError, match="--allow-vocab-mismatch"):
-        EvalBackend(EngineSettings(tiny_dir, junior), EvalSampling(max_new_tokens=8)).handoff([[1]], [0])
+        EvalBackend(EngineSettings(tiny_dir, junior), eval_sampling(max_new_tokens=8)).handoff([[1]], [0])
 
 
 def test_mismatched_vocabularies_hand_over_retokenised_text_when_allowed(tiny_dir, tiny_dir_seed1, tmp_path):
     junior = _mismatched_copy(tiny_dir_seed1, tmp_path / "junior")
-    sampling = EvalSampling(temperature=1.0, top_p=1.0, top_k=0, max_new_tokens=12)
+    sampling = SamplingConfig(temperature=1.0, top_p=1.0, top_k=0, max_new_tokens=12)
     backend = EvalBackend(EngineSettings(tiny_dir, junior, allow_vocab_mismatch=True), sampling)
     text = chat_prompt_text(backend.tokenizer, "What is 2+3?")
     samples = backend.handoff([chat_prompt_ids(backend.tokenizer, "What is 2+3?")] * 2, [0, 1], [text] * 2)

@@ -263,10 +263,10 @@ def test_the_demos_transfer_evaluation_reuses_the_demos_samples(tiny_dir, tiny_d
     from tandem_app.task import generate_problems
     from tandem_app.task import DEMO_TASK
     from tandem_app.train.evaluate import EvalConfig, evaluate_senior, evaluate_transfer
-    from tandem_eval.sampling import EvalSampling
+    from tandem_eval.sampling import eval_sampling
 
     problems = generate_problems("test", 3, 0, DEMO_TASK)
-    cfg = EvalConfig(n_problems=3, n_samples=2, sampling=EvalSampling(max_new_tokens=24, seed=5))
+    cfg = EvalConfig(n_problems=3, n_samples=2, sampling=eval_sampling(max_new_tokens=24, seed=5))
     got = evaluate_transfer(tiny_dir, tiny_dir_seed1, problems, cfg, (0.3, 0.7), tag="t")
     plain = evaluate_senior(tiny_dir, tiny_dir_seed1, problems, cfg, tag="t")
     assert got["solo_counts"] == plain["solo_counts"] and got["handoff_counts"] == plain["handoff_counts"]

@@ -13,7 +13,8 @@ from tandem.errors import TandemError
 from tandem_app.task import DEMO_TASK, TaskConfig
 from tandem.devices import check_device
 from tandem_app.train.finite import check_finite_numbers, check_lr
-from tandem_eval.sampling import EvalSampling
+from tandem.sampling import SamplingConfig
+from tandem_eval.sampling import sampling_section
 
 BACKENDS = {"reference": "engine", "vllm": "vllm"}  # this command's name -> its entry in tandem_backends.registry
 SFT_BACKENDS = ("embedded", "verl")
@@ -26,7 +27,7 @@ def _demo_task() -> TaskConfig:
     return DEMO_TASK  # the demo's task: the one its teachers were trained on
 
 
-def _demo_eval_sampling() -> EvalSampling:
+def _demo_eval_sampling() -> SamplingConfig:
     from tandem_app.train.eval_config import EvalConfig
 
     return EvalConfig().sampling
@@ -69,7 +70,7 @@ class DistillConfig:
     save_every: int = 50  # the student's SFT checkpoints
     n_eval_problems: int = 200  # test problems, the same before and after
     n_samples: int = 4  # sampled responses per test problem
-    eval_sampling: EvalSampling = field(default_factory=_demo_eval_sampling)
+    eval_sampling: SamplingConfig = sampling_section(_demo_eval_sampling)
 
     def __post_init__(self):
         for name in ("n_train_problems", "n_eval_problems", "n_samples", "steps", "batch_size", "save_every",

@@ -110,10 +110,10 @@ def generator(cfg, progress: bool = True):
     """The teacher's backend under the trace sampling (the eval's `EvalBackend`)."""
     from tandem_app.distill.evaluation import engine_settings
     from tandem_eval.backends import EvalBackend
-    from tandem_eval.sampling import EvalSampling
+    from tandem.sampling import SamplingConfig
 
-    sampling = EvalSampling(temperature=cfg.temperature, top_p=cfg.top_p, top_k=cfg.top_k,
-                            max_new_tokens=cfg.max_new_tokens, seed=cfg.seed)
+    sampling = SamplingConfig(temperature=cfg.temperature, top_p=cfg.top_p, top_k=cfg.top_k,
+                              max_new_tokens=cfg.max_new_tokens, seed=cfg.seed)
     return EvalBackend(engine_settings(cfg, cfg.teacher), sampling, progress=progress)
 
 

@@ -150,7 +150,7 @@ def evaluate_transfer(senior_path, junior_path, problems: list[Problem], cfg: Ev
                     for (i, j), s, g in zip(rows, solo, golds)]
         with torch.no_grad():
             done = prefix_transfer.finish_prefixes(backend.backend("junior"), tok, prefixes, f,
-                                                   backend.sampling.config(), cfg.batch_size)
+                                                   backend.sampling, cfg.batch_size)
         right = [d if d is not None and solo_right else None for d, solo_right in zip(done, solo_correct)]
         kept = [d for d in done if d is not None]
         out["prefix"][f"{f:g}"] = {"counts": _continued_counts(done, golds, n),
