@@ -2,6 +2,7 @@
 
 The keys stay flat (`device=cpu wandb=true threads=1`), each is refused in one line naming
 it, and a run's `config.json` holds them and reads back as the same config (what --resume does).
+`distill`, which has no metric sinks, inherits their device part (`DeviceSettings`) the same way.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ import pytest
 
 from tandem.config_files import config_to_dict, load_config
 from tandem.errors import TandemError
-from tandem_app.train.run_settings import RunSettings
+from tandem_app.distill.config import DistillConfig
+from tandem_app.train.run_settings import DeviceSettings, RunSettings
 from tandem_app.train.sft_config import SFTConfig
 from tandem_app.train.train_config import TrainConfig
 
@@ -25,7 +27,7 @@ def test_the_run_settings_are_declared_once_and_stay_flat_keys(where, tmp_path):
     cls = CONFIGS[where]
     shared = {f.name for f in dataclasses.fields(RunSettings)}
     assert issubclass(cls, RunSettings) and len(shared) == 8
-    declared = {name for klass in cls.__mro__ if klass is not RunSettings
+    declared = {name for klass in cls.__mro__ if klass not in (RunSettings, DeviceSettings)
                 for name in vars(klass).get("__annotations__", {})}
     assert not declared & shared  # each default in RunSettings only
     cfg = load_config(cls, None, ["model=m", f"out={tmp_path}", "device=cpu", "wandb=true", "threads=1"])
@@ -52,3 +54,24 @@ def test_the_run_settings_keep_their_place_among_the_keys():
         names = [f.name for f in dataclasses.fields(cls)]
         shared, start = [f.name for f in dataclasses.fields(RunSettings)], names.index("device")
         assert names[start - 1] == before and names[start:start + 8] == shared and names[start + 8] == after
+
+
+def test_distill_takes_the_device_settings_alone_in_their_place():
+    shared = [f.name for f in dataclasses.fields(DeviceSettings)]
+    assert issubclass(DistillConfig, DeviceSettings) and not issubclass(DistillConfig, RunSettings)
+    declared = {name for klass in DistillConfig.__mro__ if klass is not DeviceSettings
+                for name in vars(klass).get("__annotations__", {})}
+    assert shared == ["device", "threads"] and not declared & set(shared)
+    names = [f.name for f in dataclasses.fields(DistillConfig)]
+    start = names.index("device")  # between the traces' keys and the SFT's, as before
+    assert names[start - 1] == "generation_batch_size" and names[start:start + 2] == shared
+    assert names[start + 2] == "sft_backend" and "wandb" not in names
+
+
+@pytest.mark.parametrize("override, message", [
+    ("device=tpu", "device='tpu' is not a torch device"),
+    ("threads=-1", "threads must be >= 0, got -1"),
+])
+def test_a_bad_device_setting_of_distill_is_one_line_naming_its_key(override, message):
+    with pytest.raises(TandemError, match=rf"^distill: {message}"):
+        load_config(DistillConfig, None, [override])

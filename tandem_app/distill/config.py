@@ -1,8 +1,9 @@
 """`DistillConfig`: the typed settings of one distillation run, and the checks that refuse a bad one.
 
 Every field is a config key (`--config` file or `key=value`; `tandem-rlvr distill --help`
-prints `KEY_HELP`, one line per key). The defaults are the demo's: its task, its rollout
-temperature for the teacher's traces, its evaluation sampling for the student.
+prints `KEY_HELP`, one line per key); `device` and `threads` are `DeviceSettings`'
+(`tandem_app/train/run_settings.py`), as in `sft` and `train`. The defaults are the demo's: its
+task, its rollout temperature for the teacher's traces, its evaluation sampling for the student.
 """
 
 from __future__ import annotations
@@ -10,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tandem.errors import TandemError
-from tandem_app.task import DEMO_TASK, TaskConfig
-from tandem.devices import check_device
-from tandem_app.train.finite import check_finite_numbers, check_lr
 from tandem.sampling import SamplingConfig
+from tandem_app.task import DEMO_TASK, TaskConfig
+from tandem_app.train.finite import check_finite_numbers, check_lr
+from tandem_app.train.run_settings import DeviceSettings, check_device_settings
 from tandem_eval.sampling import sampling_section
 
 BACKENDS = {"reference": "engine", "vllm": "vllm"}  # this command's name -> its entry in tandem_backends.registry
@@ -34,8 +35,8 @@ def _demo_eval_sampling() -> SamplingConfig:
 
 
 @dataclass
-class DistillConfig:
-    """A teacher's traces -> a student's SFT -> the student's solo accuracy before and after."""
+class _DistillTraces:
+    """DistillConfig's own keys that come before the device settings (a base, so the keys keep their order)."""
 
     teacher: str = ""  # HF model dir that writes the traces
     student: str = ""  # HF model dir that is fine-tuned on them (required: no default base is assumed)
@@ -56,8 +57,13 @@ class DistillConfig:
     max_new_tokens: int = 128  # the teacher's response budget (the demo's evaluation room)
     backend: str = "reference"  # generation for traces and eval: reference (tandem.engine) | vllm
     generation_batch_size: int = 64  # reference engine: rows per generate call
-    device: str = "cpu"
-    threads: int = 0  # torch CPU threads; 0 = auto: 1 for small models, else torch's default (tandem/threads.py)
+
+
+# The bases' fields come first, the last base's first: the keys read as before (`distill --help`, config.json).
+@dataclass
+class DistillConfig(DeviceSettings, _DistillTraces):
+    """A teacher's traces -> a student's SFT -> the student's solo accuracy before and after."""
+
     sft_backend: str = "embedded"  # embedded (tandem_app.train.sft) | verl (verl/run_distill_sft.sh)
     sft_nproc: int = 1  # verl SFT: processes (GPUs) torchrun starts
     steps: int = 200  # the student's SFT optimizer steps (sft_budget=steps)
@@ -77,14 +83,14 @@ class DistillConfig:
                      "max_new_tokens", "generation_batch_size", "sft_nproc"):
             if getattr(self, name) < 1:
                 raise TandemError(f"distill: {name} must be >= 1, got {getattr(self, name)}")
-        for name in ("token_budget", "threads", "warmup_steps", "top_k"):
+        for name in ("token_budget", "warmup_steps", "top_k"):
             if getattr(self, name) < 0:
                 raise TandemError(f"distill: {name} must be >= 0, got {getattr(self, name)}")
         check_finite_numbers(self, "distill")
         if not self.lr > 0 or not 0 <= self.min_lr_ratio <= 1:
             raise TandemError(f"distill: lr must be > 0 and min_lr_ratio in [0, 1], got {self.lr}, {self.min_lr_ratio}")
         check_lr(self.lr, "distill")
-        check_device(self.device, "distill: device")
+        check_device_settings(self, "distill")
         if self.temperature < 0 or not 0 < self.top_p <= 1:
             raise TandemError(f"distill: temperature must be >= 0 and top_p in (0, 1], got {self.temperature}, "
                               f"{self.top_p}")

@@ -4,6 +4,8 @@
 (`device=cuda`, `wandb=true`, `threads=1`), written to and read back from `config.json`
 as before, and each default lives here once. `check_run_settings` is their one check.
 `tandem_app.train.log_sinks` reads the logging fields; `tandem.threads` the thread count.
+`DeviceSettings` is their part without the metric sinks, for a run that has none
+(`tandem-rlvr distill`'s `DistillConfig`).
 """
 
 from __future__ import annotations
@@ -16,11 +18,23 @@ from tandem_app.train.log_sinks import check_logging_keys
 
 
 @dataclass
-class RunSettings:
-    """The device, CPU threads and metric sinks of one run (`tandem-rlvr sft` or `train`)."""
+class DeviceSettings:
+    """The device and CPU threads of one run (`tandem-rlvr sft`, `train` or `distill`)."""
 
     device: str = "cpu"
     threads: int = 0  # torch CPU threads; 0 = auto: 1 for small models, else torch's default (tandem/threads.py)
+
+
+def check_device_settings(cfg: DeviceSettings, where: str) -> None:
+    """A known device and threads >= 0; else one line naming the key (`where: key ...`)."""
+    check_device(cfg.device, f"{where}: device")
+    check_non_negative(cfg, where, ("threads",))
+
+
+@dataclass
+class RunSettings(DeviceSettings):
+    """The device, CPU threads and metric sinks of one run (`tandem-rlvr sft` or `train`)."""
+
     wandb: bool = False
     wandb_project: str = "tandem-rlvr"
     wandb_mode: str = "offline"
@@ -31,6 +45,5 @@ class RunSettings:
 
 def check_run_settings(cfg: RunSettings, where: str) -> None:
     """A known device, threads >= 0 and a known metrics_format; else one line naming the key (`where: key ...`)."""
-    check_device(cfg.device, f"{where}: device")
-    check_non_negative(cfg, where, ("threads",))
+    check_device_settings(cfg, where)
     check_logging_keys(cfg, where)
