@@ -26,7 +26,8 @@ keyed sampling gives a request the same tokens whatever else is in its batch and
 continuation is exactly the one a call at its own cap writes, finish reason included. Only
 where the receiver reports a `context_length` that a long prefix would overrun at the shared
 cap does that prefix wait for a further call at a cap it fits. `receiver_tokens` counts the
-tokens kept; `receiver_tokens_decoded` what the calls decoded (the shared cap's price).
+tokens kept; `receiver_tokens_decoded` what the calls decoded (the shared cap's price), `receiver_calls`
+the calls.
 
 Pure Python: no torch; `reward_fn(text, gold)` is the verifier, `tokenizer` only decodes.
 """
@@ -102,6 +103,7 @@ class TransferResult:
                                  if self.receiver_scores else 0.0),
             f"{p}receiver_tokens": float(self.receiver_tokens),
             f"{p}receiver_tokens_decoded": float(self.receiver_tokens_decoded),
+            f"{p}receiver_calls": float(self.receiver_calls),
             f"{p}continuations": float(len(self.receiver_scores)),
             f"{p}cut_fraction_asked": sum(c.fraction for c in made) / n,
             # the fraction of its response each usable prefix is, after the leak rule moved it back

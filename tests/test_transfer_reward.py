@@ -233,6 +233,7 @@ def test_one_batched_receiver_call_scores_exactly_as_one_call_per_budget(tiny_di
     assert sorted(graded["batched"]) == sorted(graded["reference"])  # the very same texts were graded
     assert got.receiver_tokens == ref_tokens < got.receiver_tokens_decoded  # kept after the cut < decoded
     assert got.metrics()["transfer/receiver_tokens_decoded"] == got.receiver_tokens_decoded
+    assert got.metrics()["transfer/receiver_calls"] == 1
 
 
 def test_a_prefix_that_would_overrun_the_receivers_context_at_the_shared_cap_waits_for_its_own_call():
