@@ -1,7 +1,7 @@
 """The Hugging Face TRL backend: tandem rollouts inside TRL's `GRPOTrainer`.
 
 - `tandem_rollout`: the `rollout_func` over the reference engine (CPU-tested, TRL 1.16);
-- `rewards`: TRL reward functions, the project's grader and the partner score;
+- `rewards`: TRL reward functions, the project's grader, the partner score and RLTR's transfer reward;
 - `solution_writer`: each training prompt's writer prompt when the writer sees the solution (RLT's teacher input);
 - `junior_update`: `JuniorUpdater`, a junior that follows the senior (`tandem.junior_update`), as a callback;
 - `trainer_access`: what the rollout reads from the trainer (senior, sampling, prompt ids), checked;
