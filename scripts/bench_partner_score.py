@@ -48,6 +48,7 @@ def record(trainer: str, score_s: list[float], step_s: list[float]) -> dict:
 
 
 def embedded(model: Path, out: Path, args) -> dict:
+    from tandem.metric_log import TIME_PARTNER, TIME_ROLLOUT, TIME_STEP, TIME_UPDATE
     from tandem.partner_score import PartnerRewardConfig
     from tandem.sampling import SamplingConfig
     from tandem_app.train.grpo_trainer import GRPOTrainer
@@ -58,10 +59,10 @@ def embedded(model: Path, out: Path, args) -> dict:
                       save_every=args.steps, partner_reward=PartnerRewardConfig(weight=WEIGHT, target=args.target))
     GRPOTrainer(cfg, progress=False).train()
     rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
-    rows = [r for r in rows if "time_partner" in r][1:]
-    out = record("embedded", [r["time_partner"] for r in rows], [r["time_step"] for r in rows])
-    out["rollout_seconds"] = round(statistics.fmean(r["time_rollout"] for r in rows), 4)  # includes the score
-    out["update_seconds"] = round(statistics.fmean(r["time_update"] for r in rows), 4)
+    rows = [r for r in rows if TIME_PARTNER in r][1:]
+    out = record("embedded", [r[TIME_PARTNER] for r in rows], [r[TIME_STEP] for r in rows])
+    out["rollout_seconds"] = round(statistics.fmean(r[TIME_ROLLOUT] for r in rows), 4)  # includes the score
+    out["update_seconds"] = round(statistics.fmean(r[TIME_UPDATE] for r in rows), 4)
     return out
 
 
@@ -70,6 +71,7 @@ def hf_trl(model: Path, out: Path, args) -> dict:
     from trl import GRPOConfig, GRPOTrainer
 
     from hf_trl.tandem_rollout import tandem_rollout_func
+    from tandem.metric_log import TIME_PARTNER
     from tandem.models import load_model, load_tokenizer
     from tandem.partner_score import PartnerRewardConfig
     from tandem_app.task import generate_problems
@@ -90,8 +92,8 @@ def hf_trl(model: Path, out: Path, args) -> dict:
                           train_dataset=Dataset.from_list(rows), processing_class=load_tokenizer(model),
                           rollout_func=rollout)
     trainer.train()
-    logged = [h for h in trainer.state.log_history if "time_partner" in h][1:]
-    return record("hf_trl", [h["time_partner"] for h in logged], [h["step_time"] for h in logged])
+    logged = [h for h in trainer.state.log_history if TIME_PARTNER in h][1:]
+    return record("hf_trl", [h[TIME_PARTNER] for h in logged], [h["step_time"] for h in logged])
 
 
 def main() -> None:

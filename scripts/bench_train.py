@@ -44,13 +44,15 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def summarize(rows: list[dict]) -> dict:
+    from tandem.metric_log import RESPONSE_LENGTH, SENIOR_TOKEN_FRACTION, TIME_ROLLOUT, TIME_STEP, TIME_UPDATE
+
     out = {"steps": len(rows)}
-    for key in ("time_step", "time_rollout", "time_update", "cpu_step"):
+    for key in (TIME_STEP, TIME_ROLLOUT, TIME_UPDATE, "cpu_step"):
         values = [r[key] for r in rows]
         out[f"{key}_median_s"] = statistics.median(values)
         out[f"{key}_mean_s"] = statistics.fmean(values)
-    out["response_len_mean"] = statistics.fmean(r["resp_len"] for r in rows)
-    out["senior_token_fraction_mean"] = statistics.fmean(r["senior_token_fraction"] for r in rows)
+    out["response_len_mean"] = statistics.fmean(r[RESPONSE_LENGTH] for r in rows)
+    out[f"{SENIOR_TOKEN_FRACTION}_mean"] = statistics.fmean(r[SENIOR_TOKEN_FRACTION] for r in rows)
     return out
 
 
@@ -59,6 +61,7 @@ def main(argv=None) -> int:
     import torch
 
     from tandem.jsonl import write_json
+    from tandem.metric_log import TIME_ROLLOUT, TIME_STEP, TIME_UPDATE
     from tandem.sampling import SamplingConfig
     from tandem_app.train.grpo_trainer import GRPOTrainer
     from tandem_app.train.train_config import TrainConfig
@@ -89,8 +92,8 @@ def main(argv=None) -> int:
                 m = trainer.step(step)
                 m["cpu_step"] = time.process_time() - cpu0
                 print(
-                    f"{method} step {step}: {m['time_step']:.3f}s (rollout {m['time_rollout']:.3f}, "
-                    f"update {m['time_update']:.3f})",
+                    f"{method} step {step}: {m[TIME_STEP]:.3f}s (rollout {m[TIME_ROLLOUT]:.3f}, "
+                    f"update {m[TIME_UPDATE]:.3f})",
                     file=sys.stderr,
                 )
                 if step:

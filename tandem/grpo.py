@@ -20,6 +20,7 @@ import torch
 
 from tandem.errors import TandemError
 from tandem.loss_config import AGG_MODES, KL_TYPES, PolicyLossConfig
+from tandem.metric_log import ENTROPY, KL_LOSS, PG_CLIPFRAC, PG_CLIPFRAC_LOWER, PG_LOSS, PPO_KL
 
 ADV_ESTIMATORS: dict[str, Callable] = {}
 POLICY_LOSSES: dict[str, Callable] = {}
@@ -175,14 +176,14 @@ def compute_policy_loss_vanilla(
     loss_clipped = -advantages * torch.clamp(ratio, 1 - low, 1 + high)
     loss = torch.maximum(loss_unclipped, loss_clipped)
     metrics = {
-        "pg_clipfrac": masked_mean(torch.gt(loss_clipped, loss_unclipped).float(), weights),
-        "ppo_kl": masked_mean(-neg_kl, weights),
-        "pg_clipfrac_lower": torch.zeros(()),
+        PG_CLIPFRAC: masked_mean(torch.gt(loss_clipped, loss_unclipped).float(), weights),
+        PPO_KL: masked_mean(-neg_kl, weights),
+        PG_CLIPFRAC_LOWER: torch.zeros(()),
     }
     if cfg.clip_ratio_c is not None:
         loss_dual = -advantages * cfg.clip_ratio_c
         lower_hit = torch.gt(loss, loss_dual) * (advantages < 0).float()
-        metrics["pg_clipfrac_lower"] = masked_mean(lower_hit, weights)
+        metrics[PG_CLIPFRAC_LOWER] = masked_mean(lower_hit, weights)
         loss = torch.where(advantages < 0, torch.min(loss_dual, loss), loss)
     return agg_loss(loss, weights, loss_agg_mode, denominator=denominator), {k: v.detach() for k, v in metrics.items()}
 
@@ -234,16 +235,16 @@ def actor_loss(
         old_log_prob, log_prob, advantages, weights, cfg.loss_agg_mode, cfg, denominator=denominator
     )
     loss = pg_loss
-    metrics = {"pg_loss": pg_loss.item(), **{k: v.item() for k, v in pg_metrics.items()}}
+    metrics = {PG_LOSS: pg_loss.item(), **{k: v.item() for k, v in pg_metrics.items()}}
     if entropy is not None:
         entropy_loss = agg_loss(entropy, weights, cfg.loss_agg_mode, denominator=denominator)
         loss = loss - cfg.entropy_coeff * entropy_loss
-        metrics["entropy"] = entropy_loss.item()
+        metrics[ENTROPY] = entropy_loss.item()
     if cfg.use_kl_loss:
         if ref_log_prob is None:
             raise TandemError("use_kl_loss is on but no reference log-probs were computed; pass ref_log_prob")
         kl = kl_penalty(log_prob, ref_log_prob, cfg.kl_loss_type)
         kl_loss = agg_loss(kl, weights, cfg.loss_agg_mode, denominator=denominator)
         loss = loss + cfg.kl_loss_coef * kl_loss
-        metrics["kl_loss"] = kl_loss.item()
+        metrics[KL_LOSS] = kl_loss.item()
     return loss, metrics

@@ -1,6 +1,7 @@
 """Metric rows: the one function that names a batch's metrics, and the two forms a `metrics.jsonl` row takes.
 
-Every backend logs a batch through `batch_metrics(values, prefix)`: the names are the shared
+Every name a step logs is a constant below, written and read through it. Every backend logs
+a batch through `batch_metrics(values, prefix)`: the names are the shared
 ones (`tandem.rollout`'s `senior_token_fraction`, ...) and only the prefix says where they
 land: none in the embedded trainer's `metrics.jsonl`, `tandem/` in TRL's and verl's logs
 (verl adds `actor/` in front of its workers' metrics). A row on disk is either `flat`,
@@ -23,9 +24,35 @@ from tandem.errors import TandemError
 SENIOR_TOKEN_FRACTION = "senior_token_fraction"  # senior-written tokens / response tokens
 MEAN_HANDOFFS = "mean_handoffs"  # authorship changes per response
 JUNIOR_ONLY_RESPONSE_FRACTION = "junior_only_response_fraction"  # responses without a senior token
-# The policy loss's names (`tandem.grpo`, verl's spelling) that the embedded trainer's log spells otherwise.
-CLIPFRAC = "clipfrac"  # the share of tokens whose ratio was clipped
-UPDATE_NAMES = {"pg_clipfrac": CLIPFRAC}
+# The embedded trainer's per-step names (`tandem_app/train/`: its metrics.jsonl, console and summary).
+REWARD_MEAN = "reward_mean"  # the verifier's mean reward
+ACCURACY = "accuracy"  # responses the verifier scores correct (> 0.5)
+REWARD_WITH_PARTNER_MEAN = "reward_with_partner_mean"  # what the advantages see with the partner reward on
+RESPONSE_LENGTH = "resp_len"  # response tokens, mean
+STOP_FRACTION = "stop_frac"  # responses that ended before the budget
+ZERO_VARIANCE_GROUPS = "zero_var_groups"  # groups whose rewards are all equal (no GRPO signal)
+TERSE_FRACTION = "terse_frac"  # the demo task's terse notation (`tandem_app.task.terse_share`)
+VAL_ACCURACY = "val_acc"  # GRPO: the senior alone, greedy, on the validation problems
+SFT_VAL_ACCURACY = "val_greedy_acc"  # SFT: the same measure of the base
+LOSS = "loss"
+GRAD_NORM = "grad_norm"  # before clipping
+LR = "lr"
+ELAPSED = "elapsed_s"  # SFT: seconds since the run began, every launch
+LOGPROB_ENGINE_DIFF_MAX = "logprob_engine_diff_max"  # the largest gap between the engine's and the update's log-probs
+JUNIOR_UPDATES = "junior_updates"  # times the following junior was updated this step
+TIME_ROLLOUT = "time_rollout"  # seconds
+TIME_UPDATE = "time_update"
+TIME_STEP = "time_step"
+TIME_PARTNER = "time_partner"  # the partner reward's share of the rollout
+# The policy loss's names (`tandem.grpo`, verl's spelling); the embedded trainer's log spells one otherwise.
+PG_LOSS = "pg_loss"
+PG_CLIPFRAC = "pg_clipfrac"  # the share of tokens whose ratio was clipped
+PG_CLIPFRAC_LOWER = "pg_clipfrac_lower"  # ... at the dual-clip lower bound
+PPO_KL = "ppo_kl"  # the mean of (old - new) log-probs
+ENTROPY = "entropy"
+KL_LOSS = "kl_loss"  # the KL penalty to the reference model
+CLIPFRAC = "clipfrac"  # `pg_clipfrac` as the embedded trainer logs it
+UPDATE_NAMES = {PG_CLIPFRAC: CLIPFRAC}
 ROW_FORMS = ("flat", "verl")  # flat: {"step", name: value}; verl: {"step", "data": {name: value}}
 TANDEM_PREFIX = "tandem/"  # the namespace of the tandem metrics in a shared log (TRL, verl)
 

@@ -1,11 +1,16 @@
-"""`tandem.metric_log`: one naming function for batch logs, two row forms, one reader for both."""
+"""`tandem.metric_log`: every step name a constant, one naming function for batch logs, two row forms, one reader."""
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 import torch
 
+from tandem import metric_log
 from tandem.errors import TandemError
+from tandem.grpo import actor_loss
+from tandem.loss_config import PolicyLossConfig
 from tandem.metric_log import (
     MEAN_HANDOFFS,
     SENIOR_TOKEN_FRACTION,
@@ -56,3 +61,35 @@ def test_a_bad_line_or_a_missing_file_is_one_error_naming_it(tmp_path):
         read_metrics(tmp_path / "absent.jsonl")
     with pytest.raises(TandemError, match="unknown metrics row form 'csv'"):
         metrics_row(1, {}, "csv")
+
+
+ROOT = Path(__file__).resolve().parents[1]
+# The embedded trainer's step names; the ones that are also ordinary words or other settings' keys
+# (`loss`, `lr`, `accuracy`, `entropy`, `clipfrac`, `elapsed_s`) are left out of the scan.
+STEP_NAMES = [metric_log.REWARD_MEAN, metric_log.REWARD_WITH_PARTNER_MEAN, metric_log.RESPONSE_LENGTH,
+              metric_log.STOP_FRACTION, metric_log.ZERO_VARIANCE_GROUPS, metric_log.TERSE_FRACTION,
+              metric_log.VAL_ACCURACY, metric_log.SFT_VAL_ACCURACY, metric_log.GRAD_NORM,
+              metric_log.LOGPROB_ENGINE_DIFF_MAX, metric_log.JUNIOR_UPDATES, metric_log.TIME_ROLLOUT,
+              metric_log.TIME_UPDATE, metric_log.TIME_STEP, metric_log.TIME_PARTNER, metric_log.PG_LOSS,
+              metric_log.PG_CLIPFRAC, metric_log.PG_CLIPFRAC_LOWER, metric_log.PPO_KL, metric_log.KL_LOSS]
+SCANNED = ("tandem", "tandem_app", "tandem_backends", "tandem_eval", "vllm_source", "verl")
+# Still spelled there as literals: files others were editing when the names got their home (issue 47, item 4).
+NOT_YET = ("tandem_app/experiments/",)
+
+
+def test_the_trainers_step_names_are_spelled_only_in_the_metric_log():
+    quoted = re.compile(r"[\"']({})[\"']".format("|".join(map(re.escape, STEP_NAMES))))
+    found = [f"{rel}:{i}: {m.group(1)}"
+             for folder in SCANNED for path in sorted((ROOT / folder).rglob("*.py"))
+             if (rel := path.relative_to(ROOT).as_posix()) != "tandem/metric_log.py" and not rel.startswith(NOT_YET)
+             for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             for m in quoted.finditer(line)]
+    assert not found, "step names spelled outside tandem/metric_log.py:\n" + "\n".join(found)
+
+
+def test_the_policy_loss_is_logged_under_its_constants():
+    _, m = actor_loss(PolicyLossConfig(), torch.zeros(1, 3), torch.zeros(1, 3), torch.ones(1, 3), torch.ones(1, 3),
+                      entropy=torch.zeros(1, 3))
+    assert set(m) == {metric_log.PG_LOSS, metric_log.PG_CLIPFRAC, metric_log.PPO_KL, metric_log.PG_CLIPFRAC_LOWER,
+                      metric_log.ENTROPY}
+    assert metric_log.UPDATE_NAMES == {"pg_clipfrac": "clipfrac"}  # the embedded trainer's log spells it so

@@ -36,6 +36,7 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tandem.errors import RunInterrupted
+    from tandem.metric_log import SFT_VAL_ACCURACY
     from tandem_app.train.sft import SFTConfig, run_sft
 
     use_saved_config(args)
@@ -47,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
         raise RunInterrupted(f"{e}; continue with: tandem-rlvr sft --out {shlex.quote(cfg.out)} --resume") from None
     loss = "n/a" if summary.get("final_loss") is None else f"{summary['final_loss']:.3f}"
     print(f"sft: {summary['steps']} steps in {summary['wall_seconds']:.0f} s; final loss {loss}, validation "
-          f"accuracy {summary['val_greedy_acc']:.3f}; base in {summary['model']}")
+          f"accuracy {summary[SFT_VAL_ACCURACY]:.3f}; base in {summary['model']}")
     return 0
 
 

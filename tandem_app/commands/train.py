@@ -42,6 +42,7 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from tandem.errors import RunInterrupted
     from tandem.legacy import SENIOR_FRACTION_FIELD
+    from tandem.metric_log import VAL_ACCURACY
     from tandem_app.train.grpo_trainer import GRPOTrainer
     from tandem_app.train.train_config import TrainConfig
 
@@ -53,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     except RunInterrupted as e:
         raise RunInterrupted(f"{e}; continue with: tandem-rlvr train --out {shlex.quote(cfg.out)} --resume") from None
     print(f"{cfg.method}: {summary['steps']} steps in {summary['wall_seconds']:.0f} s; final reward "
-          f"{summary['final_reward']:.3f}, validation accuracy {summary['val_acc']:.3f}, senior fraction "
+          f"{summary['final_reward']:.3f}, validation accuracy {summary[VAL_ACCURACY]:.3f}, senior fraction "
           f"{summary[SENIOR_FRACTION_FIELD]:.3f}; senior in {summary['model']}")
     return 0
 

@@ -21,7 +21,19 @@ from tandem.config_files import config_to_dict
 from tandem.errors import RunFailed, RunInterrupted
 from tandem.jsonl import write_json
 from tandem.legacy import SENIOR_FRACTION_FIELD
-from tandem.metric_log import CLIPFRAC, MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, read_metrics
+from tandem.metric_log import (
+    CLIPFRAC,
+    GRAD_NORM,
+    LOSS,
+    MEAN_HANDOFFS,
+    RESPONSE_LENGTH,
+    REWARD_MEAN,
+    SENIOR_TOKEN_FRACTION,
+    TERSE_FRACTION,
+    TIME_STEP,
+    VAL_ACCURACY,
+    read_metrics,
+)
 from tandem_app.train.checkpoint import (
     kept_words,
     restore_checkpoint,
@@ -37,16 +49,16 @@ from tandem_app.train.resume import SUMMARY_NAME, start_run
 log = logging.getLogger(__name__)
 
 CONSOLE_KEYS = (
-    "reward_mean",
-    "val_acc",
-    "terse_frac",
+    REWARD_MEAN,
+    VAL_ACCURACY,
+    TERSE_FRACTION,
     SENIOR_TOKEN_FRACTION,
     MEAN_HANDOFFS,
-    "resp_len",
-    "loss",
+    RESPONSE_LENGTH,
+    LOSS,
     CLIPFRAC,
-    "grad_norm",
-    "time_step",
+    GRAD_NORM,
+    TIME_STEP,
 )
 
 
@@ -74,7 +86,7 @@ def _run(trainer, out: Path, resume: bool, trust_unverified: bool) -> dict:
     t0 = time.time()
     try:
         if start.step == 0:
-            logger.log(0, {"val_acc": trainer.validate()})
+            logger.log(0, {VAL_ACCURACY: trainer.validate()})
         _loop(trainer, out, start.step, logger, lambda: {"config": config, "elapsed_s": earlier + time.time() - t0})
     except KeyboardInterrupt:
         raise RunInterrupted(kept_words(out, logger.last_step, cfg.steps)) from None
@@ -97,9 +109,9 @@ def _loop(trainer, out: Path, start: int, logger: MetricsLogger, extra: Callable
                             f"({stopped_words(out)}); lower lr and start a new --out") from None
         done = step + 1
         if (cfg.val_every and done % cfg.val_every == 0) or done == cfg.steps:
-            m["val_acc"] = trainer.validate()
+            m[VAL_ACCURACY] = trainer.validate()
         logger.log(done, m)
-        bar.set_postfix(reward=f"{m['reward_mean']:.3f}")
+        bar.set_postfix(reward=f"{m[REWARD_MEAN]:.3f}")
         if done % cfg.save_every == 0 or done == cfg.steps:
             save_checkpoint(out, trainer.senior, trainer.opt, done, extra=extra(), junior=trainer.updating_junior)
     bar.close()
@@ -114,8 +126,8 @@ def _summary(cfg, out: Path, wall: float, this_launch: float) -> dict:
         "steps": cfg.steps,
         "model": str(out / "model"),
         "grader": "tandem.grading.grade",
-        "final_reward": final["reward_mean"],  # the verifier's mean reward at the last step
-        "val_acc": final["val_acc"],  # the senior alone, greedy, after the last step
+        "final_reward": final[REWARD_MEAN],  # the verifier's mean reward at the last step
+        VAL_ACCURACY: final[VAL_ACCURACY],  # the senior alone, greedy, after the last step
         SENIOR_FRACTION_FIELD: final[SENIOR_TOKEN_FRACTION],  # of the last step's response tokens
         "wall_seconds": wall,  # every launch, each up to its last checkpoint
         "train_seconds": this_launch,  # this launch

@@ -25,7 +25,7 @@ from tandem import run_lock
 from tandem.errors import TandemError
 from tandem.grading import reward
 from tandem.junior_update import check_self_paired
-from tandem.metric_log import UPDATE_NAMES
+from tandem.metric_log import TIME_ROLLOUT, TIME_STEP, TIME_UPDATE, UPDATE_NAMES
 from tandem.models import check_partner_rows, check_same_vocab, load_model, load_tokenizer
 from tandem_app.task import generate_problems
 from tandem_app.train.data import prompt_ids_batch, writer_prompt_ids_batch
@@ -135,9 +135,9 @@ class GRPOTrainer:
         return {
             **rollout_metrics(batch, self.cfg.group_size),
             **{UPDATE_NAMES.get(k, k): v for k, v in m.items()},
-            "time_rollout": t1 - t0,
-            "time_update": t2 - t1,
-            "time_step": t2 - t0,
+            TIME_ROLLOUT: t1 - t0,
+            TIME_UPDATE: t2 - t1,
+            TIME_STEP: t2 - t0,
         }
 
     def validate(self) -> float:

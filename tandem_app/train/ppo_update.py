@@ -20,6 +20,7 @@ import torch
 from tandem.grpo import actor_loss, get_adv_estimator_fn
 from tandem.junior_update import after_optimizer_step
 from tandem.logprobs import join_prompt_response, response_logprobs
+from tandem.metric_log import GRAD_NORM, JUNIOR_UPDATES, LOGPROB_ENGINE_DIFF_MAX, LOSS, LR
 from tandem.senior_gate import require_authorship_mask, token_weights
 from tandem_app.train.finite import check_step_finite
 from tandem_app.train.schedule import lr_at
@@ -75,9 +76,9 @@ class PPOUpdate:
                 if self.junior_update is not None:
                     junior_updates += after_optimizer_step(self.junior_update, self.junior, self.senior, optimizer_step)
         out = {k: sum(h[k] for h in history) / len(history) for k in history[0]}
-        out["lr"], out["logprob_engine_diff_max"] = lr, engine_diff
+        out[LR], out[LOGPROB_ENGINE_DIFF_MAX] = lr, engine_diff
         if self.junior_update is not None and not self.junior_update.frozen:
-            out["junior_updates"] = float(junior_updates)
+            out[JUNIOR_UPDATES] = float(junior_updates)
         return out
 
     def _set_lr(self, step: int) -> float:
@@ -91,9 +92,9 @@ class PPOUpdate:
         """Backward, clip and step; a loss or gradient norm that is not finite stops before the step."""
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
-        m["grad_norm"] = float(torch.nn.utils.clip_grad_norm_(self.senior.parameters(), self.cfg.grad_clip))
-        m["loss"] = loss.item()
-        check_step_finite(m["loss"], m["grad_norm"])  # before the update: the weights stay finite
+        m[GRAD_NORM] = float(torch.nn.utils.clip_grad_norm_(self.senior.parameters(), self.cfg.grad_clip))
+        m[LOSS] = loss.item()
+        check_step_finite(m[LOSS], m[GRAD_NORM])  # before the update: the weights stay finite
         self.opt.step()
         return m
 

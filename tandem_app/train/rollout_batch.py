@@ -33,7 +33,19 @@ from tandem.grading.grader import reward_health
 from tandem.grading.grader import stats as grader_stats
 from tandem.logprobs import pad_right
 from tandem.models import load_receiver
-from tandem.metric_log import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, batch_metrics
+from tandem.metric_log import (
+    ACCURACY,
+    MEAN_HANDOFFS,
+    RESPONSE_LENGTH,
+    REWARD_MEAN,
+    REWARD_WITH_PARTNER_MEAN,
+    SENIOR_TOKEN_FRACTION,
+    STOP_FRACTION,
+    TERSE_FRACTION,
+    TIME_PARTNER,
+    ZERO_VARIANCE_GROUPS,
+    batch_metrics,
+)
 from tandem.partner_score import combined_reward, partner_rewards, read_after, step_metrics
 from tandem.rollout import rollout_stats
 from tandem.transfer_reward import combined, run_transfer
@@ -117,7 +129,7 @@ class GroupSampler:
                                        self.cfg.sampling.logprob_temperature,
                                        scorer_wrote_with_engine=self.cfg.is_tandem)
         rewards = combined_reward(scores.double(), score, partner.weight, partner.verifier_weight).float()
-        return rewards, {**step_metrics(terms, score), "time_partner": time.time() - t0}
+        return rewards, {**step_metrics(terms, score), TIME_PARTNER: time.time() - t0}
 
     def _with_transfer(self, scores: torch.Tensor, problems, prompts, rollouts, keys) -> tuple[torch.Tensor, dict]:
         """RLTR's reward: verifier_weight * verifier + weight * R_transfer, and the step's `transfer/*` metrics."""
@@ -132,7 +144,7 @@ class GroupSampler:
                             self.reward_fn)
         rewards = torch.tensor([combined(float(v), r, partner.weight, partner.verifier_weight)
                                 for v, r in zip(scores.tolist(), done.scores)])
-        return rewards, {**done.metrics(), "time_partner": time.time() - t0}
+        return rewards, {**done.metrics(), TIME_PARTNER: time.time() - t0}
 
 
 def rollout_metrics(batch: dict, group_size: int) -> dict:
@@ -143,15 +155,15 @@ def rollout_metrics(batch: dict, group_size: int) -> dict:
     rewards = batch["token_level_rewards"].sum(-1)  # what the advantages see (verifier + partner score)
     terse = terse_share(batch.get("texts", []))
     return batch_metrics({
-        **({} if math.isnan(terse) else {"terse_frac": terse}),  # the demo task's notation (tandem_app.task)
-        "reward_mean": scores.mean(),
-        "accuracy": (scores > 0.5).float().mean(),
+        **({} if math.isnan(terse) else {TERSE_FRACTION: terse}),  # the demo task's notation (tandem_app.task)
+        REWARD_MEAN: scores.mean(),
+        ACCURACY: (scores > 0.5).float().mean(),
         SENIOR_TOKEN_FRACTION: stats[SENIOR_TOKEN_FRACTION],
         MEAN_HANDOFFS: stats[MEAN_HANDOFFS],
-        "resp_len": mask.sum(-1).mean(),
-        "stop_frac": sum(batch["finish_stop"]) / len(batch["finish_stop"]),
-        "zero_var_groups": (rewards.view(-1, group_size).std(-1) == 0).float().mean(),
+        RESPONSE_LENGTH: mask.sum(-1).mean(),
+        STOP_FRACTION: sum(batch["finish_stop"]) / len(batch["finish_stop"]),
+        ZERO_VARIANCE_GROUPS: (rewards.view(-1, group_size).std(-1) == 0).float().mean(),
         **batch.get("reward_health", {}),  # grader calls cut short (time bound, length cap, errors)
-        **({"reward_with_partner_mean": rewards.mean(), **batch["partner_metrics"]}
+        **({REWARD_WITH_PARTNER_MEAN: rewards.mean(), **batch["partner_metrics"]}
            if batch.get("partner_metrics") else {}),
     })

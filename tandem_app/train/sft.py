@@ -29,6 +29,7 @@ from tandem.config_files import config_to_dict
 from tandem.errors import RunFailed, RunInterrupted, TandemError
 from tandem.jsonl import write_json
 from tandem.logprobs import pad_right
+from tandem.metric_log import ELAPSED, GRAD_NORM, LOSS, LR, SFT_VAL_ACCURACY
 from tandem.models import load_model, load_tokenizer
 from tandem_app.task import demonstration, generate_problems
 from tandem_app.train.checkpoint import (
@@ -129,7 +130,7 @@ def _run_sft(cfg: SFTConfig, out: Path, resume: bool, progress: bool, given: lis
         val_acc = None
         if val is not None:
             val_acc = greedy_solo_accuracy(model, tokenizer, val, cfg.max_new_tokens)
-            logger.log(cfg.steps, {"val_greedy_acc": val_acc})
+            logger.log(cfg.steps, {SFT_VAL_ACCURACY: val_acc})
     except KeyboardInterrupt:
         raise RunInterrupted(kept_words(out, logger.last_step, cfg.steps)) from None
     finally:
@@ -139,7 +140,7 @@ def _run_sft(cfg: SFTConfig, out: Path, resume: bool, progress: bool, given: lis
         "phase": "sft",
         "steps": cfg.steps,
         "final_loss": final_loss,  # the mean loss of the last logged steps (None when this launch logged none)
-        "val_greedy_acc": val_acc,  # None when trained on given examples
+        SFT_VAL_ACCURACY: val_acc,  # None when trained on given examples
         "model": str(out / "model"),
         "wall_seconds": earlier + time.time() - t0,  # every launch, each up to its last checkpoint
         "train_seconds": time.time() - t0,  # this launch
@@ -174,11 +175,11 @@ def _sft_loop(cfg: SFTConfig, out: Path, model, opt, tokenizer, examples, val, l
         metrics = {}
         if done % cfg.log_every == 0 or done == cfg.steps:
             last_loss = sum(recent) / len(recent)
-            metrics.update(loss=last_loss, lr=lr, grad_norm=float(grad_norm), elapsed_s=extra()["elapsed_s"])
+            metrics.update({LOSS: last_loss, LR: lr, GRAD_NORM: float(grad_norm), ELAPSED: extra()["elapsed_s"]})
             bar.set_postfix(loss=f"{last_loss:.3f}")
             recent = []
         if val is not None and cfg.val_every and done % cfg.val_every == 0 and done != cfg.steps:
-            metrics["val_greedy_acc"] = greedy_solo_accuracy(model, tokenizer, val, cfg.max_new_tokens)
+            metrics[SFT_VAL_ACCURACY] = greedy_solo_accuracy(model, tokenizer, val, cfg.max_new_tokens)
         if metrics:
             logger.log(done, metrics)
         if done % cfg.save_every == 0 or done == cfg.steps:
