@@ -106,9 +106,6 @@ class TandemRolloutFunc:
             raise TandemError(f"unknown engine_mode {self.engine_mode!r}; choose one of {', '.join(ENGINE_MODES)}")
         # RLT's teacher reward: the embedded trainer only; RLTR's transfer reward runs here, on the reference engine
         self.partner_reward.require_verifier_reward("HF TRL", runs_transfer=True)
-        if self.partner_reward.writer_sees_solution and not self.partner_reward.enabled:
-            raise TandemError("partner_reward.writer_sees_solution=true shows the writer the solution the partner score "
-                              "scores; set partner_reward.weight > 0 (or writer_sees_solution=false)")
         self.engine, self.trainer, self.senior, self.scorer, self.book = None, None, None, None, None
         self.receiver = None  # kind=transfer: the receiver's solo engine
         self.last_stats, self.history = BatchStats(), []

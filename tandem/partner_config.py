@@ -73,6 +73,9 @@ class PartnerRewardConfig:
         if self.writer_sees_solution and self.target != "solution":
             raise TandemError("partner_reward.writer_sees_solution=true scores the solution the writer saw; set "
                               "partner_reward.target=solution")
+        if self.writer_sees_solution and not self.enabled:
+            raise TandemError("partner_reward.writer_sees_solution=true shows the writer the solution the partner score "
+                              "scores; set partner_reward.weight > 0 (or writer_sees_solution=false)")
         if not (isinstance(self.verifier_weight, (int, float)) and self.verifier_weight >= 0.0):
             raise TandemError(f"partner_reward.verifier_weight must be a number >= 0 (RLT's teacher: 0), got "
                               f"{self.verifier_weight!r}")

@@ -33,3 +33,9 @@ def test_the_switch_scores_the_solution_it_showed():
     assert PartnerRewardConfig(writer_sees_solution=True, target="solution", weight=0.1).writer_sees_solution
     with pytest.raises(TandemError, match="set partner_reward.target=solution"):
         PartnerRewardConfig(writer_sees_solution=True)
+
+
+def test_showing_the_solution_needs_the_score_that_reads_it_on_every_trainer():
+    # checked once, on the config every trainer (embedded, HF TRL, verl) builds its partner block from
+    with pytest.raises(TandemError, match=r"writer_sees_solution=true .*set partner_reward.weight > 0"):
+        PartnerRewardConfig(writer_sees_solution=True, target="solution", weight=0.0)

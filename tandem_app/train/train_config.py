@@ -84,9 +84,6 @@ class TrainConfig(RunSettings, _TrainSteps):
             raise TandemError(f"unknown engine_mode {self.engine_mode!r}; choose one of {', '.join(ENGINE_MODES)}")
         if self.prompts_per_step * self.group_size < self.ppo_mini_batches:
             raise TandemError("train: ppo_mini_batches exceeds the number of responses per step")
-        if self.partner_reward.writer_sees_solution and not self.partner_reward.enabled:
-            raise TandemError("partner_reward.writer_sees_solution=true shows the writer the solution the partner score "
-                              "scores; set partner_reward.weight > 0 (or writer_sees_solution=false)")
 
     def _check_advantages(self) -> None:
         """A known estimator, and groups that can differ: GRPO's advantage is a reward minus its group's mean."""

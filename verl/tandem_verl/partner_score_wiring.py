@@ -95,9 +95,6 @@ def require_row_solutions(files) -> None:
 
 def wire_solution_writer(config: DictConfig, t: TandemVerlConfig, partner: PartnerRewardConfig) -> None:
     """Check what `writer_sees_solution` needs and point a GRPO run at the solution writer's agent loop."""
-    if not partner.enabled:
-        raise TandemError("partner_reward.writer_sees_solution=true shows the writer the solution the partner score "
-                          "scores; set partner_reward.weight > 0 (or writer_sees_solution=false)")
     agent = config.actor_rollout_ref.rollout.agent
     if not t.enable and agent.default_agent_loop not in ("single_turn_agent", SOLUTION_AGENT_LOOP):
         raise TandemError(f"rollout.agent.default_agent_loop={agent.default_agent_loop}: only verl's single-turn loop "
