@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 
 from transformers import TrainerCallback
 
-from tandem.metric_log import SENIOR_TOKEN_FRACTION, TANDEM_PREFIX
+from tandem.metric_log import GRAD_NORM, LOSS, SENIOR_TOKEN_FRACTION, TANDEM_PREFIX, TRL_REWARD, VAL_ACCURACY
 
 
 def shared_names(logs: Mapping) -> dict:
@@ -39,15 +39,15 @@ class MetricsCallback(TrainerCallback):
         self.non_finite: str | None = None  # "step N: loss nan", once a step was not finite
 
     def on_log(self, args, state, control, logs=None, **kwargs):
-        if not logs or "reward" not in logs:  # the end-of-training summary line
+        if not logs or TRL_REWARD not in logs:  # the end-of-training summary line
             return
         row = shared_names(logs)
         row.setdefault(SENIOR_TOKEN_FRACTION, self.rollout.last_stats.senior_token_fraction)
         step = state.global_step
-        bad = {k: row[k] for k in ("loss", "grad_norm") if k in row and not math.isfinite(row[k])}
+        bad = {k: row[k] for k in (LOSS, GRAD_NORM) if k in row and not math.isfinite(row[k])}
         if bad:
             self.non_finite = f"step {step}: " + ", ".join(f"{k} {v}" for k, v in bad.items())
             control.should_training_stop = True
         if (self.val_every and step % self.val_every == 0) or step == self.max_steps:
-            row["val_acc"] = self.validate()
+            row[VAL_ACCURACY] = self.validate()
         self.logger.log(step, row)

@@ -26,6 +26,7 @@ from tandem.errors import TandemError
 from tandem.grading import reward as grade_reward
 from tandem.grading.grader import reward_health
 from tandem.grading.grader import stats as grader_stats
+from tandem.metric_log import TIME_PARTNER
 from tandem.partner_score import METRIC as PARTNER_METRIC
 from tandem.partner_score import partner_rewards, read_after, step_metrics
 from tandem.transfer_reward import run_transfer
@@ -77,7 +78,7 @@ def partner_reward_function(rollout):
         score, terms = partner_rewards(cfg, rollout.scorer, tokenizer, prompts, rollouts, [str(g) for g in golds],
                                        temperature, scorer_wrote_with_engine=co_wrote)
         if log_metric is not None:
-            for name, value in {**step_metrics(terms, score), "time_partner": time.perf_counter() - t0}.items():
+            for name, value in {**step_metrics(terms, score), TIME_PARTNER: time.perf_counter() - t0}.items():
                 log_metric(name, value)
         return (cfg.weight * score).tolist()
 
@@ -104,7 +105,7 @@ def transfer_reward_function(rollout, verifier: Callable[[str, str], float] = gr
                             [r.request_key for r in rollouts], rollout.sampling, rollout.sampling.max_new_tokens,
                             verifier)
         if log_metric is not None:
-            for name, value in {**done.metrics(), "time_partner": time.perf_counter() - t0}.items():
+            for name, value in {**done.metrics(), TIME_PARTNER: time.perf_counter() - t0}.items():
                 log_metric(name, value)
         return [cfg.weight * s for s in done.scores]
 

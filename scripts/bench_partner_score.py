@@ -71,7 +71,7 @@ def hf_trl(model: Path, out: Path, args) -> dict:
     from trl import GRPOConfig, GRPOTrainer
 
     from hf_trl.tandem_rollout import tandem_rollout_func
-    from tandem.metric_log import TIME_PARTNER
+    from tandem.metric_log import TIME_PARTNER, TRL_STEP_TIME
     from tandem.models import load_model, load_tokenizer
     from tandem.partner_score import PartnerRewardConfig
     from tandem_app.task import generate_problems
@@ -93,7 +93,7 @@ def hf_trl(model: Path, out: Path, args) -> dict:
                           rollout_func=rollout)
     trainer.train()
     logged = [h for h in trainer.state.log_history if TIME_PARTNER in h][1:]
-    return record("hf_trl", [h[TIME_PARTNER] for h in logged], [h["step_time"] for h in logged])
+    return record("hf_trl", [h[TIME_PARTNER] for h in logged], [h[TRL_STEP_TIME] for h in logged])
 
 
 def main() -> None:

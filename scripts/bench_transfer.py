@@ -36,11 +36,31 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-TIMES = ("time_step", "time_rollout", "time_partner", "time_update", "cpu_step")
-COUNTS = ("writer_tokens", "transfer/receiver_tokens", "transfer/receiver_tokens_decoded", "transfer/receiver_calls",
-          "transfer/continuations",
-          "transfer/cut_fraction_asked", "transfer/cut_fraction_used", "transfer/moved_back_frac",
-          "transfer/no_room_frac", "transfer/undetermined_frac", "transfer/receiver_acc", "accuracy", "stop_frac")
+from tandem.metric_log import (
+    ACCURACY,
+    RESPONSE_LENGTH,
+    STOP_FRACTION,
+    TIME_PARTNER,
+    TIME_ROLLOUT,
+    TIME_STEP,
+    TIME_UPDATE,
+    TRANSFER_CONTINUATIONS,
+    TRANSFER_CUT_FRACTION_ASKED,
+    TRANSFER_CUT_FRACTION_USED,
+    TRANSFER_MOVED_BACK_FRACTION,
+    TRANSFER_NO_ROOM_FRACTION,
+    TRANSFER_RECEIVER_ACCURACY,
+    TRANSFER_RECEIVER_CALLS,
+    TRANSFER_RECEIVER_TOKENS,
+    TRANSFER_RECEIVER_TOKENS_DECODED,
+    TRANSFER_UNDETERMINED_FRACTION,
+)
+
+TIMES = (TIME_STEP, TIME_ROLLOUT, TIME_PARTNER, TIME_UPDATE, "cpu_step")
+COUNTS = ("writer_tokens", TRANSFER_RECEIVER_TOKENS, TRANSFER_RECEIVER_TOKENS_DECODED, TRANSFER_RECEIVER_CALLS,
+          TRANSFER_CONTINUATIONS, TRANSFER_CUT_FRACTION_ASKED, TRANSFER_CUT_FRACTION_USED,
+          TRANSFER_MOVED_BACK_FRACTION, TRANSFER_NO_ROOM_FRACTION, TRANSFER_UNDETERMINED_FRACTION,
+          TRANSFER_RECEIVER_ACCURACY, ACCURACY, STOP_FRACTION)
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -115,21 +135,22 @@ def main(argv=None) -> int:
                 m = trainer.step(step)
                 m["cpu_step"] = time.process_time() - cpu0
                 transfer_reward.shared_calls = batched
-                m["writer_tokens"] = m["resp_len"] * plain.prompts_per_step * plain.group_size
-                m.setdefault("time_partner", 0.0)
-                print(f"{name} step {step}: {m['time_step']:.2f}s (rollout {m['time_rollout']:.2f}, of it transfer "
-                      f"{m['time_partner']:.2f}; update {m['time_update']:.2f}); receiver tokens "
-                      f"{m.get('transfer/receiver_tokens', 0):.0f}", file=sys.stderr)
+                m["writer_tokens"] = m[RESPONSE_LENGTH] * plain.prompts_per_step * plain.group_size
+                m.setdefault(TIME_PARTNER, 0.0)
+                print(f"{name} step {step}: {m[TIME_STEP]:.2f}s (rollout {m[TIME_ROLLOUT]:.2f}, of it transfer "
+                      f"{m[TIME_PARTNER]:.2f}; update {m[TIME_UPDATE]:.2f}); receiver tokens "
+                      f"{m.get(TRANSFER_RECEIVER_TOKENS, 0):.0f}", file=sys.stderr)
                 if step:
                     timed[name].append({k: float(v) for k, v in m.items() if isinstance(v, (int, float))})
     result = {name: summarize(rows) for name, rows in timed.items()}
     g, t = result["grpo"], result["grpo_transfer"]
-    result["ratio_step_transfer_over_grpo"] = t["time_step_median"] / g["time_step_median"]
+    result["ratio_step_transfer_over_grpo"] = t[f"{TIME_STEP}_median"] / g[f"{TIME_STEP}_median"]
     result["ratio_cpu_transfer_over_grpo"] = t["cpu_step_median"] / g["cpu_step_median"]
-    result["receiver_over_writer_tokens"] = t["transfer/receiver_tokens_mean"] / t["writer_tokens_mean"]
+    result["receiver_over_writer_tokens"] = t[f"{TRANSFER_RECEIVER_TOKENS}_mean"] / t["writer_tokens_mean"]
     per = result["grpo_transfer_per_budget"]
-    result["ratio_step_per_budget_over_batched"] = per["time_step_median"] / t["time_step_median"]
-    result["ratio_transfer_time_per_budget_over_batched"] = per["time_partner_median"] / t["time_partner_median"]
+    result["ratio_step_per_budget_over_batched"] = per[f"{TIME_STEP}_median"] / t[f"{TIME_STEP}_median"]
+    result["ratio_transfer_time_per_budget_over_batched"] = (per[f"{TIME_PARTNER}_median"]
+                                                            / t[f"{TIME_PARTNER}_median"])
     result["setup"] = {
         "base": args.base or f"the quick demo's base (seed {args.seed}), built here in {build_s:.0f} s",
         "recipe": "demo_config(quick=True).train: prompts_per_step 8, group_size 8, max_new_tokens 82",

@@ -44,10 +44,18 @@ from tandem.config import TandemConfig  # noqa: E402
 from tandem.errors import RunFailed, RunInterrupted, TandemError, run_reporting_errors  # noqa: E402
 from tandem.jsonl import write_json  # noqa: E402
 from tandem.legacy import SENIOR_FRACTION_FIELD  # noqa: E402 - summary.json's field, kept
-from tandem.metric_log import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, read_metrics  # noqa: E402
+from tandem.metric_log import (  # noqa: E402
+    LOSS,
+    MEAN_HANDOFFS,
+    SENIOR_TOKEN_FRACTION,
+    TRL_REWARD,
+    TRL_STEP_TIME,
+    VAL_ACCURACY,
+    read_metrics,
+)
 
 METHODS = ("tandem", "grpo")
-CONSOLE_KEYS = ("reward", SENIOR_TOKEN_FRACTION, MEAN_HANDOFFS, "loss", "val_acc", "step_time")
+CONSOLE_KEYS = (TRL_REWARD, SENIOR_TOKEN_FRACTION, MEAN_HANDOFFS, LOSS, VAL_ACCURACY, TRL_STEP_TIME)
 
 
 # --- the arguments ------------------------------------------------------------------------
@@ -272,14 +280,14 @@ def write_summary(a, model_path: str, val_start: float, train_seconds: float, wa
     summary = {
         "phase": "hf-trl", "method": a.method, "model": model_path, "steps": a.max_steps,
         "val_acc_start": val_start, "grader": "tandem.grading.reward",
-        "final_reward": final.get("reward"), "val_acc": final.get("val_acc"),
+        "final_reward": final.get(TRL_REWARD), VAL_ACCURACY: final.get(VAL_ACCURACY),
         SENIOR_FRACTION_FIELD: final.get(SENIOR_TOKEN_FRACTION),
         "saved_model": str(out / "model") if a.save_model else None,
         "train_seconds": train_seconds, "wall_seconds": wall_seconds,
     }
     write_json(out / "summary.json", summary)
     print(f"{a.method}: {a.max_steps} steps in {wall_seconds:.1f} s ({train_seconds:.1f} s "
-          f"training); final reward {_num(summary['final_reward'])}, validation accuracy {_num(summary['val_acc'])}, "
+          f"training); final reward {_num(summary['final_reward'])}, validation accuracy {_num(summary[VAL_ACCURACY])}, "
           f"senior fraction {_num(summary[SENIOR_FRACTION_FIELD])}; wrote {out / 'metrics.jsonl'}"
           + (f", the senior in {out / 'model'}" if a.save_model else ""), flush=True)
 

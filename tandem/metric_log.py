@@ -53,6 +53,22 @@ ENTROPY = "entropy"
 KL_LOSS = "kl_loss"  # the KL penalty to the reference model
 CLIPFRAC = "clipfrac"  # `pg_clipfrac` as the embedded trainer logs it
 UPDATE_NAMES = {PG_CLIPFRAC: CLIPFRAC}
+# The transfer reward's per-step names (`tandem.transfer_reward.TransferResult.metrics`), all under its prefix.
+TRANSFER_PREFIX = "transfer/"
+TRANSFER_REWARD_MEAN = TRANSFER_PREFIX + "reward_mean"  # R_transfer, mean over the responses
+TRANSFER_RECEIVER_ACCURACY = TRANSFER_PREFIX + "receiver_acc"  # continuations the verifier scores correct (> 0.5)
+TRANSFER_RECEIVER_TOKENS = TRANSFER_PREFIX + "receiver_tokens"  # continuation tokens kept, each cut to its own cap
+TRANSFER_RECEIVER_TOKENS_DECODED = TRANSFER_PREFIX + "receiver_tokens_decoded"  # what the calls decoded
+TRANSFER_RECEIVER_CALLS = TRANSFER_PREFIX + "receiver_calls"  # batched receiver calls
+TRANSFER_CONTINUATIONS = TRANSFER_PREFIX + "continuations"  # continuations written
+TRANSFER_CUT_FRACTION_ASKED = TRANSFER_PREFIX + "cut_fraction_asked"  # the cut fractions asked, mean
+TRANSFER_CUT_FRACTION_USED = TRANSFER_PREFIX + "cut_fraction_used"  # each usable prefix's share of its response
+TRANSFER_MOVED_BACK_FRACTION = TRANSFER_PREFIX + "moved_back_frac"  # cuts the leak rule moved back
+TRANSFER_NO_ROOM_FRACTION = TRANSFER_PREFIX + "no_room_frac"  # cuts that kept no token
+TRANSFER_UNDETERMINED_FRACTION = TRANSFER_PREFIX + "undetermined_frac"  # cuts whose gold was too short to locate
+# Hugging Face TRL's own names, as its logs carry them into a run's rows (`hf_trl.metrics_callback`).
+TRL_REWARD = "reward"  # the summed reward functions' mean: present on a training step's log only
+TRL_STEP_TIME = "step_time"
 ROW_FORMS = ("flat", "verl")  # flat: {"step", name: value}; verl: {"step", "data": {name: value}}
 TANDEM_PREFIX = "tandem/"  # the namespace of the tandem metrics in a shared log (TRL, verl)
 

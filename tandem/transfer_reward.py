@@ -40,14 +40,24 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from tandem.coins import request_key as coin_key
+from tandem.metric_log import (
+    TRANSFER_CONTINUATIONS,
+    TRANSFER_CUT_FRACTION_ASKED,
+    TRANSFER_CUT_FRACTION_USED,
+    TRANSFER_MOVED_BACK_FRACTION,
+    TRANSFER_NO_ROOM_FRACTION,
+    TRANSFER_RECEIVER_ACCURACY,
+    TRANSFER_RECEIVER_CALLS,
+    TRANSFER_RECEIVER_TOKENS,
+    TRANSFER_RECEIVER_TOKENS_DECODED,
+    TRANSFER_REWARD_MEAN,
+    TRANSFER_UNDETERMINED_FRACTION,
+)
 from tandem.transfer_config import TransferConfig
 from tandem.transfer_cut import NO_ROOM, UNDETERMINED, Cut, transfer_cut
 
 if TYPE_CHECKING:  # the type only: this module stays torch-free
     from tandem.rollout import Rollout
-
-METRIC_PREFIX = "transfer/"  # every metric of the transfer reward is logged under it
-
 
 def transfer_score(receiver_scores: Sequence[float]) -> float:
     """R_transfer of one response: the mean of its receiver continuations' verifier scores; 0 with none."""
@@ -91,27 +101,26 @@ class TransferResult:
     receiver_calls: int = 0  # batched receiver calls (one, unless a prefix could not fit the shared cap)
 
     def metrics(self) -> dict[str, float]:
-        """The step's `transfer/*` metrics: the receiver's accuracy and tokens, the cuts used, the responses
-        with no cut."""
+        """The step's `transfer/*` metrics (`tandem.metric_log.TRANSFER_PREFIX`): the receiver's accuracy and
+        tokens, the cuts used, the responses with no cut."""
         made = [c for row in self.cuts for c in row]
         used = [c for c in made if c.usable]
         n = max(1, len(made))
-        p = METRIC_PREFIX
         return {
-            f"{p}reward_mean": sum(self.scores) / max(1, len(self.scores)),
-            f"{p}receiver_acc": (sum(s > 0.5 for s in self.receiver_scores) / len(self.receiver_scores)
-                                 if self.receiver_scores else 0.0),
-            f"{p}receiver_tokens": float(self.receiver_tokens),
-            f"{p}receiver_tokens_decoded": float(self.receiver_tokens_decoded),
-            f"{p}receiver_calls": float(self.receiver_calls),
-            f"{p}continuations": float(len(self.receiver_scores)),
-            f"{p}cut_fraction_asked": sum(c.fraction for c in made) / n,
+            TRANSFER_REWARD_MEAN: sum(self.scores) / max(1, len(self.scores)),
+            TRANSFER_RECEIVER_ACCURACY: (sum(s > 0.5 for s in self.receiver_scores) / len(self.receiver_scores)
+                                         if self.receiver_scores else 0.0),
+            TRANSFER_RECEIVER_TOKENS: float(self.receiver_tokens),
+            TRANSFER_RECEIVER_TOKENS_DECODED: float(self.receiver_tokens_decoded),
+            TRANSFER_RECEIVER_CALLS: float(self.receiver_calls),
+            TRANSFER_CONTINUATIONS: float(len(self.receiver_scores)),
+            TRANSFER_CUT_FRACTION_ASKED: sum(c.fraction for c in made) / n,
             # the fraction of its response each usable prefix is, after the leak rule moved it back
-            f"{p}cut_fraction_used": (sum(c.tokens / max(1, n_tokens) for row, n_tokens in zip(self.cuts, self.lengths)
-                                          for c in row if c.usable) / len(used) if used else 0.0),
-            f"{p}moved_back_frac": sum(c.moved_back for c in made) / n,
-            f"{p}no_room_frac": sum(c.why_none == NO_ROOM for c in made) / n,
-            f"{p}undetermined_frac": sum(c.why_none == UNDETERMINED for c in made) / n,
+            TRANSFER_CUT_FRACTION_USED: (sum(c.tokens / max(1, size) for row, size in zip(self.cuts, self.lengths)
+                                             for c in row if c.usable) / len(used) if used else 0.0),
+            TRANSFER_MOVED_BACK_FRACTION: sum(c.moved_back for c in made) / n,
+            TRANSFER_NO_ROOM_FRACTION: sum(c.why_none == NO_ROOM for c in made) / n,
+            TRANSFER_UNDETERMINED_FRACTION: sum(c.why_none == UNDETERMINED for c in made) / n,
         }
 
 

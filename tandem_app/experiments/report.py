@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tandem.metric_log import read_metrics
+from tandem.metric_log import REWARD_MEAN, SFT_VAL_ACCURACY, TERSE_FRACTION, VAL_ACCURACY, read_metrics
 from tandem_app.experiments.findings import findings
 from tandem_app.stats import accuracy
 
@@ -49,8 +49,8 @@ def reward_figure(out: Path):
     for method, style in STYLES.items():
         label = LABELS[method]
         rows = _metrics(out, method)
-        train = [r for r in rows if "reward_mean" in r]
-        steps, rewards = [r["step"] for r in train], [r["reward_mean"] for r in train]
+        train = [r for r in rows if REWARD_MEAN in r]
+        steps, rewards = [r["step"] for r in train], [r[REWARD_MEAN] for r in train]
         # A running mean only over a run longer than its window: over fewer steps it would be mislabelled.
         smoothed = len(rewards) > SMOOTH
         ax1.plot(steps, rewards, **style, alpha=0.45 if smoothed else 1.0, linewidth=1, markersize=5,
@@ -58,14 +58,14 @@ def reward_figure(out: Path):
         if smoothed:
             ax1.plot(steps, _smooth(rewards), **{**style, "marker": None}, linewidth=2,
                      label=f"{label}, mean of the last {SMOOTH} steps")
-        terse = [r for r in train if "terse_frac" in r]
-        shares = [r["terse_frac"] for r in terse]
+        terse = [r for r in train if TERSE_FRACTION in r]
+        shares = [r[TERSE_FRACTION] for r in terse]
         ax2.plot([r["step"] for r in terse], _smooth(shares) if len(shares) > SMOOTH else shares, **style,
                  markersize=4, label=f"{label}, mean of the last {SMOOTH} steps" if len(shares) > SMOOTH
                  else f"{label}, per step")
-        val = [r for r in rows if "val_acc" in r]
+        val = [r for r in rows if VAL_ACCURACY in r]
         if val:
-            ax3.plot([r["step"] for r in val], [r["val_acc"] for r in val], **style, label=label)
+            ax3.plot([r["step"] for r in val], [r[VAL_ACCURACY] for r in val], **style, label=label)
     if not ax3.get_lines():  # no validation in these runs (val_every=0): say so rather than draw empty axes
         ax3.text(0.5, 0.5, "no validation in these runs (val_every=0)", ha="center", va="center",
                  transform=ax3.transAxes)
@@ -247,7 +247,7 @@ def write_report(out: Path, timings: dict) -> Path:
         "responses (lower = more legible to the junior). ± values are standard errors over problems; "
         "differences are paired over the same problems.",
         "",
-        f"Base after SFT: validation greedy accuracy {sft['val_greedy_acc']:.3f}.",
+        f"Base after SFT: validation greedy accuracy {sft[SFT_VAL_ACCURACY]:.3f}.",
         "",
         "## Results",
         "",
