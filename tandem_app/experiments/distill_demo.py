@@ -42,12 +42,13 @@ RLT_EVAL_TOKENS = 256
 
 def rlt_distill() -> dict:
     """The keys RLT's teacher's distillation sets on top of `PROTOCOL` (the eval's sampling otherwise the demo's)."""
-    from dataclasses import asdict, replace
+    from dataclasses import replace
 
     from tandem_app.train.eval_config import EvalConfig
+    from tandem_eval.sampling import record
 
     return {"writer_sees_solution": True, "temperature": 0.7,
-            "eval_sampling": asdict(replace(EvalConfig().sampling, max_new_tokens=RLT_EVAL_TOKENS))}
+            "eval_sampling": record(replace(EvalConfig().sampling, max_new_tokens=RLT_EVAL_TOKENS))}
 
 
 NOTATION_SAMPLES = 100  # test problems, one sample each, for the distilled student's notation
