@@ -9,11 +9,6 @@ tandem process is never re-implemented here; 'senior' and 'junior' hold one mode
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from tandem_backends.roles import RoleBackends
-
 
 def build(senior, junior=None, tandem=None, *, tokenizer=None, junior_tokenizer=None, dtype: str = "float32",
           device: str = "cpu", mode: str = "auto"):
@@ -31,8 +26,11 @@ def build(senior, junior=None, tandem=None, *, tokenizer=None, junior_tokenizer=
                         junior_tokenizer=junior_tokenizer, mode=mode)
 
 
-def build_role(roles: RoleBackends, role: str):
-    """The engine of `role`, over the models `roles` loaded (each loaded once, shared by the roles)."""
+def build_role(roles, role: str):
+    """The engine of `role`, over the models `roles` (a `RoleBackends`) loaded, each once and shared by the roles.
+
+    `roles` is not annotated: the registry imports this module and `RoleBackends` the registry.
+    """
     mode, entry = roles.settings.mode, roles.entry
     if role == "team":
         return entry.build(roles.model("senior"), roles.model("junior"), roles.settings.tandem,

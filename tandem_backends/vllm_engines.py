@@ -10,11 +10,6 @@ on CPU): 'team' is the tandem engine, 'senior' and 'junior' solo engines with pr
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from tandem_backends.roles import RoleBackends
-
 
 def build(senior, junior=None, tandem=None, *, dtype: str = "float32", **vllm_kwargs):
     """A `VLLMEngine` over the paths; `dtype` and `vllm_kwargs` go to `vllm.LLM`; the junior is `junior`."""
@@ -25,8 +20,9 @@ def build(senior, junior=None, tandem=None, *, dtype: str = "float32", **vllm_kw
     return VLLMEngine(str(senior), cfg, dtype=dtype, **vllm_kwargs)
 
 
-def build_role(roles: RoleBackends, role: str):
-    """The engine of `role`; the run holds one engine (solo, or the team) or two (senior and junior)."""
+def build_role(roles, role: str):
+    """The engine of `role` for `roles` (a `RoleBackends`: not annotated, as it imports the registry that
+    imports this module); the run holds one engine (solo, or the team) or two (senior and junior)."""
     from vllm_source.run_defaults import run_engine_kwargs
     from vllm_source.runtime import require_vllm
 
