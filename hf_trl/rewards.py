@@ -26,12 +26,10 @@ from tandem.errors import TandemError
 from tandem.grading import reward as grade_reward
 from tandem.grading.grader import reward_health
 from tandem.grading.grader import stats as grader_stats
-from tandem.metric_log import TIME_PARTNER
-from tandem.partner_score import METRIC as PARTNER_METRIC
+from tandem.metric_log import PARTNER_SCORE, TIME_PARTNER, TRL_TRANSFER_REWARD
 from tandem.partner_score import partner_rewards, read_after, step_metrics
 from tandem.transfer_reward import run_transfer
 
-TRANSFER_REWARD = "transfer_reward"  # the transfer reward's function name: TRL logs rewards/transfer_reward/mean
 
 
 def completion_text(completion) -> str:
@@ -82,7 +80,7 @@ def partner_reward_function(rollout):
                 log_metric(name, value)
         return (cfg.weight * score).tolist()
 
-    partner_score.__name__ = PARTNER_METRIC  # TRL logs rewards/<name>/mean
+    partner_score.__name__ = PARTNER_SCORE  # TRL logs rewards/<name>/mean
     return partner_score
 
 
@@ -109,5 +107,5 @@ def transfer_reward_function(rollout, verifier: Callable[[str, str], float] = gr
                 log_metric(name, value)
         return [cfg.weight * s for s in done.scores]
 
-    transfer_reward.__name__ = TRANSFER_REWARD
+    transfer_reward.__name__ = TRL_TRANSFER_REWARD
     return transfer_reward

@@ -66,9 +66,22 @@ TRANSFER_CUT_FRACTION_USED = TRANSFER_PREFIX + "cut_fraction_used"  # each usabl
 TRANSFER_MOVED_BACK_FRACTION = TRANSFER_PREFIX + "moved_back_frac"  # cuts the leak rule moved back
 TRANSFER_NO_ROOM_FRACTION = TRANSFER_PREFIX + "no_room_frac"  # cuts that kept no token
 TRANSFER_UNDETERMINED_FRACTION = TRANSFER_PREFIX + "undetermined_frac"  # cuts whose gold was too short to locate
+# The partner reward's per-step mean (`tandem.partner_score.step_metrics`); each term is logged as
+# PARTNER_SCORE/<term> (`tandem.partner_config.TERMS`), and verl times its pass under this name.
+PARTNER_SCORE = "partner_score"
+# The names the tandem launchers add to verl's log (`tandem_verl`).
+VERIFIER_SCORE = "critic/verifier_score/mean"  # the verifier alone, beside verl's critic/score/mean (then the sum)
+JUNIOR_PREFIX = "junior/"  # a junior that follows the senior: its update's per-step metrics
+JUNIOR_RESUMED_PREFIX = JUNIOR_PREFIX + "resumed_"  # the update a resumed run re-applies at its first step
+GATED_JUNIOR_TOKENS = "gated_junior_tokens"  # verl: junior tokens the senior gate took out of the loss
+SENIOR_ROLLOUT_DRIFT = "senior_rollout_probs_diff_max"  # verl: senior tokens' rollout-vs-trainer gap, worst a mini-batch
+# The grader's health (`tandem.grading.grader.reward_health`), logged beside the reward by every trainer.
+GRADER_PREFIX = "grader_"  # GRADER_PREFIX + each of `tandem.grading.grader.HEALTH_COUNTERS`
+GRADER_CALLS = GRADER_PREFIX + "calls"
 # Hugging Face TRL's own names, as its logs carry them into a run's rows (`hf_trl.metrics_callback`).
 TRL_REWARD = "reward"  # the summed reward functions' mean: present on a training step's log only
 TRL_STEP_TIME = "step_time"
+TRL_TRANSFER_REWARD = "transfer_reward"  # the transfer reward's function name: TRL logs rewards/<name>/mean
 ROW_FORMS = ("flat", "verl")  # flat: {"step", name: value}; verl: {"step", "data": {name: value}}
 TANDEM_PREFIX = "tandem/"  # the namespace of the tandem metrics in a shared log (TRL, verl)
 

@@ -46,6 +46,7 @@ import torch
 
 from tandem.errors import TandemError
 from tandem.logprobs import join_prompt_response, pad_right, response_logprobs
+from tandem.metric_log import PARTNER_SCORE
 from tandem.models import context_length
 from tandem.partner_config import PRESETS, TARGETS, TERMS, PartnerRewardConfig  # noqa: F401  (the section, re-exported)
 from tandem.solution_prompt import EXPLANATION_TAGS, split_explanation
@@ -53,7 +54,6 @@ from tandem.solution_prompt import EXPLANATION_TAGS, split_explanation
 ANSWER_MARK = "\\boxed{"  # the student's own answer opener: the `answer` target is read right after it
 STEP_BREAK = "\n\n"  # the student's own step boundary: the `solution` target starts a step after the explanation
 END_OF_TURN = "<|im_end|>"  # ChatML's end of turn; the tokenizer's eos token counts too
-METRIC = "partner_score"  # the logged per-step mean; each term is logged as partner_score/<term>
 
 
 def end_of_turn_ids(tokenizer) -> list[int]:
@@ -206,7 +206,7 @@ def combined_reward(verifier: torch.Tensor, score: torch.Tensor, weight: float,
 
 def step_metrics(terms: dict[str, torch.Tensor], score: torch.Tensor) -> dict[str, float]:
     """The logged means over the batch: `partner_score` and `partner_score/<term>` for each term."""
-    return {METRIC: float(score.mean()), **{f"{METRIC}/{k}": float(v.mean()) for k, v in terms.items()}}
+    return {PARTNER_SCORE: float(score.mean()), **{f"{PARTNER_SCORE}/{k}": float(v.mean()) for k, v in terms.items()}}
 
 @torch.no_grad()
 def scored_logprobs(model, contexts: list[list[int]], scored: list[list[int]], pad_id: int,

@@ -395,7 +395,8 @@ def test_a_smaller_junior_of_another_shape_co_writes_a_two_step_run(tiny_dir, ti
 
 @pytest.mark.parametrize("solo", [False, True], ids=["trl-scored-by-the-junior", "grpo-scored-by-the-base"])
 def test_two_steps_with_the_partner_score_log_it_beside_the_verifier(tiny_dir, tmp_path, solo):
-    from tandem.partner_score import METRIC, TERMS, PartnerRewardConfig
+    from tandem.metric_log import PARTNER_SCORE
+    from tandem.partner_score import TERMS, PartnerRewardConfig
 
     rollout = tandem_rollout_func(solo=solo, partner_reward=PartnerRewardConfig(weight=0.1))
     tokenizer = load_tokenizer(tiny_dir)
@@ -407,14 +408,14 @@ def test_two_steps_with_the_partner_score_log_it_beside_the_verifier(tiny_dir, t
     trainer = GRPOTrainer(model=senior, reward_funcs=[senior_share_reward, rollout.partner_reward_func()], args=args,
                           train_dataset=Dataset.from_list(rows()), processing_class=tokenizer, rollout_func=rollout)
     trainer.train()
-    logged = [h for h in trainer.state.log_history if METRIC in h]
+    logged = [h for h in trainer.state.log_history if PARTNER_SCORE in h]
     assert len(logged) == 2
     for h in logged:
-        assert all(math.isfinite(h[k]) for k in [METRIC, *(f"{METRIC}/{t}" for t in TERMS)])
-        assert h[f"rewards/{METRIC}/mean"] == pytest.approx(0.1 * h[METRIC], rel=1e-4, abs=1e-6)
+        assert all(math.isfinite(h[k]) for k in [PARTNER_SCORE, *(f"{PARTNER_SCORE}/{t}" for t in TERMS)])
+        assert h[f"rewards/{PARTNER_SCORE}/mean"] == pytest.approx(0.1 * h[PARTNER_SCORE], rel=1e-4, abs=1e-6)
         assert 0 < h["time_partner"] < h["step_time"]  # TRL times the whole step, the score is a part
     if solo:  # the first batch is written before any update, by a senior equal to the base that scores it
-        assert abs(logged[0][f"{METRIC}/kl_mean"]) < 1e-4
+        assert abs(logged[0][f"{PARTNER_SCORE}/kl_mean"]) < 1e-4
 
 
 def test_the_partner_reward_function_needs_the_target_column_and_a_weight(tiny_dir, tmp_path):
@@ -444,7 +445,7 @@ def text_verifier(completions, answer, **kwargs):
 
 @pytest.mark.parametrize("solo", [True, False], ids=["grpo-received-by-the-base", "trl-received-by-the-junior"])
 def test_two_steps_with_the_transfer_reward_pay_verifier_plus_weight_times_r_transfer(tiny_dir, tmp_path, solo):
-    from hf_trl.rewards import TRANSFER_REWARD
+    from tandem.metric_log import TRL_TRANSFER_REWARD as TRANSFER_REWARD
     from tandem.partner_config import PartnerRewardConfig
     from tandem.transfer_config import TransferConfig
     from tandem.transfer_reward import TransferResult

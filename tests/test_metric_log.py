@@ -9,6 +9,7 @@ import torch
 
 from tandem import metric_log
 from tandem.errors import TandemError
+from tandem.grading.grader import HEALTH_METRICS
 from tandem.grpo import actor_loss
 from tandem.loss_config import PolicyLossConfig
 from tandem.metric_log import (
@@ -78,16 +79,23 @@ STEP_NAMES = [metric_log.REWARD_MEAN, metric_log.REWARD_WITH_PARTNER_MEAN, metri
               metric_log.TRANSFER_RECEIVER_CALLS, metric_log.TRANSFER_CONTINUATIONS,
               metric_log.TRANSFER_CUT_FRACTION_ASKED, metric_log.TRANSFER_CUT_FRACTION_USED,
               metric_log.TRANSFER_MOVED_BACK_FRACTION, metric_log.TRANSFER_NO_ROOM_FRACTION,
-              metric_log.TRANSFER_UNDETERMINED_FRACTION]
+              metric_log.TRANSFER_UNDETERMINED_FRACTION, metric_log.PARTNER_SCORE, metric_log.VERIFIER_SCORE,
+              metric_log.JUNIOR_PREFIX, metric_log.GATED_JUNIOR_TOKENS, metric_log.SENIOR_ROLLOUT_DRIFT,
+              metric_log.GRADER_CALLS, metric_log.TRL_TRANSFER_REWARD]
 # Every folder of code but the tests; `scripts/` too, whose entries load the packages by path.
 SCANNED = ("tandem", "tandem_app", "tandem_backends", "tandem_eval", "vllm_source", "verl", "hf_trl", "scripts")
+
+
+# The scale smoke's summary reads verl's log with the standard library alone (the GPU check loads it
+# by path, beside no installed package), so it spells the names it reads; they are pinned below.
+SMOKE_SUMMARY = "scripts/scale/smoke_summary.py"
 
 
 def test_the_trainers_step_names_are_spelled_only_in_the_metric_log():
     quoted = re.compile(r"[\"']({})[\"']".format("|".join(map(re.escape, STEP_NAMES))))
     found = [f"{rel}:{i}: {m.group(1)}"
              for folder in SCANNED for path in sorted((ROOT / folder).rglob("*.py"))
-             if (rel := path.relative_to(ROOT).as_posix()) != "tandem/metric_log.py"
+             if (rel := path.relative_to(ROOT).as_posix()) not in ("tandem/metric_log.py", SMOKE_SUMMARY)
              for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
              for m in quoted.finditer(line)]
     assert not found, "step names spelled outside tandem/metric_log.py:\n" + "\n".join(found)
@@ -99,3 +107,18 @@ def test_the_policy_loss_is_logged_under_its_constants():
     assert set(m) == {metric_log.PG_LOSS, metric_log.PG_CLIPFRAC, metric_log.PPO_KL, metric_log.PG_CLIPFRAC_LOWER,
                       metric_log.ENTROPY}
     assert metric_log.UPDATE_NAMES == {"pg_clipfrac": "clipfrac"}  # the embedded trainer's log spells it so
+
+
+def test_the_scale_smoke_summary_reads_the_names_the_trainers_write():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("smoke_summary", ROOT / SMOKE_SUMMARY)
+    summary = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(summary)
+    verl_tandem = "actor/" + TANDEM_PREFIX  # verl's workers' metrics carry actor/ in front
+    assert summary.FRACTION == verl_tandem + SENIOR_TOKEN_FRACTION
+    assert summary.GATED == verl_tandem + metric_log.GATED_JUNIOR_TOKENS
+    assert summary.SENIOR_GAP == verl_tandem + metric_log.SENIOR_ROLLOUT_DRIFT
+    assert summary.HEALTH == HEALTH_METRICS
+    assert (summary.PARTNER, summary.VERIFIER, summary.JUNIOR) == (
+        metric_log.PARTNER_SCORE, metric_log.VERIFIER_SCORE, metric_log.JUNIOR_PREFIX)

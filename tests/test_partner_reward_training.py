@@ -12,7 +12,8 @@ import pytest
 import torch
 
 from tandem.errors import TandemError
-from tandem.partner_score import METRIC, TERMS, PartnerRewardConfig, partner_score, partner_terms, target_sequences
+from tandem.metric_log import PARTNER_SCORE
+from tandem.partner_score import TERMS, PartnerRewardConfig, partner_score, partner_terms, target_sequences
 from tandem.logprobs import pad_right
 from tandem_app.train.grpo_trainer import GRPOTrainer
 from tandem.partner_score import partner_rewards
@@ -29,9 +30,10 @@ def test_two_steps_log_the_partner_score_and_each_term(tiny_dir, tmp_path, metho
     rows = _rows(tmp_path / method)[1:]
     assert len(rows) == 2
     for r in rows:
-        assert all(torch.isfinite(torch.tensor(r[k])) for k in [METRIC, *(f"{METRIC}/{t}" for t in TERMS)])
-        assert r["reward_with_partner_mean"] == pytest.approx(r["reward_mean"] + 0.1 * r[METRIC], abs=1e-5)
-        assert r[f"{METRIC}/kl_max"] >= r[f"{METRIC}/kl_mean"] and r[f"{METRIC}/logprob_min"] <= r[f"{METRIC}/logprob_mean"]
+        term = {t: r[f"{PARTNER_SCORE}/{t}"] for t in TERMS}
+        assert all(torch.isfinite(torch.tensor(v)) for v in [r[PARTNER_SCORE], *term.values()])
+        assert r["reward_with_partner_mean"] == pytest.approx(r["reward_mean"] + 0.1 * r[PARTNER_SCORE], abs=1e-5)
+        assert term["kl_max"] >= term["kl_mean"] and term["logprob_min"] <= term["logprob_mean"]
 
 
 def recomputed(model, prompt, ids):

@@ -13,8 +13,8 @@ import pytest
 import torch
 
 from tandem.errors import TandemError
+from tandem.metric_log import PARTNER_SCORE
 from tandem.partner_score import (
-    METRIC,
     PRESETS,
     PartnerRewardConfig,
     combined_reward,
@@ -65,7 +65,7 @@ def test_the_score_on_hand_built_tensors_is_the_formula_exactly():
     assert combined_reward(t([1.0, 0.0]), score, 0.1).tolist() == pytest.approx(
         [1.0 + 0.1 * expected[0], 0.1 * expected[1]], abs=1e-12)
     metrics = step_metrics(terms, score)
-    assert metrics[METRIC] == pytest.approx(sum(expected) / 2) and metrics[f"{METRIC}/kl_max"] == 1.75
+    assert metrics[PARTNER_SCORE] == pytest.approx(sum(expected) / 2) and metrics[f"{PARTNER_SCORE}/kl_max"] == 1.75
 
 
 @pytest.mark.parametrize("op", ["mean", "min", "max"])

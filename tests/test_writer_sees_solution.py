@@ -16,7 +16,8 @@ import torch
 from tandem.engine import TandemEngine
 from tandem.errors import TandemError
 from tandem.logprobs import pad_right
-from tandem.partner_score import METRIC, PartnerRewardConfig, partner_score, partner_terms, target_sequences
+from tandem.metric_log import PARTNER_SCORE
+from tandem.partner_score import PartnerRewardConfig, partner_score, partner_terms, target_sequences
 from tandem.solution_prompt import writer_prompt_ids
 from tandem_app.train import grpo_trainer, rollout_batch
 from tandem_app.train.grpo_trainer import GRPOTrainer
@@ -91,7 +92,7 @@ def test_the_score_reads_the_plain_prompt_as_the_formula_recomputed_from_scratch
                           pad_right([x[1] for x in want], 0.0, torch.float64, S),
                           pad_right([x[2] for x in want], 0.0, torch.float64, S), wrote.double())
     score = partner_score(terms, SEES.coefficients())
-    assert batch["partner_metrics"][METRIC] == pytest.approx(float(score.mean()), abs=1e-4)
+    assert batch["partner_metrics"][PARTNER_SCORE] == pytest.approx(float(score.mean()), abs=1e-4)
     got = batch["token_level_rewards"].sum(-1).double() - batch["verifier_scores"].double()
     torch.testing.assert_close(got, score, rtol=0, atol=1e-4)
 
@@ -100,8 +101,8 @@ def test_the_score_reads_the_plain_prompt_as_the_formula_recomputed_from_scratch
 def test_two_steps_run_end_to_end_with_the_switch_on(tiny_dir, tmp_path, method):
     _trainer(tiny_dir, tmp_path / method, method=method, steps=2).train()
     rows = _rows(tmp_path / method)[1:]
-    assert len(rows) == 2 and all(torch.isfinite(torch.tensor(r[METRIC])) for r in rows)
-    assert all(r["reward_with_partner_mean"] == pytest.approx(r["reward_mean"] + r[METRIC], abs=1e-5) for r in rows)
+    assert len(rows) == 2 and all(torch.isfinite(torch.tensor(r[PARTNER_SCORE])) for r in rows)
+    assert all(r["reward_with_partner_mean"] == pytest.approx(r["reward_mean"] + r[PARTNER_SCORE], abs=1e-5) for r in rows)
     assert (tmp_path / method / "model" / "config.json").is_file()
 
 

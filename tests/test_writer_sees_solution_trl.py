@@ -24,7 +24,8 @@ from hf_trl import rewards  # noqa: E402
 from hf_trl.tandem_rollout import tandem_rollout_func  # noqa: E402
 from tandem.errors import TandemError  # noqa: E402
 from tandem.models import load_model, load_tokenizer  # noqa: E402
-from tandem.partner_score import METRIC, PartnerRewardConfig  # noqa: E402
+from tandem.metric_log import PARTNER_SCORE  # noqa: E402
+from tandem.partner_score import PartnerRewardConfig  # noqa: E402
 from tandem.solution_prompt import writer_prompt_ids  # noqa: E402
 from tandem_app.task import generate_problems  # noqa: E402
 
@@ -89,8 +90,8 @@ def test_training_writes_from_the_solution_and_trls_loss_sees_that_prompt(tiny_d
             assert plain == list(trainer._tokenize_prompts([prompt])[0][0])
     written = [ids for _, out in rollout.calls for ids in out["prompt_ids"]]
     assert loss_prompts and all(p in written for p in loss_prompts)
-    logged = [h for h in trainer.state.log_history if METRIC in h]
-    assert len(logged) == 2 and all(math.isfinite(h[METRIC]) for h in logged)
+    logged = [h for h in trainer.state.log_history if PARTNER_SCORE in h]
+    assert len(logged) == 2 and all(math.isfinite(h[PARTNER_SCORE]) for h in logged)
 
 
 def test_evaluation_batches_keep_the_plain_prompt(tiny_dir, tmp_path):

@@ -38,6 +38,7 @@ from tandem.grading.extract import extract_answer, last_boxed
 from tandem.grading.gold import gold_text
 from tandem.grading.normalize import normalize_answer
 from tandem.grading.timebound import UNREADABLE, bounded_math_verify, is_warm, warm_up
+from tandem.metric_log import GRADER_CALLS, GRADER_PREFIX
 
 DEFAULT_TIMEOUT_S = 5.0
 # No real final answer is longer (the longest gold in the shared benchmarks is under 200
@@ -67,7 +68,7 @@ _THREAD = threading.local()  # this thread's own counters: a reward loop's threa
 # too_long, errors) or refused to read it as one committed answer (unparsed, hedged): a
 # policy drifting towards what the grader does not pay shows in these first.
 HEALTH_COUNTERS = ("timeouts", "too_long", "errors", "unparsed", "hedged")
-HEALTH_METRICS = tuple(f"grader_{name}" for name in HEALTH_COUNTERS)  # their per-step metric names
+HEALTH_METRICS = tuple(GRADER_PREFIX + name for name in HEALTH_COUNTERS)  # their per-step metric names
 
 
 def _thread_stats() -> GraderStats:
@@ -105,7 +106,7 @@ def reward_health(before: dict, after: dict | None = None) -> dict[str, float]:
     learns to stall the grader, or to write answers it must refuse, shows in the curves.
     """
     after = stats(this_thread=True) if after is None else after
-    out = {"grader_calls": float(after["calls"] - before["calls"])}
+    out = {GRADER_CALLS: float(after["calls"] - before["calls"])}
     for name, metric in zip(HEALTH_COUNTERS, HEALTH_METRICS):
         out[metric] = float(after[name] - before[name])
     return out

@@ -21,11 +21,9 @@ import torch
 
 from tandem.errors import TandemError
 from tandem.loss_config import TandemLossConfig
-from tandem.metric_log import TANDEM_PREFIX, batch_metrics
+from tandem.metric_log import GATED_JUNIOR_TOKENS, TANDEM_PREFIX, batch_metrics
 from tandem.rollout import RolloutStats, rollout_stats
 from tandem.senior_gate import require_authorship_mask, token_weights
-
-GATED_JUNIOR_TOKENS = "gated_junior_tokens"
 
 
 @dataclass

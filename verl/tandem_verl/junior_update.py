@@ -33,10 +33,8 @@ import ray
 from tandem import legacy
 from tandem.errors import TandemError
 from tandem.junior_update import CHECKPOINT_NAME, JuniorUpdate
-from tandem.metric_log import batch_metrics
+from tandem.metric_log import JUNIOR_PREFIX, batch_metrics
 
-METRIC = "junior/"  # prefix of the metrics logged with each step
-RESUMED = METRIC + "resumed_"  # prefix of the update a resumed run re-applies
 
 
 class JuniorUpdater:
@@ -52,7 +50,7 @@ class JuniorUpdater:
     def _call(self, servers, method: str, *args) -> list[list]:
         return ray.get([s.tandem_junior.remote(method, *args) for s in servers])
 
-    def update(self, step: int, prefix: str = METRIC) -> None:
+    def update(self, step: int, prefix: str = JUNIOR_PREFIX) -> None:
         """After trainer step `step`'s sync: the rule for its last optimizer step, on every worker."""
         per_replica = self._call(self.servers, "tandem_junior_update", step * self.optimizer_steps)
         sums = [sum(w["checksum"] for w in workers) for workers in per_replica]

@@ -38,7 +38,7 @@ import torch
 
 from tandem.errors import TandemError
 from tandem_verl.names import PLAIN_PROMPT
-from tandem.metric_log import batch_metrics
+from tandem.metric_log import VERIFIER_SCORE, batch_metrics
 from tandem.partner_score import (
     PartnerRewardConfig,
     check_fits,
@@ -49,7 +49,6 @@ from tandem.partner_score import (
 )
 
 TRACE_ENV = "TANDEM_PARTNER_TRACE"
-VERIFIER_METRIC = "critic/verifier_score/mean"  # beside verl's critic/score/mean, which is then the sum
 AUTHORSHIP = "authorship_mask"  # a tandem run's; a GRPO run has none
 KEY_SUFFIX = "_partner_target"  # the target rows' TransferQueue keys: <sample key><suffix>
 READ = ["prompts", "responses", "response_mask", "authorship_mask", "old_log_probs", "ref_log_prob", "rm_scores",
@@ -163,7 +162,7 @@ class PartnerScorer:
         nested = torch.nested.as_nested_tensor(rm_scores, layout=torch.jagged)
         tq.kv_batch_put(keys=batch.keys, partition_id=batch.partition_id,
                         fields=TensorDict({"rm_scores": nested}, batch_size=len(batch)))
-        metrics.update(batch_metrics({**step_metrics(terms, score), VERIFIER_METRIC: verifier.mean()}))
+        metrics.update(batch_metrics({**step_metrics(terms, score), VERIFIER_SCORE: verifier.mean()}))
         self._trace(trainer, real, golds, sequences, rows, target_lp, terms, score)
 
     def _target_logprobs(self, trainer, batch, sequences: dict, tq, to_tensordict) -> dict[int, torch.Tensor]:

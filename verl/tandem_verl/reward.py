@@ -20,7 +20,7 @@ from __future__ import annotations
 from tandem.errors import TandemError
 from tandem.grading.gold import gold_text
 from tandem.grading.grader import HEALTH_METRICS
-from tandem.metric_log import batch_metrics
+from tandem.metric_log import GRADER_CALLS, batch_metrics
 
 
 def compute_score(data_source: str, solution_str: str, ground_truth, extra_info: dict | None = None, **_) -> dict:
@@ -37,7 +37,7 @@ def compute_score(data_source: str, solution_str: str, ground_truth, extra_info:
                           "rebuild the parquet with scripts/prepare_deepscaler.py")
     before = stats(this_thread=True)
     score = 1.0 if grade(solution_str, ground_truth) else 0.0
-    health = {name: value for name, value in reward_health(before).items() if name != "grader_calls"}
+    health = {name: value for name, value in reward_health(before).items() if name != GRADER_CALLS}
     return {"score": score, "acc": score, **health}
 
 

@@ -29,6 +29,7 @@ from verl.workers.rollout.replica import RolloutReplicaRegistry
 
 from tandem.errors import TandemError
 from tandem.junior_update import steps_per_sync_error
+from tandem.metric_log import JUNIOR_RESUMED_PREFIX, PARTNER_SCORE
 from tandem_verl.checkpoint_tracker import (
     keep_count,
     remove_checkpoint,
@@ -37,7 +38,7 @@ from tandem_verl.checkpoint_tracker import (
     tracker_names,
     write_tracker,
 )
-from tandem_verl.junior_update import RESUMED, JuniorUpdater, checkpoint_state, saved_junior
+from tandem_verl.junior_update import JuniorUpdater, checkpoint_state, saved_junior
 from tandem_verl.names import PARTNER_TRAINER_MODE, SCORER_KEY, TRAINER_MODE
 from tandem_verl.padding_rows import clear_padding_authorship
 from tandem_verl.partner_score import PartnerScorer, scorer_context
@@ -76,7 +77,7 @@ class RewardStep:
     def _compute_advantage(self, batch, metrics: dict):
         metrics.update(self._reward_health(batch))
         if self.partner_scorer is not None:  # after verl's old and reference log-probs, before its advantages
-            with marked_timer("partner_score", self.timing_raw, color="yellow"):
+            with marked_timer(PARTNER_SCORE, self.timing_raw, color="yellow"):
                 self.partner_scorer.apply(self, batch, metrics)
         return super()._compute_advantage(batch, metrics)
 
@@ -148,7 +149,7 @@ class TandemPPOTrainer(RewardStep, PPOTrainerSync):
         if self.junior_updater is not None:
             self.junior_updater.restore(checkpoint_state(self._resumed_from, self.global_steps))
             # the checkpoint's own step: the killed run had applied its update (or not) after the save
-            self.junior_updater.update(self.global_steps, prefix=RESUMED)
+            self.junior_updater.update(self.global_steps, prefix=JUNIOR_RESUMED_PREFIX)
         elif saved_junior(self._resumed_from).is_dir():
             raise TandemError(f"{self._resumed_from} holds a junior that followed the senior "
                               f"({saved_junior(self._resumed_from).name}/), but this "

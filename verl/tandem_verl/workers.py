@@ -21,12 +21,11 @@ from verl.utils.device import get_device_id
 from verl.workers.engine_workers import ActorRolloutRefWorker, TrainingWorker
 
 from tandem.errors import TandemError
-from tandem.metric_log import TANDEM_PREFIX, batch_metrics
+from tandem.metric_log import SENIOR_ROLLOUT_DRIFT, TANDEM_PREFIX, batch_metrics
 from tandem_verl.gate import GateCounts, apply_senior_gate, senior_rollout_probs_diff_max
 from tandem_verl.names import SCORER_KEY
 from tandem_verl.tandem_block import worker_loss_config
 
-SENIOR_DRIFT = "senior_rollout_probs_diff_max"  # per mini-batch; verl averages a step's list
 
 
 class SeniorGatedTrainingWorker(TrainingWorker):
@@ -55,7 +54,7 @@ class SeniorGatedTrainingWorker(TrainingWorker):
             logged = counts.metrics(TANDEM_PREFIX)
             if drift is not None:
                 worst = self._all_reduce(torch.tensor([drift]), op=torch.distributed.ReduceOp.MAX)
-                logged.update(batch_metrics({SENIOR_DRIFT: worst.item()}, TANDEM_PREFIX))
+                logged.update(batch_metrics({SENIOR_ROLLOUT_DRIFT: worst.item()}, TANDEM_PREFIX))
             metrics.update({k: [v] for k, v in logged.items()})  # verl's workers log lists, averaged per step
             tu.assign_non_tensor(output, metrics=metrics)
         return output
