@@ -1,10 +1,11 @@
-"""The arguments every config-driven subcommand (`sft`, `train`) shares, and the config they build.
+"""The arguments every config-driven subcommand (`sft`, `train`, `distill`) shares, and the config they build.
 
 `--config FILE` then `key=value` overrides then explicit flags (`--model`, `--out`, ...):
 the later wins. `tandem.config_files` does the loading and the type checks; the flags'
 values merge as the typed values argparse gave them, never re-parsed as text. A `key=value`
 may also come after the flags (`tandem_app.commands.cli` hands those to `overrides`). The
 config's model directory is checked before any model is loaded: a missing one is one line.
+The commands themselves are one template (`tandem_app.commands.config_command`).
 """
 
 from __future__ import annotations
