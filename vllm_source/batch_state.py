@@ -2,8 +2,9 @@
 
 vLLM V1 tells a logits processor how its batch changes through `BatchUpdate`s (rows
 removed, added, moved or swapped) and hands it, per added request, a live reference to
-the request's output-token list. This module keeps one authorship state per row and
-folds newly emitted tokens into it with `tandem.process.advance` (batched over rows).
+the request's output-token list. This module keeps one authorship state per row (the shared
+`vllm_source.author_table.AuthorTable`), follows vLLM's moves of requests between rows, and
+folds newly emitted tokens into it (batched over rows).
 It imports no vLLM: the batch updates are duck-typed, so CPU tests drive it directly.
 
 Tokens are folded in `catch_up`, which the processor calls inside `apply` - not in
@@ -17,7 +18,7 @@ import torch
 
 from tandem.config import TandemConfig
 from tandem.errors import TandemError
-from tandem.process import TandemState, advance, start_state
+from vllm_source.author_table import AuthorTable
 from vllm_source.requests import parse_tandem_extra_args
 
 PLACEHOLDER = -1  # vLLM's async-scheduling stand-in for a token still being copied back
@@ -29,15 +30,11 @@ def _is_swap(direction) -> bool:
 
 
 class TandemBatchState:
-    """Authorship state (author, since_redraw, coin_index, key) for each batch row."""
+    """Authorship state (the author table) and a solo flag for each batch row, on the host."""
 
     def __init__(self, cfg: TandemConfig, is_boundary: torch.Tensor | None, max_num_reqs: int):
-        self.cfg, self.is_boundary = cfg, is_boundary
         n = max_num_reqs
-        self.author = torch.ones(n, dtype=torch.bool)  # True = the senior writes the next token
-        self.since = torch.zeros(n, dtype=torch.int64)
-        self.coin = torch.zeros(n, dtype=torch.int64)
-        self.keys = torch.zeros(n, dtype=torch.int64)
+        self.table = AuthorTable(cfg, is_boundary, n)
         self.solo = torch.zeros(n, dtype=torch.bool)
         self.outputs: list[list[int] | None] = [None] * n  # live references owned by vLLM
         self.consumed = [0] * n  # output tokens already folded into the state
@@ -59,9 +56,8 @@ class TandemBatchState:
 
     def _add(self, index: int, extra_args: dict | None, output_ids: list[int]) -> None:
         key, solo = parse_tandem_extra_args(extra_args)
-        s = start_state(self.cfg, torch.tensor([key]))
-        self.author[index], self.since[index], self.coin[index] = s.author[0], s.since_redraw[0], s.coin_index[0]
-        self.keys[index], self.solo[index] = key, solo
+        self.table.start(torch.tensor([index]), torch.tensor([key]))
+        self.solo[index] = solo
         # A resumed (preempted) request arrives with its tokens so far; `catch_up` replays them.
         self.outputs[index], self.consumed[index] = output_ids, 0
 
@@ -69,7 +65,7 @@ class TandemBatchState:
         self.outputs[index], self.consumed[index] = None, 0
 
     def _move(self, a: int, b: int, swap: bool) -> None:
-        for t in (self.author, self.since, self.coin, self.keys, self.solo):
+        for t in (*self.table.tensors(), self.solo):
             ta, tb = t[a].clone(), t[b].clone()
             t[b] = ta
             if swap:
@@ -85,8 +81,7 @@ class TandemBatchState:
 
     def _restart(self, row: int) -> None:
         """Back to the request's start state, to replay its tokens from the first."""
-        s = start_state(self.cfg, self.keys[row : row + 1])
-        self.author[row], self.since[row], self.coin[row] = s.author[0], s.since_redraw[0], s.coin_index[0]
+        self.table.start(torch.tensor([row]), self.table.keys[row : row + 1].clone())
         self.consumed[row] = 0
 
     def _new_tokens(self, row: int) -> int:
@@ -121,10 +116,7 @@ class TandemBatchState:
         while todo:
             rows = sorted(todo)
             tokens = torch.tensor([self.outputs[r][self.consumed[r]] for r in rows], dtype=torch.int64)
-            idx = torch.tensor(rows, dtype=torch.int64)
-            state = TandemState(self.author[idx], self.since[idx], self.coin[idx], self.keys[idx])
-            nxt = advance(self.cfg, self.is_boundary, state, tokens)
-            self.author[idx], self.since[idx], self.coin[idx] = nxt.author, nxt.since_redraw, nxt.coin_index
+            self.table.fold(torch.tensor(rows, dtype=torch.int64), tokens)
             for r in rows:
                 self.consumed[r] += 1
                 todo[r] -= 1
@@ -138,4 +130,4 @@ class TandemBatchState:
     def senior_rows(self) -> torch.Tensor:
         """BoolTensor[batch_size]: True where the senior writes this step's token."""
         n = self.batch_size
-        return self.author[:n] | self.solo[:n]
+        return self.table.author[:n] | self.solo[:n]

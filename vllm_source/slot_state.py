@@ -9,9 +9,9 @@ the host (`seq_lens_upper_bound_np`, exact without speculative decoding) and, on
 the token fed at each row's position (`input_ids`): the newest committed token, which under
 async scheduling the host does not know yet.
 
-So the authorship state (author, tokens since the last redraw, next coin, key) lives on the
-device and `step` folds each row's newest token into it there with `tandem.process.advance`,
-batched over rows: the host only counts tokens (`folded`, from the lengths) and decides
+So the authorship state (the shared `vllm_source.author_table.AuthorTable`: author, tokens
+since the last redraw, next coin, key) lives on the device and `step` folds each row's newest
+token into it there, batched over rows: the host only counts tokens (`folded`, from the lengths) and decides
 nothing from a device value. Nothing is read back to the host in a step; the indices it
 uploads go through pinned memory without blocking. A token count that jumps by more than one
 (a request resumed after preemption, a chunked prefill) is caught up from the runner's
@@ -38,7 +38,8 @@ import torch
 from tandem.coins import coin_uniform
 from tandem.config import TandemConfig
 from tandem.errors import TandemError
-from tandem.process import TandemState, advance, start_state
+from tandem.process import start_state
+from vllm_source.author_table import AuthorTable
 from vllm_source.requests import is_vllm_own_request, parse_tandem_extra_args
 
 # read(slots, starts, ends) -> LongTensor[len(slots), max(ends - starts)] on the device: the output
@@ -52,12 +53,8 @@ class TandemSlotState:
     def __init__(self, cfg: TandemConfig, is_boundary: torch.Tensor | None, max_num_reqs: int, max_tokens: int,
                  device: torch.device | str = "cpu"):
         self.cfg, self.device, self.max_tokens = cfg, torch.device(device), max_tokens
-        self.is_boundary = None if is_boundary is None else is_boundary.to(self.device)
         n, on = max_num_reqs, {"device": self.device}
-        self.author = torch.ones(n, dtype=torch.bool, **on)  # True = the senior writes the next token
-        self.since = torch.zeros(n, dtype=torch.int64, **on)
-        self.coin = torch.zeros(n, dtype=torch.int64, **on)  # the next coin to draw
-        self.keys = torch.zeros(n, dtype=torch.int64, **on)
+        self.table = AuthorTable(cfg, is_boundary, n, self.device)
         # coin k of each slot's request says junior (coin uniform >= prob_senior); coin strategies only
         self.junior_coin = torch.zeros(n, max_tokens + 1, dtype=torch.bool, **on) if cfg.uses_coins else None
         self.solo = np.ones(n, dtype=bool)  # host: a slot no tandem request was added to is solo
@@ -129,10 +126,8 @@ class TandemSlotState:
         rows = [self._staged[s] for s in slots.tolist()]
         self._staged = {}
         idx = self.to_device(slots)
-        self.author[idx] = self.to_device(np.array([r[0] for r in rows], dtype=bool))
-        self.since[idx] = self.to_device(np.array([r[1] for r in rows], dtype=np.int64))
-        self.coin[idx] = self.to_device(np.array([r[2] for r in rows], dtype=np.int64))
-        self.keys[idx] = self.to_device(np.array([r[3] for r in rows], dtype=np.int64))
+        self.table.write(idx, *(self.to_device(np.array([r[i] for r in rows], dtype=dtype))
+                                for i, dtype in enumerate((bool, np.int64, np.int64, np.int64))))
         if self.junior_coin is not None:
             table = np.ones((len(rows), self.junior_coin.shape[1]), dtype=bool)  # past a request's coins: unread
             for i, r in enumerate(rows):
@@ -168,7 +163,7 @@ class TandemSlotState:
             self._advance(slots[rows], newest.index_select(0, self.to_device(rows)))
             self.folded[slots[rows]] = lens[rows]
         idx = self.to_device(slots)
-        return self.author[idx] | self.to_device(self.solo[slots])
+        return self.table.author[idx] | self.to_device(self.solo[slots])
 
     def _fold_span(self, slots: np.ndarray, starts: np.ndarray, ends: np.ndarray, read: SpanReader) -> None:
         """Fold output tokens [start, end) of each slot, one batched `advance` per position."""
@@ -180,18 +175,10 @@ class TandemSlotState:
         self.folded[slots] = ends
 
     def _advance(self, slots: np.ndarray, tokens: torch.Tensor) -> None:
-        """One `advance` over `slots` (distinct) with one token each, on the device."""
+        """One fold over `slots` (distinct) with one token each, on the device, each with the coin drawn ahead."""
         idx = self.to_device(slots)
-        author, since, coin, keys = self.author[idx], self.since[idx], self.coin[idx], self.keys[idx]
-        if self.junior_coin is None:
-            nxt = advance(self.cfg, self.is_boundary, TandemState(author, since, coin, keys), tokens)
-            drawn = nxt.coin_index - coin
-        else:  # `advance` reads coin `coin_index` of `coins`: hand it the one it can draw, at index 0
-            says_junior = self.junior_coin[idx, coin][:, None]
-            state = TandemState(author, since, torch.zeros_like(coin), keys, says_junior, covered=2)
-            nxt = advance(self.cfg, self.is_boundary, state, tokens)
-            drawn = nxt.coin_index
-        self.author[idx], self.since[idx], self.coin[idx] = nxt.author, nxt.since_redraw, coin + drawn
+        says_junior = None if self.junior_coin is None else self.junior_coin[idx, self.table.coin[idx]]
+        self.table.fold(idx, tokens, says_junior)
 
     def to_device(self, values: np.ndarray) -> torch.Tensor:
         """A host array on the device: through pinned memory without blocking (a CUDA device), as is on the CPU."""
