@@ -22,6 +22,7 @@ from tandem_app.experiments.partner_demo import (
     LABELS,
     SCORE_WEIGHT,
     SYNC,
+    TRANSFER_WEIGHT,
     VARIANTS,
     paired_rows,
     write_partner_table,
@@ -36,6 +37,8 @@ CHANGED = {
     "ema": ["tandem.junior_update"],
     "score": ["partner_reward.target", "partner_reward.weight"],
     "grpo_score": ["method", "partner_reward.target", "partner_reward.weight"],
+    "transfer": ["partner_reward.kind", "partner_reward.weight"],
+    "grpo_transfer": ["method", "partner_reward.kind", "partner_reward.weight"],
     # RLT's setting: the warmed-up writer, its sampling (RLT's temperature, a budget for the longest solution)
     # and RLT's reward: several things by design, each one of RLT's (tests/test_rlt_setting.py)
     "rlt": ["method", "model", "partner_reward.format_penalty", "partner_reward.student", "partner_reward.target",
@@ -55,6 +58,9 @@ def test_each_variant_changes_one_thing_of_the_demos_trl_run(name):
         assert variant["tandem"]["junior_update"] == {"sync": SYNC, "ema": EMA}[name]
     if name.endswith("score"):
         assert variant["partner_reward"]["weight"] == SCORE_WEIGHT
+    if name.endswith("transfer"):  # RLTR's draw, one continuation, the run's junior or base as the receiver
+        assert variant["partner_reward"]["weight"] == TRANSFER_WEIGHT
+        assert variant["partner_reward"]["transfer"] == {"cuts": [], "samples": 1, "receiver": ""}
     assert variant["partner_reward"]["writer_sees_solution"] == (name == "rlt")  # RLT's setting: the writer sees it
     assert name in LABELS
 

@@ -9,6 +9,10 @@ into OUT/seed-S/partner-NAME:
     ema         TRL, tandem.junior_update = EMA
     score       TRL with the partner score (partner_reward: weight SCORE_WEIGHT, target solution)
     grpo_score  GRPO with the partner score, scored by the base (RLT's student)
+    transfer    TRL with RLTR's transfer reward (partner_reward.kind=transfer, weight TRANSFER_WEIGHT,
+                RLTR's cut drawn per response, one continuation): the junior (the base) continues
+                each response's leak-free prefix and the verifier grades it
+    grpo_transfer  GRPO with the transfer reward, the base as the receiver
     rlt         RLT's setting at toy scale (issue 44): the writer sees each problem's solution
                 (partner_reward.writer_sees_solution) in RLT's format, whose tags and instruction are
                 tokens of the demo's tokenizer (OUT/seed-S/rlt-student: the base with them added,
@@ -51,7 +55,9 @@ from tandem_app.stats import over_seeds_text, paired_difference
 WEAK_SFT_FRACTION = 0.25  # the weaker junior: the base's SFT, same seed and data, a quarter of the steps
 SYNC, EMA = "sync:20", "ema:0.9"  # per optimizer step; the demo makes 2 per training step (200 in all)
 SCORE_WEIGHT = 0.1  # partner score per unit of verifier reward
-VARIANTS = ("weaker", "sync", "ema", "score", "grpo_score", "rlt")
+TRANSFER_WEIGHT = 0.5  # R_transfer per unit of verifier reward (RLTR's w was not found: SPEC §15)
+VARIANTS = ("weaker", "sync", "ema", "score", "grpo_score", "rlt", "transfer", "grpo_transfer")
+GRPO_VARIANTS = ("grpo_score", "rlt", "grpo_transfer")  # GRPO's config with one thing changed; the rest TRL's
 SENIORS = ("grpo", "tandem", *VARIANTS)  # evaluated; `tandem` is the paper's TRL (frozen base)
 # RLT's setting (`rlt`): RLT samples its teacher and scores its student at 0.7 (teacher_rlt.yaml:
 # temperature, unbias_student_log_probs_temp); 128 tokens hold the demo task's longest worked
@@ -62,12 +68,13 @@ RLT_WEIGHT = 1.0  # the score is the whole reward (RLT's), so its scale is RLT's
 RLT_STUDENT, RLT_WARMUP = "rlt-student", "rlt-warmup"  # under OUT/seed-S
 LABELS = {"grpo": "GRPO", "tandem": "TRL (frozen base)", "weaker": "TRL, weaker junior", "sync": f"TRL, {SYNC}",
           "ema": f"TRL, {EMA}", "score": "TRL + partner score", "grpo_score": "GRPO + partner score",
-          "rlt": "RLT: warmed-up writer sees the solution, rewarded by the student score"}
+          "rlt": "RLT: warmed-up writer sees the solution, rewarded by the student score",
+          "transfer": "TRL + transfer reward", "grpo_transfer": "GRPO + transfer reward"}
 
 
 def variant_config(cfg: DemoConfig, seed_dir: Path, name: str):
     """The `TrainConfig` of variant `name`: the demo's TRL (or GRPO) config with one thing changed."""
-    tc = train_config(cfg, seed_dir, "grpo" if name in ("grpo_score", "rlt") else "tandem")
+    tc = train_config(cfg, seed_dir, "grpo" if name in GRPO_VARIANTS else "tandem")
     tc = replace(tc, out=str(seed_dir / f"partner-{name}"))
     if name == "weaker":
         return replace(tc, tandem=replace(tc.tandem, junior_model=str(seed_dir / "sft-weak" / "model")))
@@ -75,6 +82,8 @@ def variant_config(cfg: DemoConfig, seed_dir: Path, name: str):
         return replace(tc, tandem=replace(tc.tandem, junior_update=SYNC if name == "sync" else EMA))
     if name == "rlt":
         return rlt_config(tc, seed_dir)
+    if name.endswith("transfer"):  # the receiver: the run's junior (TRL) or its base (GRPO), the same model
+        return replace(tc, partner_reward=PartnerRewardConfig(weight=TRANSFER_WEIGHT, kind="transfer"))
     return replace(tc, partner_reward=PartnerRewardConfig(weight=SCORE_WEIGHT, target="solution"))
 
 
