@@ -1,7 +1,7 @@
 """Time the grader per call: the benchmark corpus, and adversarial responses from 1 KB to 1 MB.
 
 The grader is the reward, so its worst case is a training step's worst case. This times
-`tandem.grading.grade` on every case of `tandem_eval.grader_corpus.benchmark_cases` (real
+`tandem.grading.grade` on every case of `tandem_eval.analysis.grader_corpus.benchmark_cases` (real
 golds as models write them) and on degenerate responses of each size in `--sizes`
 (digit runs, open braces and boxes, repeated answer phrases, dollar runs, a long text
 with one box at the end), in the main thread as the embedded trainer calls it.
@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from tandem.grading import grader
-from tandem_eval.grader_corpus import benchmark_cases
+from tandem_eval.analysis.grader_corpus import benchmark_cases
 
 REPO = Path(__file__).resolve().parents[1]
 SIZES = (1_000, 10_000, 100_000, 1_000_000)

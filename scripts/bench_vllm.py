@@ -19,7 +19,7 @@ per (placement, batch, length) with `placement`, `batch`, `tokens_per_s`, `ms_pe
 
 With `--handoff-base DIR` (a tiny base from `python -m tandem_app.train.tiny_base`, which
 writes reasoning steps) it also times the evaluation's two vLLM handoff routes
-(`tandem_eval/backends.py`): one tandem engine vs two engines taking turns.
+(`tandem_eval/core/backends.py`): one tandem engine vs two engines taking turns.
 
     .venv-scale/bin/python scripts/bench_vllm.py --out bench_vllm.json
     .venv-scale/bin/python scripts/bench_vllm.py --placement shared,split --size small --lengths 32 --out FILE.json
@@ -175,16 +175,16 @@ def handoff_runs(base: Path, n_prompts: int, repeats: int) -> list[dict]:
     import json
 
     from tandem.coins import request_key
-    from tandem_eval.backends import EvalBackend
+    from tandem_eval.core.backends import EvalBackend
     from tandem_backends.settings import EngineSettings
-    from tandem_eval.sampling import eval_sampling
+    from tandem_eval.core.sampling import eval_sampling
 
     rows = [json.loads(line) for line in (base / "task_test.jsonl").read_text().splitlines()[:n_prompts]]
     sampling = eval_sampling(max_new_tokens=96)
     model = base / "model"
     backends = {route: EvalBackend(EngineSettings(model, model, backend="vllm", dtype="float32", vllm_handoff=route),
                                    sampling) for route in ("tandem", "two-engine")}
-    from tandem_eval.prompts import chat_prompt_ids
+    from tandem_eval.core.prompts import chat_prompt_ids
 
     tok = backends["tandem"].tokenizer
     prompts = [chat_prompt_ids(tok, r["problem"], "") for r in rows]

@@ -2,7 +2,7 @@
 
     python scripts/grader_differential.py [--data DIR] [--out model_spec/bench/grader_differential.json]
 
-Grades `tandem_eval.grader_corpus` (every gold of the shared benchmarks in the ways models
+Grades `tandem_eval.analysis.grader_corpus` (every gold of the shared benchmarks in the ways models
 write it, and the adversarial corpus) with three graders:
 
 - `ours`: `tandem.grading.grade`, the project's reward and scorer;
@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="list an anchor's disagreements one by one up to this many; past it, counts by kind "
                          "and a sha256 of the whole list (default 200)")
     args = ap.parse_args(argv)
-    from tandem_eval.grader_corpus import ADVERSARIAL, benchmark_cases
+    from tandem_eval.analysis.grader_corpus import ADVERSARIAL, benchmark_cases
 
     if not args.data.is_dir():
         print(f"error: no benchmark data at {args.data}: run python scripts/fetch_shared_data.py", file=sys.stderr)

@@ -6,7 +6,7 @@
 Takes every gold of the shared benchmarks (AIME, AMC, MATH-500, Minerva, GSM8K test) and
 of the toy task (its train, validation and test problems), and with `--with-training-sets`
 also MATH train, GSM8K train and the DeepScaleR sample; writes, per gold, the responses of
-`tandem_eval.grader_generator` (wrong ones that must not be paid, right ones that must),
+`tandem_eval.analysis.grader_generator` (wrong ones that must not be paid, right ones that must),
 grades them with `tandem.grading.grade`, and writes per class the cases, wrong answers paid
 and right answers refused, with every failing case. Exits 1 if any wrong answer was paid.
 `tests/test_grader_generated.py` runs the default set in the main suite.
@@ -22,9 +22,9 @@ from pathlib import Path
 
 from tandem.grading import grade, grader
 from tandem_app.task import generate_problems
-from tandem_eval.datasets import resolve_data_dir
-from tandem_eval.grader_corpus import BENCHMARK_FILES
-from tandem_eval.grader_generator import benchmark_golds, generate, grade_cases
+from tandem_eval.core.datasets import resolve_data_dir
+from tandem_eval.analysis.grader_corpus import BENCHMARK_FILES
+from tandem_eval.analysis.grader_generator import benchmark_golds, generate, grade_cases
 
 TRAINING_FILES = ("math_train.jsonl", "gsm8k_train.jsonl", "deepscaler_train_partial.jsonl")
 TOY_PROBLEMS = {"train": 2000, "validation": 200, "test": 200}

@@ -61,13 +61,13 @@ SOLUTION_COLUMN = "solution"  # DeepScaleR-Preview's worked-solution column
 
 def verl_row(problem, split: str, index: int, data_source: str, instruction: str | None = None,
              preset: str = "ours", solution: str | None | bool = False) -> dict:
-    """One problem (`tandem_eval.datasets.Problem`) as a verl RL parquet row, prompted as the eval `preset` does.
+    """One problem (`tandem_eval.core.datasets.Problem`) as a verl RL parquet row, prompted as the eval `preset` does.
 
     `solution`: the row's worked solution for `extra_info.solution` (None = the source has none);
     False leaves the key out (validation rows).
     """
-    from tandem_eval.presets import get_preset
-    from tandem_eval.prompts import user_message
+    from tandem_eval.core.presets import get_preset
+    from tandem_eval.core.prompts import user_message
 
     if not str(problem.answer).strip():
         raise TandemError(f"{problem.source}/{problem.id}: empty answer; a row without ground truth cannot be graded")
@@ -86,7 +86,7 @@ def verl_row(problem, split: str, index: int, data_source: str, instruction: str
 
 def load_train(spec: str) -> list:
     """DeepScaleR problems from the Hugging Face hub (the default) or a local file."""
-    from tandem_eval.datasets import FieldMap, HubSource, load_file, load_hub
+    from tandem_eval.core.datasets import FieldMap, HubSource, load_file, load_hub
 
     if spec.endswith((".jsonl", ".parquet")):
         problems = load_file(spec)
@@ -169,7 +169,7 @@ def prepare(out: Path, train: str, data_dir: str | None, max_train: int | None =
     `extra_info.index` is a row's position in the full training source, in both files.
     `report` gets the one line on rows without a worked solution (`solution_note`).
     """
-    from tandem_eval.datasets import load_benchmark
+    from tandem_eval.core.datasets import load_benchmark
 
     if max_train is not None and max_train < 1:
         raise TandemError(f"--max-train must be >= 1, got {max_train}")
@@ -216,7 +216,7 @@ def main(argv: list[str] | None = None) -> None:
                          "(default: %(default)s)")
     ap.add_argument("--max-val", type=int, default=None, help="keep only the first N problems of each validation set")
     ap.add_argument("--preset", choices=("ours", "paper"), default="ours",
-                    help="the eval preset whose prompt every row gets (tandem_eval.presets): ours, or paper (the "
+                    help="the eval preset whose prompt every row gets (tandem_eval.core.presets): ours, or paper (the "
                          "release's instruction, which its runs trained and evaluated with) (default: %(default)s)")
     ap.add_argument("--instruction", default=None,
                     help='instruction appended to every problem (default: the --preset\'s); "" = bare problem')

@@ -5,7 +5,7 @@
 #       [--backend vllm|engine] [--max-problems N] [--n N] [--max-new-tokens N]
 #
 # Writes DIR/report.md and DIR/table.json; run it again to resume. Every flag is explained by
-# --help; the work is done by tandem_eval/reproduce.py. $PYTHON picks the interpreter.
+# --help; the work is done by tandem_eval/paper/reproduce.py. $PYTHON picks the interpreter.
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}"

@@ -4,8 +4,8 @@ A handoff or a transfer is only a test of the partner if the partner is not show
 These are the pure text rules (no torch, no tokenizer): the gold keyed as the grader keys it
 (`gold_key`, normalised by `tandem.grading.normalize`), each number read whole with its sign
 (`numbers`), and where the key first appears (`first_appearance`, `shows_answer`).
-`tandem_eval.leak` (the eval's leak fields) and `tandem.transfer_cut` (the leak-free cut) use
-them; `tandem_eval.leak`'s docstring spells out the matching rules.
+`tandem_eval.core.leak` (the eval's leak fields) and `tandem.transfer_cut` (the leak-free cut) use
+them; `tandem_eval.core.leak`'s docstring spells out the matching rules.
 
 A gold whose key is shorter than `MIN_KEY_CHARS` is undetermined (None): a single digit
 appears in almost any solution, so it cannot be located reliably; it is counted, never guessed.

@@ -11,7 +11,7 @@ the mean over all problems pooled.
 Drift is the Jensen-Shannon divergence, base 2 (bits, in [0, 1]), between two unigram
 token count tables. Junior cross-entropy is the teacher-forced negative log-likelihood of
 each response under a causal LM, in nats (model_spec/SPEC.md §11 gives both in prose;
-`tandem_eval.legibility` reads them off eval files).
+`tandem_eval.analysis.legibility` reads them off eval files).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The leak-free cut: how much of a response a partner is shown before it continues alone.
 
-One rule, used by the eval's prefix transfer (`tandem_eval.prefix_transfer`) and the transfer
+One rule, used by the eval's prefix transfer (`tandem_eval.analysis.prefix_transfer`) and the transfer
 reward (`tandem.transfer_reward`): a response of n tokens cut at fraction f keeps its first
 floor(f * n) tokens, or fewer where that prefix reaches into the number holding the gold
 answer's first appearance; then the cut goes back to the start of that number (its sign

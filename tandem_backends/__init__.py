@@ -6,6 +6,6 @@
 - `tandem_backends.settings`: `EngineSettings`, a run's models and the backend they run on, typed.
 - `tandem_backends.roles`: `RoleBackends`, each role's backend (senior, junior, team) built on first use.
 
-Every caller that builds an engine goes through this floor; the eval (`tandem_eval.backends`) adds
+Every caller that builds an engine goes through this floor; the eval (`tandem_eval.core.backends`) adds
 its solo and handoff generation on top. Importing it loads neither torch nor vLLM (`--help` stays fast).
 """

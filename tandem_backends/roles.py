@@ -7,7 +7,7 @@ run whose work is all done loads nothing), by its backend's registry entry
 engine's roles share the HF models loaded here once (`model`).
 
 `tandem-rlvr rollout` asks for one role and calls the rollout protocol on it; the eval's
-`tandem_eval.backends.EvalBackend` adds the solo and handoff generation on top.
+`tandem_eval.core.backends.EvalBackend` adds the solo and handoff generation on top.
 """
 
 from __future__ import annotations

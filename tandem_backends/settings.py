@@ -2,7 +2,7 @@
 
 Every rollout backend of a run (`tandem_backends.roles.RoleBackends` builds them, one per role)
 is made from these fields and nothing else: the eval tools take them from their flags
-(the `engine` of `tandem_eval.run_config.EvalRun`), `tandem-rlvr rollout` from its own, the embedded
+(the `engine` of `tandem_eval.core.run_config.EvalRun`), `tandem-rlvr rollout` from its own, the embedded
 trainer's evaluation, distillation and the benchmarks from their configs.
 
 `backend` names a registry entry (`tandem_backends.registry`); a setting that needs a capability

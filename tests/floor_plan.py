@@ -57,5 +57,7 @@ def folder_of(path: Path, plan: list[Floor]) -> tuple[str, Floor] | None:
 
 
 def packages(plan: list[Floor], root: Path = REPO) -> dict[str, str]:
-    """Importable package name -> its folder: each folder of the plan that holds an `__init__.py`."""
-    return {Path(f).name: f for floor in plan for f in floor.folders if (root / f / "__init__.py").is_file()}
+    """Importable package name -> its folder: each folder of the plan that holds an `__init__.py` and is not
+    a room of another package (`tandem_eval/core/` is `tandem_eval.core`, no package of its own)."""
+    folders = [f for floor in plan for f in floor.folders if (root / f / "__init__.py").is_file()]
+    return {Path(f).name: f for f in folders if not any(g != f and Path(f).is_relative_to(g) for g in folders)}

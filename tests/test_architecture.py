@@ -48,10 +48,11 @@ def python_files(root: Path = REPO) -> list[Path]:
 
 
 def floor_of_import(name: str, plan: list[Floor], owners: dict[str, str]) -> tuple[str | None, Floor] | None:
-    """(folder, floor) of an imported module of the project, (None, floor) of a named third party, else None."""
-    top = name.split(".")[0]
+    """(folder, floor) of an imported module of the project (the deepest folder of the plan holding it: a
+    package's rooms are floors of their own), (None, floor) of a named third party, else None."""
+    top, *rest = name.split(".")
     if top in owners:
-        return folder_of(Path(owners[top]), plan)
+        return folder_of(Path(owners[top], *[part for part in rest if part]), plan)
     return next(((None, f) for f in plan if top in f.externals), None)
 
 
@@ -99,6 +100,16 @@ TOY_OWNERS = {"app": "app", "back": "back", "core": "core"}
 ])
 def test_the_rule_sees_every_kind_of_import(path, source, expected):
     assert upward_imports(Path(path), source, TOY, TOY_OWNERS) == expected
+
+
+def test_a_packages_rooms_are_floors_of_their_own():
+    plan = floors("## The floor plan\n```\napps  pkg/\nupper  pkg/up/\nlower  pkg/low/\n```\n")
+    owners = {"pkg": "pkg"}
+    assert upward_imports(Path("pkg/low/x.py"), "from pkg.up import y\n", plan, owners) == [
+        "pkg/low/x.py (lower) imports pkg.up (upper)"]
+    assert upward_imports(Path("pkg/up/x.py"), "from pkg.low.z import y\nimport pkg.up.w\n", plan, owners) == []
+    assert upward_imports(Path("pkg/low/x.py"), "from pkg import y\n", plan, owners) == [
+        "pkg/low/x.py (lower) imports pkg (apps)"]
 
 
 def test_a_folder_on_the_same_floor_is_not_below():

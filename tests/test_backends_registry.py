@@ -78,7 +78,7 @@ def test_no_caller_builds_an_engine_class_itself():
 
 def test_the_backend_flags_offer_the_registry_names():
     from tandem_app.commands import rollout
-    from tandem_eval import flags
+    from tandem_eval.core import flags
 
     assert rollout.BACKENDS == flags.BACKENDS == NAMES
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from tandem_eval.MATH.eval_step_handoff import LEAK_LEGEND, print_leak_table
-from tandem_eval.resume import file_stem
-from tandem_eval.runner import print_table
+from tandem_eval.core.resume import file_stem
+from tandem_eval.core.runner import print_table
 
 
 def test_the_pass_at_k_table_ends_with_its_legend_naming_n(capsys):

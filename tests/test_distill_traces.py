@@ -89,7 +89,7 @@ def test_a_problem_without_a_solution_is_refused_naming_it(tmp_path):
 
 
 def test_a_jsonl_split_is_asked_as_the_eval_asks_it(tmp_path, tok):
-    from tandem_eval.prompts import chat_prompt_ids
+    from tandem_eval.core.prompts import chat_prompt_ids
 
     data = tmp_path / "train.jsonl"
     data.write_text('{"problem": "What is 1+1?", "answer": "2"}\n{"problem": "What is 2+3?", "answer": "5"}\n')

@@ -8,8 +8,8 @@ from collections import Counter
 import pytest
 
 from tandem.errors import TandemError
-from tandem_eval.datasets import AMC_ERRATA, FieldMap, load_benchmark, load_benchmarks, load_file
-from tandem_eval.prompts import INSTRUCTION, chat_prompt_ids, chat_prompt_text
+from tandem_eval.core.datasets import AMC_ERRATA, FieldMap, load_benchmark, load_benchmarks, load_file
+from tandem_eval.core.prompts import INSTRUCTION, chat_prompt_ids, chat_prompt_text
 
 
 def test_amc_23_25_is_the_papers_121_problem_set(shared_data):

@@ -10,13 +10,15 @@ from pathlib import Path
 import pytest
 
 from tandem.jsonl import read_jsonl
-from tandem_eval import legibility, plot, tool
+from tandem_eval.analysis import legibility
+from tandem_eval.core import tool
+from tandem_eval.paper import plot
 from tandem_eval.MATH import eval_solo, eval_step_handoff
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_KEYS = {"problem_id", "benchmark", "source", "sample", "gold", "extracted_answer", "correct",
                "finish_reason", "num_tokens", "text", "response_ids", "prompt_ids",
-               "answer_visible", "final_author", "hit_budget"}  # the last three: tandem_eval.leak
+               "answer_visible", "final_author", "hit_budget"}  # the last three: tandem_eval.core.leak
 SMALL = ["--n", "2", "--max-new-tokens", "16", "--temperature", "1.0", "--top-k", "0", "--top-p", "1.0"]
 
 
@@ -69,7 +71,7 @@ def test_solo_summary_records_config_and_pass_at_k(solo_run):
 
 
 def test_default_sampling_is_the_papers_eval():
-    from tandem_eval.run_config import EvalRun
+    from tandem_eval.core.run_config import EvalRun
 
     s = EvalRun.from_args(tool.parser(eval_solo).parse_args(["--model", "m", "--out-dir", "o"])).sampling
     assert (s.temperature, s.top_p, s.top_k, s.max_new_tokens) == (0.7, 0.8, 20, 3000)
@@ -118,8 +120,8 @@ def test_bad_input_gives_one_error_line_and_exit_2(extra, message, tmp_path, min
     [sys.executable, "-m", "tandem_eval.MATH.eval_sentence_handoff", "--help"],
     [sys.executable, "-m", "tandem_eval.MATH.eval_step_handoff", "--help"],
     [sys.executable, "tandem_eval/MATH/eval_sentence_handoff.py", "--help"],
-    [sys.executable, "-m", "tandem_eval.legibility", "--help"],
-    [sys.executable, "-m", "tandem_eval.plot", "--help"],
+    [sys.executable, "-m", "tandem_eval.analysis.legibility", "--help"],
+    [sys.executable, "-m", "tandem_eval.paper.plot", "--help"],
 ])
 def test_scripts_run_as_files_and_modules_and_explain_their_flags(command):
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)

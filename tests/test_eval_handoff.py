@@ -11,11 +11,11 @@ import torch
 from tandem.errors import TandemError
 from tandem.rollout import Rollout
 from tandem.sampling import SamplingConfig
-from tandem_eval.backends import EvalBackend
+from tandem_eval.core.backends import EvalBackend
 from tandem_backends.settings import EngineSettings
-from tandem_eval.sampling import eval_sampling
-from tandem_eval.handoff import run_step_handoff
-from tandem_eval.prompts import chat_prompt_ids, chat_prompt_text
+from tandem_eval.core.sampling import eval_sampling
+from tandem_eval.core.handoff import run_step_handoff
+from tandem_eval.core.prompts import chat_prompt_ids, chat_prompt_text
 from vllm_source.runtime import VLLM_MISSING
 
 BUDGET = 40

@@ -10,10 +10,11 @@ import pytest
 
 from tandem.errors import TandemError
 from tandem.jsonl import read_jsonl
-from tandem_eval import leak, prefix_transfer
-from tandem_eval.leak import NOT_VISIBLE, UNDETERMINED, VISIBLE
+from tandem_eval.analysis import prefix_transfer
+from tandem_eval.core import leak
+from tandem_eval.core.leak import NOT_VISIBLE, UNDETERMINED, VISIBLE
 from tandem_eval.MATH import eval_solo, eval_step_handoff
-from tandem_eval.rows import SampleRow
+from tandem_eval.core.rows import SampleRow
 
 
 @pytest.fixture(scope="module")
@@ -263,7 +264,7 @@ def test_the_demos_transfer_evaluation_reuses_the_demos_samples(tiny_dir, tiny_d
     from tandem_app.task import generate_problems
     from tandem_app.task import DEMO_TASK
     from tandem_app.train.evaluate import EvalConfig, evaluate_senior, evaluate_transfer
-    from tandem_eval.sampling import eval_sampling
+    from tandem_eval.core.sampling import eval_sampling
 
     problems = generate_problems("test", 3, 0, DEMO_TASK)
     cfg = EvalConfig(n_problems=3, n_samples=2, sampling=eval_sampling(max_new_tokens=24, seed=5))

@@ -10,7 +10,7 @@ import torch
 
 from tandem.errors import TandemError
 from tandem.metrics import js_divergence, junior_cross_entropy, top_shifts
-from tandem_eval.legibility import drift
+from tandem_eval.analysis.legibility import drift
 
 
 def test_js_divergence_is_zero_for_identical_and_one_bit_for_disjoint_distributions():

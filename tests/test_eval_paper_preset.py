@@ -11,13 +11,13 @@ import pytest
 from tandem.errors import TandemError
 from tandem.jsonl import read_jsonl
 from tandem.rollout import Rollout
-from tandem_eval import presets, runner, tool
-from tandem_eval.backends import EvalBackend
-from tandem_eval.run_config import EvalRun
-from tandem_eval.handoff import cap_rounds, turn_spans
+from tandem_eval.core import presets, runner, tool
+from tandem_eval.core.backends import EvalBackend
+from tandem_eval.core.run_config import EvalRun
+from tandem_eval.core.handoff import cap_rounds, turn_spans
 from tandem_eval.MATH import eval_solo, eval_step_handoff
 from tandem.metrics import ks_for
-from tandem_eval.prompts import PAPER_INSTRUCTION, chat_prompt_text
+from tandem_eval.core.prompts import PAPER_INSTRUCTION, chat_prompt_text
 
 SMALL = ["--n", "2", "--max-new-tokens", "12"]
 
@@ -54,7 +54,7 @@ def test_budget_rule():
 
 
 def test_the_amc_set_is_the_releases_121_problems_with_published_answers(shared_data):
-    from tandem_eval.datasets import load_benchmark
+    from tandem_eval.core.datasets import load_benchmark
 
     _, problems = load_benchmark("amc_23_25", shared_data, errata="source", allow_hub=False)
     answers = {p.answer for p in problems}
@@ -183,7 +183,7 @@ def test_paper_preset_gives_vllm_engines_the_releases_context(tiny_dir):
 
 def test_paper_legibility_scores_the_text_tokens_and_drops_what_the_release_drops(tiny_dir):
     from tandem.models import load_tokenizer
-    from tandem_eval.legibility import legibility
+    from tandem_eval.analysis.legibility import legibility
 
     tok = load_tokenizer(tiny_dir)
     eos = tok.eos_token_id
@@ -198,7 +198,7 @@ def test_paper_legibility_scores_the_text_tokens_and_drops_what_the_release_drop
 
 def test_paper_legibility_drops_responses_reaching_4096_minus_8(tmp_path):
     from tandem_app.zoo import TinyModelConfig, build_tiny
-    from tandem_eval.legibility import legibility
+    from tandem_eval.analysis.legibility import legibility
 
     model = build_tiny(tmp_path / "t4k", seed=0, cfg=TinyModelConfig(max_position_embeddings=4096))
 

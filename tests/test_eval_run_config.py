@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from tandem.errors import TandemError
-from tandem_eval import tool
+from tandem_eval.core import tool
 from tandem_eval.MATH import eval_solo
-from tandem_eval.presets import get_preset
-from tandem_eval.run_config import EvalRun
+from tandem_eval.core.presets import get_preset
+from tandem_eval.core.run_config import EvalRun
 
 
 def run_for(*argv: str) -> EvalRun:

@@ -1,6 +1,6 @@
 """The evaluation's sampling is a preset of the one sampling config, not a class of its own.
 
-`tandem_eval.sampling.eval_sampling()` is a `tandem.sampling.SamplingConfig` holding the paper's
+`tandem_eval.core.sampling.eval_sampling()` is a `tandem.sampling.SamplingConfig` holding the paper's
 values; an evaluation records its five keys, and a config section of it (`eval.sampling`,
 distill's `eval_sampling`) takes those five keys, a key left out the preset's value.
 """
@@ -17,11 +17,11 @@ from tandem.sampling import SamplingConfig
 from tandem.strict import build
 from tandem_app.distill.config import DistillConfig
 from tandem_app.train.eval_config import EvalConfig
-from tandem_eval import tool
+from tandem_eval.core import tool
 from tandem_eval.MATH import eval_solo
-from tandem_eval.presets import PRESETS
-from tandem_eval.run_config import EvalRun
-from tandem_eval.sampling import SAMPLING_FIELDS, eval_sampling, record
+from tandem_eval.core.presets import PRESETS
+from tandem_eval.core.run_config import EvalRun
+from tandem_eval.core.sampling import SAMPLING_FIELDS, eval_sampling, record
 
 
 def test_the_eval_preset_is_a_sampling_config_with_the_papers_values():

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tandem.grading import grade
-from tandem_eval.grader_corpus import ADVERSARIAL, benchmark_cases
+from tandem_eval.analysis.grader_corpus import ADVERSARIAL, benchmark_cases
 
 REPO = Path(__file__).resolve().parents[1]
 LISTED = json.loads((REPO / "model_spec" / "bench" / "grader_differential.json").read_text())

@@ -1,6 +1,6 @@
 """The reward pays no wrong answer generated from any real gold, and refuses few right ones.
 
-From every gold of the shared benchmarks and the toy task, `tandem_eval.grader_generator`
+From every gold of the shared benchmarks and the toy task, `tandem_eval.analysis.grader_generator`
 writes wrong answers in every class a policy once used to be paid (a digit changed, a
 decimal nudged in its 7th-12th place bare and in brackets, hedges hidden in nested boxes,
 second spans and second sentences, a non-unit word in `\\text{}`, a superscript, a `?`,
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tandem_eval.grader_generator import NON_UNITS, cases_for
+from tandem_eval.analysis.grader_generator import NON_UNITS, cases_for
 
 REPO = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("grader_generated", REPO / "scripts" / "grader_generated.py")

@@ -17,7 +17,7 @@ import pytest
 from tandem.errors import TandemError
 from tandem.grading import grader
 from tandem.grading.grader import grade, is_equivalent
-from tandem_eval.datasets import load_file
+from tandem_eval.core.datasets import load_file
 
 WRONG = {
     # a hedge hidden by structure

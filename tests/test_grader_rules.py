@@ -10,7 +10,7 @@ import pytest
 from tandem.errors import TandemError
 from tandem.grading import grader
 from tandem.grading.grader import MAX_ANSWER_CHARS, extract_answer, grade, is_equivalent, reward_health
-from tandem_eval.datasets import load_file
+from tandem_eval.core.datasets import load_file
 
 # A decimal is the value of the digits written: close is not equal (math-verify agrees on each).
 NEAR_BUT_WRONG = [

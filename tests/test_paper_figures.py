@@ -11,9 +11,10 @@ import pytest
 
 from tandem.errors import TandemError
 from tandem.metric_log import metrics_row, read_metrics
-from tandem_eval import paper_figures, paper_table, training_curves
-from tandem_eval.bootstrap import pass_at_k_with_se
-from tandem_eval.paper_results import load_checkpoint
+from tandem_eval.analysis import training_curves
+from tandem_eval.paper import paper_figures, paper_table
+from tandem_eval.core.bootstrap import pass_at_k_with_se
+from tandem_eval.paper.paper_results import load_checkpoint
 
 
 def test_bootstrap_se_matches_the_binomial_standard_error():

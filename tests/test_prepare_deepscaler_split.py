@@ -77,7 +77,7 @@ def test_cli_flag_turns_the_split_off(tmp_path, capsys):
 
 
 def test_paper_preset_prompts_rows_as_the_release(shared_data, tmp_path):
-    from tandem_eval.prompts import PAPER_INSTRUCTION
+    from tandem_eval.core.prompts import PAPER_INSTRUCTION
 
     path = shared_data / "deepscaler_train_partial.jsonl"
     prepare_deepscaler.prepare(tmp_path, str(path), str(shared_data), val=(), max_train=3, preset="paper")

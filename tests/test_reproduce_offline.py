@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tandem.errors import TandemError
-from tandem_eval.checkpoints import BASE_MODEL, RELEASED_TRL, check_available, resolve_checkpoints
+from tandem_eval.paper.checkpoints import BASE_MODEL, RELEASED_TRL, check_available, resolve_checkpoints
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "reproduce_paper_eval.sh"

@@ -78,7 +78,7 @@ def test_verls_dataset_reads_the_output(written, shared_data):
 
 def test_empty_answer_is_refused():
     from tandem.errors import TandemError
-    from tandem_eval.datasets import Problem
+    from tandem_eval.core.datasets import Problem
 
     with pytest.raises(TandemError, match="empty answer"):
         prepare_deepscaler.verl_row(Problem("x", "1+1?", " ", "src", "b"), "train", 0, "deepscaler")

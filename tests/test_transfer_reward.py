@@ -55,7 +55,7 @@ def test_the_cut_never_shows_the_answer_or_its_leading_digits(tiny_dir):
                 continue
             assert cut.tokens <= int(f * len(ids))
             if p.answer.startswith("-"):
-                continue  # a negative gold's sign rules are tandem_eval.leak's (tests/test_eval_leak.py)
+                continue  # a negative gold's sign rules are tandem_eval.core.leak's (tests/test_eval_leak.py)
             shown = tok.decode(ids[: cut.tokens], skip_special_tokens=True)
             at = first_whole_number(full, p.answer)
             assert at is not None and full.startswith(shown)

@@ -3,7 +3,7 @@
 `normalize_answer` removes math delimiters, `\\left`/`\\right`, spacing macros,
 `\\dfrac`/`\\tfrac` -> `\\frac`, `\\text{}`-style wrappers, degrees (`^\\circ`), `\\%`,
 `\\$`, a trailing `.`, a leading `x =`, thousands separators, zero padding and `(C)` -> `C`;
-`exact_key` removes whitespace. `tandem_eval.leak` looks for that key in response text.
+`exact_key` removes whitespace. `tandem_eval.core.leak` looks for that key in response text.
 This is not how the grader compares answers: the grader parses them
 (`tandem.grading.answer`) and strips nothing it does not account for.
 

@@ -11,10 +11,10 @@ import importlib
 TOOLS = {  # each subcommand's `tandem_eval` module, imported only when that subcommand is used
     "eval-solo": "tandem_eval.MATH.eval_solo",
     "eval-handoff": "tandem_eval.MATH.eval_step_handoff",
-    "eval-legibility": "tandem_eval.legibility",
-    "eval-plot": "tandem_eval.plot",
-    "eval-table": "tandem_eval.paper_table",
-    "eval-figures": "tandem_eval.paper_figures",
+    "eval-legibility": "tandem_eval.analysis.legibility",
+    "eval-plot": "tandem_eval.paper.plot",
+    "eval-table": "tandem_eval.paper.paper_table",
+    "eval-figures": "tandem_eval.paper.paper_figures",
 }
 
 

@@ -15,7 +15,7 @@ from tandem.sampling import SamplingConfig
 from tandem_app.task import DEMO_TASK, TaskConfig
 from tandem_app.train.finite import check_finite_numbers, check_lr
 from tandem_app.train.run_settings import DeviceSettings, check_device_settings
-from tandem_eval.sampling import sampling_section
+from tandem_eval.core.sampling import sampling_section
 
 BACKENDS = {"reference": "engine", "vllm": "vllm"}  # this command's name -> its entry in tandem_backends.registry
 SFT_BACKENDS = ("embedded", "verl")

@@ -3,7 +3,7 @@
 Both evaluations ask the same problems with the same request keys under the same
 sampling (`eval_sampling`, the demo's by default), so before and after differ only in the
 weights and the gain can be paired problem by problem (`tandem_app.distill.summary`).
-Generation goes through the eval's `EvalBackend` (`tandem_eval.backends`) on the backend
+Generation goes through the eval's `EvalBackend` (`tandem_eval.core.backends`) on the backend
 `backend` names (`tandem_backends.registry`: the reference engine, or vLLM); grading is the
 project's grader (`tandem.grading.reward`).
 """
@@ -28,7 +28,7 @@ def evaluate_solo(cfg, model: str, problems, progress: bool = True) -> dict:
     from tandem.coins import request_key
     from tandem.grading import reward
     from tandem_app.distill.problems import question_prompt_ids
-    from tandem_eval.backends import EvalBackend
+    from tandem_eval.core.backends import EvalBackend
 
     backend = EvalBackend(engine_settings(cfg, model), cfg.eval_sampling, progress=progress)
     prompts = question_prompt_ids(backend.tokenizer, problems, cfg.task_data)

@@ -4,7 +4,7 @@ A `DistillProblem` holds the question as the student's user message, the gold an
 where the data has one, the reference solution (`writer_sees_solution` shows it to the
 teacher). The toy task's user message is its problem text, rendered as the demo's
 trainer renders it (`tandem_app.train.data`); a JSONL file's is the eval's user message
-(`tandem_eval.prompts`: the problem and the instruction), rendered as the eval renders it.
+(`tandem_eval.core.prompts`: the problem and the instruction), rendered as the eval renders it.
 The student's SFT prompt, its eval prompt and (unless the teacher sees the solution) the
 teacher's prompt are all that one plain question prompt.
 """
@@ -34,8 +34,8 @@ def task_problems(split: str, n: int, seed: int, task) -> list[DistillProblem]:
 def file_problems(path: str, n: int) -> list[DistillProblem]:
     """The first `n` rows of a JSONL file (problem, answer, optional solution and id), checked by the eval's loader."""
     from tandem.jsonl import read_jsonl
-    from tandem_eval.datasets import FieldMap, load_file
-    from tandem_eval.prompts import user_message
+    from tandem_eval.core.datasets import FieldMap, load_file
+    from tandem_eval.core.prompts import user_message
 
     if Path(path).suffix != ".jsonl":
         raise TandemError(f"{path}: distill reads JSONL files (rows with problem, answer, optional solution, id)")
@@ -59,7 +59,7 @@ def question_prompt_ids(tokenizer, problems: list[DistillProblem], task_data: bo
         from tandem_app.train.data import prompt_ids_batch
 
         return prompt_ids_batch(tokenizer, problems_as_task(problems))
-    from tandem_eval.prompts import chat_prompt_ids
+    from tandem_eval.core.prompts import chat_prompt_ids
 
     return [chat_prompt_ids(tokenizer, p.question, instruction="") for p in problems]
 

@@ -109,7 +109,7 @@ def student_response(inputs, rollout) -> list[int]:
 def generator(cfg, progress: bool = True):
     """The teacher's backend under the trace sampling (the eval's `EvalBackend`)."""
     from tandem_app.distill.evaluation import engine_settings
-    from tandem_eval.backends import EvalBackend
+    from tandem_eval.core.backends import EvalBackend
     from tandem.sampling import SamplingConfig
 
     sampling = SamplingConfig(temperature=cfg.temperature, top_p=cfg.top_p, top_k=cfg.top_k,

@@ -45,7 +45,7 @@ def rlt_distill() -> dict:
     from dataclasses import replace
 
     from tandem_app.train.eval_config import EvalConfig
-    from tandem_eval.sampling import record
+    from tandem_eval.core.sampling import record
 
     return {"writer_sees_solution": True, "temperature": 0.7,
             "eval_sampling": record(replace(EvalConfig().sampling, max_new_tokens=RLT_EVAL_TOKENS))}
@@ -91,7 +91,7 @@ def _student_texts(model: str, seed: int) -> list[str]:
     from tandem_app.distill.config import DistillConfig
     from tandem_app.distill.evaluation import engine_settings
     from tandem_app.distill.problems import load_split, question_prompt_ids
-    from tandem_eval.backends import EvalBackend
+    from tandem_eval.core.backends import EvalBackend
 
     cfg = DistillConfig(seed=seed)
     problems = load_split(cfg, "test", NOTATION_SAMPLES)

@@ -24,7 +24,7 @@ from pathlib import Path
 from tandem.errors import TandemError
 from tandem.jsonl import write_json
 from tandem_app.stats import mean_and_se, over_seeds_text, t_interval
-from tandem_eval.leak import gold_key
+from tandem_eval.core.leak import gold_key
 
 ARMS = {"grpo": "GRPO", "tandem": "TRL"}
 # partner variants (`partner_demo`), measured where their model exists on every seed
@@ -140,7 +140,7 @@ def write_table(out: Path, per_seed: dict[int, dict]) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     from tandem.errors import run_reporting_errors
-    from tandem_eval.prefix_transfer import DEFAULT_FRACTIONS, check_fractions
+    from tandem_eval.analysis.prefix_transfer import DEFAULT_FRACTIONS, check_fractions
 
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--out", type=Path, required=True, help="the folder holding the demo seeds (OUT/seed-S)")

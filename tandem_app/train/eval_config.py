@@ -9,13 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tandem.sampling import SamplingConfig
-from tandem_eval.sampling import eval_sampling, sampling_section
+from tandem_eval.core.sampling import eval_sampling, sampling_section
 
 
 @dataclass
 class EvalConfig:
     """How seniors are evaluated on held-out problems: the eval suite's sampling
-    (`tandem_eval.sampling.eval_sampling`), with a budget and seed for the synthetic task."""
+    (`tandem_eval.core.sampling.eval_sampling`), with a budget and seed for the synthetic task."""
 
     n_problems: int = 200
     n_samples: int = 4  # sampled responses per problem; accuracy = their mean (pass@1)

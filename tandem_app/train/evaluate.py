@@ -11,7 +11,7 @@
 - notation: the share of solo steps written in the task's terse notation (`task.terse_share`).
 - transfer (`evaluate_transfer`): the handoff over the samples whose answer the senior had not
   shown before the junior's last turn, and the junior finishing the senior's solo responses
-  cut at fractions of their tokens, before the answer (`tandem_eval.leak`, `prefix_transfer`).
+  cut at fractions of their tokens, before the answer (`tandem_eval.core.leak`, `prefix_transfer`).
 
 `greedy_solo_accuracy` is the in-memory validation the trainer runs every few steps.
 """
@@ -28,7 +28,7 @@ from tandem_app.task import Problem, terse_share
 from tandem_app.train.data import prompt_ids_batch
 from tandem_app.train.eval_config import EvalConfig  # noqa: F401  (the settings, re-exported)
 from tandem_backends.registry import build_backend
-from tandem_eval.backends import EvalBackend
+from tandem_eval.core.backends import EvalBackend
 from tandem_backends.settings import EngineSettings
 
 
@@ -92,7 +92,7 @@ def evaluate_senior(
 
 
 def _leak_fields(samples: list, golds: list[str], tokenizer, handoff: bool) -> list[dict]:
-    from tandem_eval import leak
+    from tandem_eval.core import leak
 
     return [{"visible": leak.answer_visible(s.token_ids, s.authorship_mask if handoff else None, g, tokenizer),
              "author": leak.final_author(s.token_ids, s.authorship_mask if handoff else None, tokenizer),
@@ -100,7 +100,7 @@ def _leak_fields(samples: list, golds: list[str], tokenizer, handoff: bool) -> l
 
 
 def _rates(fields: list[dict]) -> dict:
-    from tandem_eval import leak
+    from tandem_eval.core import leak
 
     count = {v: sum(f["visible"] == v for f in fields) for v in leak.VISIBILITY}
     determined = count[leak.VISIBLE] + count[leak.NOT_VISIBLE]
@@ -112,7 +112,7 @@ def _rates(fields: list[dict]) -> dict:
 
 def evaluate_transfer(senior_path, junior_path, problems: list[Problem], cfg: EvalConfig, fractions,
                       tag: str = "eval") -> dict:
-    """How much of a senior's handoff score is the junior's (`tandem_eval.leak`, `tandem_eval.prefix_transfer`).
+    """How much of a senior's handoff score is the junior's (`tandem_eval.core.leak`, `tandem_eval.analysis.prefix_transfer`).
 
     The solo and handoff samples are `evaluate_senior`'s (the same requests). Per problem:
     the handoff's correct count over the samples whose answer the senior had not shown
@@ -123,7 +123,8 @@ def evaluate_transfer(senior_path, junior_path, problems: list[Problem], cfg: Ev
     errors left out). With the rates of visible answers, undetermined golds, spent budgets and
     junior-written answers.
     """
-    from tandem_eval import leak, prefix_transfer
+    from tandem_eval.analysis import prefix_transfer
+    from tandem_eval.core import leak
 
     backend = EvalBackend(engine_settings(senior_path, junior_path, cfg), cfg.sampling)
     tok, n = backend.tokenizer, cfg.n_samples

@@ -3,7 +3,7 @@
     python -m tandem_eval.MATH.eval_solo --model PATH --out-dir runs/eval/solo-step120
     python tandem_eval/MATH/eval_solo.py --model PATH --benchmarks amc_23_25 --n 16 --out-dir ...
 
-Outputs are described in `tandem_eval.runner`, resuming in `tandem_eval.resume`.
+Outputs are described in `tandem_eval.core.runner`, resuming in `tandem_eval.core.resume`.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tandem_eval import flags  # noqa: E402
-from tandem_eval.run_config import EvalRun  # noqa: E402
+from tandem_eval.core import flags  # noqa: E402
+from tandem_eval.core.run_config import EvalRun  # noqa: E402
 
 _D = flags.DEFAULTS.sampling
 DESCRIPTION = (
@@ -33,8 +33,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from tandem_eval import runner  # the engines and the grader: not for --help
-    from tandem_eval.backends import EvalBackend
+    from tandem_eval.core import runner  # the engines and the grader: not for --help
+    from tandem_eval.core.backends import EvalBackend
 
     models = {"model": runner.model_id(args.model)}
     settings = EvalRun.from_args(args)
@@ -45,7 +45,7 @@ def run(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from tandem_eval import tool
+    from tandem_eval.core import tool
 
     return tool.main(__name__, argv)
 

@@ -9,11 +9,11 @@ it on one tandem vLLM engine (`--vllm-handoff tandem`).
 Different vocabularies are refused unless `--allow-vocab-mismatch`, which re-tokenises the
 history text for each model at every handoff.
 
-Which part of the score is the junior's (`tandem_eval.leak`): every row records whether
+Which part of the score is the junior's (`tandem_eval.core.leak`): every row records whether
 the gold was visible in the senior's text before the junior's last turn, who wrote the
 final answer and whether the budget was spent; each summary adds their rates and pass@k
 over the samples without a leak (`--leak-control` prints them). `--prefix-fractions`
-adds prefix transfer (`tandem_eval.prefix_transfer`).
+adds prefix transfer (`tandem_eval.analysis.prefix_transfer`).
 
     python -m tandem_eval.MATH.eval_step_handoff --senior PATH --junior BASE --out-dir ...
 
@@ -31,9 +31,9 @@ if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from tandem.errors import TandemError  # noqa: E402
-from tandem_eval import flags  # noqa: E402
-from tandem_eval.resume import file_stem  # noqa: E402
-from tandem_eval.run_config import EvalRun  # noqa: E402
+from tandem_eval.core import flags  # noqa: E402
+from tandem_eval.core.resume import file_stem  # noqa: E402
+from tandem_eval.core.run_config import EvalRun  # noqa: E402
 
 DESCRIPTION = (
     "Handoff pass@k: --senior and --junior alternate one reasoning step at a time (steps end at a blank line), "
@@ -59,11 +59,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--leak-control", action="store_true",
                    help="also print pass@k over the samples whose answer the senior had not shown before the "
                         "junior's last turn, and the leak, final-author and budget rates (every summary holds "
-                        "them; tandem_eval/leak.py)")
+                        "them; tandem_eval/core/leak.py)")
     p.add_argument("--prefix-fractions", nargs="+", default=None, metavar="F",
                    help="after the handoff, prefix transfer: the junior finishes the senior's solo response cut at "
                         "each fraction F of its tokens, before the answer's first appearance (e.g. 0.3 0.5 0.7; "
-                        "each in (0, 1); tandem_eval/prefix_transfer.py)")
+                        "each in (0, 1); tandem_eval/analysis/prefix_transfer.py)")
     p.add_argument("--prefix-solo-dir", type=Path, default=None,
                    help="the senior's eval-solo output (same flags) to cut the prefixes from (default: generate "
                         "the senior's solo responses with the requests eval-solo makes)")
@@ -71,9 +71,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from tandem_eval import prefix_transfer, runner  # the engines and the grader: not for --help
+    from tandem_eval.analysis import prefix_transfer
+    from tandem_eval.core import runner  # the engines and the grader: not for --help
     from tandem_backends.registry import backend as backend_entry
-    from tandem_eval.backends import EvalBackend
+    from tandem_eval.core.backends import EvalBackend
 
     fractions = prefix_transfer.check_fractions(args.prefix_fractions) if args.prefix_fractions else ()
     models = {"senior": runner.model_id(args.senior), "junior": runner.model_id(args.junior),
@@ -122,7 +123,7 @@ LEAK_LEGEND = ("pass@k over each problem's clean samples (the senior never wrote
 
 
 def main(argv: list[str] | None = None) -> int:
-    from tandem_eval import tool
+    from tandem_eval.core import tool
 
     return tool.main(__name__, argv)
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from tandem.errors import TandemError
 from tandem_verl import sft_data
 
-ENABLE_THINKING = False  # as tandem_eval's chat prompt renders the question (tandem_eval/prompts.py)
+ENABLE_THINKING = False  # as tandem_eval's chat prompt renders the question (tandem_eval/core/prompts.py)
 LATEST = "latest_checkpointed_iteration.txt"  # verl's checkpoint handler writes it
 FP32 = "{param_dtype:fp32,reduce_dtype:fp32,buffer_dtype:fp32}"
 CPU_ENV = {"VERL_PLATFORM": "cpu", "VERL_ENGINE_DEVICE": "cuda", "CUDA_VISIBLE_DEVICES": ""}

@@ -7,9 +7,9 @@ appearance (`tandem.transfer_cut`, the rule the transfer reward uses too), so th
 shown neither the answer nor its leading digits. The junior then writes the rest from the
 prompt plus that prefix, under what is left of the prompt's response budget (the handoff's
 shared budget); the prefix and the continuation together
-are graded. A response whose gold is undetermined (`tandem_eval.leak.gold_key`) is not
+are graded. A response whose gold is undetermined (`tandem_eval.core.leak.gold_key`) is not
 continued: it is counted, never guessed. pass@k per fraction is the unbiased estimator
-over each problem's continued samples (`tandem_eval.leak.pass_at_k_over_clean`).
+over each problem's continued samples (`tandem_eval.core.leak.pass_at_k_over_clean`).
 
 `eval-handoff --prefix-fractions 0.3 0.5 0.7` runs it after the handoff, on the senior's
 solo responses read from `--prefix-solo-dir` (an `eval-solo` output of the same senior,
@@ -33,9 +33,10 @@ from tandem.jsonl import write_json, write_jsonl
 from tandem.metrics import ks_for
 # the leak-free cut lives once, in the core (the transfer reward cuts the same way); re-exported here
 from tandem.transfer_cut import answer_cut, cut_point  # noqa: F401
-from tandem_eval import grader, leak
-from tandem_eval.rows import SampleRow
-from tandem_eval.sampling import record
+from tandem.grading import grader
+from tandem_eval.core import leak
+from tandem_eval.core.rows import SampleRow
+from tandem_eval.core.sampling import record
 
 DEFAULT_FRACTIONS = (0.3, 0.5, 0.7)
 
@@ -181,10 +182,10 @@ def run_prefix_transfer(run, models: dict, fractions: tuple[float, ...], backend
     """Every benchmark of `run` (an `EvalRun`) with `backend`, the run's `EvalBackend` (its models load only for a
     benchmark not done yet). {benchmark: summary}."""
     from tandem.coins import request_key
-    from tandem_eval import runner
-    from tandem_eval.presets import response_budget
-    from tandem_eval.prompts import chat_prompt_ids
-    from tandem_eval.resume import file_stem, problems_digest
+    from tandem_eval.core import runner
+    from tandem_eval.core.presets import response_budget
+    from tandem_eval.core.prompts import chat_prompt_ids
+    from tandem_eval.core.resume import file_stem, problems_digest
 
     out: dict[str, dict] = {}
     for name, problems in runner.load_run_benchmarks(run).items():

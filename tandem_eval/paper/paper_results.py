@@ -1,12 +1,12 @@
 """The eval outputs of several checkpoints, read back for the paper's figures and table.
 
-A checkpoint's results live in one directory (the layout `tandem_eval.reproduce` writes):
+A checkpoint's results live in one directory (the layout `tandem_eval.paper.reproduce` writes):
     solo/       an `eval_solo` output directory (summary.json and <benchmark>.summary.json files)
     handoff/    an `eval_step_handoff` output directory
-    legibility.json   `tandem_eval.legibility` output (optional)
+    legibility.json   `tandem_eval.analysis.legibility` output (optional)
 Per benchmark, the per-problem (n, c) counts are what the bootstrap resamples; so are the
 handoff's counts over the samples without a leak and the prefix transfer's per fraction
-(`tandem_eval.leak`, `tandem_eval.prefix_transfer`), where the outputs hold them. Checkpoints
+(`tandem_eval.core.leak`, `tandem_eval.analysis.prefix_transfer`), where the outputs hold them. Checkpoints
 evaluated with different presets, benchmark sets or sample counts are refused: their
 pass@k would not be comparable.
 """
@@ -28,7 +28,7 @@ class PhaseResult:
     ks: list[int]
     counts: dict[str, list[tuple[int, int]]]  # benchmark -> per-problem (n, c)
     config: dict
-    # tandem_eval.leak and tandem_eval.prefix_transfer (empty for outputs written before them)
+    # tandem_eval.core.leak and tandem_eval.analysis.prefix_transfer (empty for outputs written before them)
     rates: dict[str, dict] = field(default_factory=dict)  # benchmark -> leak, final-author and budget rates
     clean_counts: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # handoff without a leak
     prefix_counts: dict[str, dict[str, list[tuple[int, int]]]] = field(default_factory=dict)  # fraction -> benchmark
@@ -66,7 +66,7 @@ def _pairs(rows, path: Path) -> list[tuple[int, int]]:
 
 def load_phase(directory: Path) -> PhaseResult:
     """One `eval_solo` / `eval_step_handoff` output directory."""
-    from tandem_eval.resume import file_stem
+    from tandem_eval.core.resume import file_stem
 
     summary_path = directory / "summary.json"
     if not summary_path.is_file():

@@ -1,9 +1,9 @@
 """`EvalRun`: one evaluation's settings, typed, resolved from the flags once and checked once.
 
 The flags of `eval_solo`, `eval_step_handoff` and `handoff_protocols` (see
-`tandem_eval.flags.add_common_arguments`) arrive as an argparse namespace in which a
+`tandem_eval.core.flags.add_common_arguments`) arrive as an argparse namespace in which a
 flag left out is None; `EvalRun.from_args` fills each from the `--preset`
-(`tandem_eval.presets`) and builds the frozen settings with `tandem.strict.build`, the
+(`tandem_eval.core.presets`) and builds the frozen settings with `tandem.strict.build`, the
 parse every config of the project goes through (a flag of the wrong type is one line
 naming it); the runner and its resume logic read them, and the backends are built from
 `engine` (`tandem_backends.settings.EngineSettings`: the models, `--backend` and the
@@ -19,9 +19,9 @@ from pathlib import Path
 from tandem.errors import TandemError
 from tandem.strict import build
 from tandem_backends.settings import EngineSettings
-from tandem_eval.presets import DEFAULT_PRESET, EvalPreset, get_preset
+from tandem_eval.core.presets import DEFAULT_PRESET, EvalPreset, get_preset
 from tandem.sampling import SamplingConfig
-from tandem_eval.sampling import SAMPLING_FIELDS, flag_sampling
+from tandem_eval.core.sampling import SAMPLING_FIELDS, flag_sampling
 
 # The flags a preset fills when they are left out (None), each named as the preset names it.
 PRESET_FLAGS = ("benchmarks", "n", *SAMPLING_FIELDS, "errata", "instruction")
@@ -34,7 +34,7 @@ class EvalRun:
     preset: EvalPreset
     benchmarks: tuple[str, ...]
     n: int
-    sampling: SamplingConfig  # the five keys an evaluation records (`tandem_eval.sampling`)
+    sampling: SamplingConfig  # the five keys an evaluation records (`tandem_eval.core.sampling`)
     out_dir: Path
     errata: str
     instruction: str

@@ -3,7 +3,7 @@
 `EvalBackend(settings, sampling)` is a run's `RoleBackends` (each role's backend built from the
 typed `tandem_backends.settings.EngineSettings` on first use, by the backend's registry entry)
 plus the two generations the evaluations call, one `Rollout` per prompt under one
-`SamplingConfig` (the eval preset's, `tandem_eval.sampling.eval_sampling()`, by default): `solo(prompts, keys)` (the senior alone) and `handoff(prompts, keys, texts)`:
+`SamplingConfig` (the eval preset's, `tandem_eval.core.sampling.eval_sampling()`, by default): `solo(prompts, keys)` (the senior alone) and `handoff(prompts, keys, texts)`:
 
 - on a backend whose team writes the handoff (the reference engine; vLLM with
   `--vllm-handoff tandem`): one engine holding both models with the `step` strategy, senior
@@ -11,7 +11,7 @@ plus the two generations the evaluations call, one `Rollout` per prompt under on
 - else two engines taking turns that stop at the step tokens the `step` strategy switches on
   (vLLM's default, `--vllm-handoff two-engine`); `tandem_eval/README.md` has the measurements;
 - pairs with different vocabularies (only with `allow_vocab_mismatch`) take turns on the
-  text, re-tokenising the history for each model (`tandem_eval.handoff`).
+  text, re-tokenising the history for each model (`tandem_eval.core.handoff`).
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from tqdm.auto import tqdm
 from tandem.errors import TandemError
 from tandem_backends.roles import RoleBackends
 from tandem_backends.settings import EngineSettings
-from tandem_eval.handoff import run_step_handoff
+from tandem_eval.core.handoff import run_step_handoff
 from tandem.sampling import SamplingConfig
-from tandem_eval.sampling import eval_sampling
+from tandem_eval.core.sampling import eval_sampling
 
 
 class EvalBackend(RoleBackends):

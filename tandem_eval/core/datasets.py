@@ -137,7 +137,7 @@ PAPER_BENCHMARKS = ("aime_24_26", "amc_23_25", "minerva")
 
 
 def default_data_dir() -> Path:
-    return Path(__file__).resolve().parents[1].parent / "shared" / "data"
+    return Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
 
 def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> Path:

@@ -40,7 +40,7 @@ AUTHORS = ("senior", "junior", "none")
 
 
 def _turn_texts(ids: Sequence[int], mask: Sequence[int], tokenizer) -> list[tuple[int, str]]:
-    from tandem_eval.handoff import turn_spans  # here: the handoff module loads torch
+    from tandem_eval.core.handoff import turn_spans  # here: the handoff module loads torch
 
     return [(mask[a], tokenizer.decode(list(ids[a:b]), skip_special_tokens=True)) for a, b in turn_spans(list(mask))]
 
@@ -109,9 +109,9 @@ def pass_at_k_over_clean(counts: Sequence[tuple[int, int]], ks: Sequence[int]) -
 
 def pass_at_k_over_clean_with_se(counts_by_benchmark: Mapping[str, Sequence[tuple[int, int]]], ks: Sequence[int],
                                  resamples: int, seed: int) -> dict:
-    """`tandem_eval.bootstrap.pass_at_k_with_se` per k over the problems with n >= k (a benchmark left with
+    """`tandem_eval.core.bootstrap.pass_at_k_with_se` per k over the problems with n >= k (a benchmark left with
     none drops out of that k's macro); {benchmark and "macro": {"pass@k": {"mean", "se"} or None}, "left_out"}."""
-    from tandem_eval.bootstrap import pass_at_k_with_se
+    from tandem_eval.core.bootstrap import pass_at_k_with_se
 
     out: dict = {name: {} for name in counts_by_benchmark}
     out["macro"], out["left_out"] = {}, {}

@@ -2,7 +2,7 @@
 
 `eval_sampling()` is the paper's evaluation sampling (temperature 0.7, top-p 0.8, top-k 20,
 3,000 response tokens), which `ours` uses as it is; every other preset is a named override
-of it (`tandem_eval.presets`: `paper` changes the seed to 17). An evaluation's sampling has
+of it (`tandem_eval.core.presets`: `paper` changes the seed to 17). An evaluation's sampling has
 five keys (`SAMPLING_FIELDS`, each a flag of the eval tools): every output records them
 (`record`), and a config section of them (`sampling_section`) fills a key left out from
 this preset, not from `SamplingConfig`'s own defaults (the trainer's rollout sampling).

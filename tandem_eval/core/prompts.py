@@ -3,7 +3,7 @@
 The user message is the problem, a separator, then an instruction: `INSTRUCTION` (the
 standard Qwen-Math wording, after a newline) by default, or `PAPER_INSTRUCTION` (the
 release's wording, which starts with a space and follows the problem directly; the
-`paper` preset, `tandem_eval.presets`). Both are defined here and nowhere else. The template is applied with
+`paper` preset, `tandem_eval.core.presets`). Both are defined here and nowhere else. The template is applied with
 `add_generation_prompt=True` and `enable_thinking=False` (which keeps hybrid Qwen3
 checkpoints out of thinking mode and is ignored by templates without that switch), rendered
 to text and encoded without adding special tokens, since the template already holds them.

@@ -1,7 +1,7 @@
 """The flags every evaluation tool shares (`eval_solo`, `eval_step_handoff`, `handoff_protocols`).
 
-A flag left out is None and takes the `--preset`'s value (`tandem_eval.presets`);
-`tandem_eval.run_config.EvalRun.from_args` turns the parsed flags into the run's typed settings.
+A flag left out is None and takes the `--preset`'s value (`tandem_eval.core.presets`);
+`tandem_eval.core.run_config.EvalRun.from_args` turns the parsed flags into the run's typed settings.
 """
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from tandem_eval.datasets import ERRATA_MODES
+from tandem_eval.core.datasets import ERRATA_MODES
 from tandem_backends.registry import NAMES as BACKENDS
-from tandem_eval.presets import DEFAULT_PRESET, PRESETS
-from tandem_eval.run_config import EvalRun
+from tandem_eval.core.presets import DEFAULT_PRESET, PRESETS
+from tandem_eval.core.run_config import EvalRun
 
 DEFAULTS = PRESETS[DEFAULT_PRESET]
 DEFAULT_SAVE_EVERY = EvalRun.save_every

@@ -14,9 +14,9 @@ from pathlib import Path
 
 from tandem.config_files import config_diff
 from tandem.errors import TandemError
-from tandem_eval.datasets import Problem
-from tandem_eval.presets import DEFAULT_PRESET
-from tandem_eval.rows import SampleRow
+from tandem_eval.core.datasets import Problem
+from tandem_eval.core.presets import DEFAULT_PRESET
+from tandem_eval.core.rows import SampleRow
 
 
 def problems_digest(problems: list[Problem]) -> str:

@@ -3,7 +3,7 @@
 The runner writes it, its resume reads it back, and the reports read the files. The JSON
 object has these fields in this order; the handoff's four fields are present on handoff
 rows only (the senior's share, `senior_token_fraction`, under the field name users read:
-`tandem.legacy.SENIOR_FRACTION_FIELD`). The last three (`tandem_eval.leak`: whether the
+`tandem.legacy.SENIOR_FRACTION_FIELD`). The last three (`tandem_eval.core.leak`: whether the
 answer was visible before the junior's last turn, who wrote the final answer, whether the
 budget was spent) are on every row written since they were added; a row read back from an
 older file has them as None, and writes them out again absent.
@@ -40,7 +40,7 @@ class SampleRow:
     authorship_mask: list[int] | None = None  # 1 = senior
     num_handoffs: int | None = None
     senior_token_fraction: float | None = None
-    # tandem_eval.leak's (None only on rows read back from files written before them)
+    # tandem_eval.core.leak's (None only on rows read back from files written before them)
     answer_visible: str | None = None  # "visible", "not_visible" or "undetermined"
     final_author: str | None = None  # "senior", "junior" or "none"
     hit_budget: bool | None = None
@@ -56,8 +56,8 @@ class SampleRow:
         return cls(**{k: v for k, v in d.items() if k in names})
 
     def mark_leaks(self, tokenizer) -> SampleRow:
-        """Fill the three `tandem_eval.leak` fields from the token ids and the authorship mask."""
-        from tandem_eval import leak
+        """Fill the three `tandem_eval.core.leak` fields from the token ids and the authorship mask."""
+        from tandem_eval.core import leak
 
         self.answer_visible = leak.answer_visible(self.response_ids, self.authorship_mask, self.gold, tokenizer)
         self.final_author = leak.final_author(self.response_ids, self.authorship_mask, tokenizer)

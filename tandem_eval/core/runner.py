@@ -1,24 +1,24 @@
 """The shared driver of `eval_solo` and `eval_step_handoff`: generation, grading, outputs.
 
 For each benchmark it writes, under `--out-dir`:
-- `<benchmark>.samples.jsonl`: one row per sample (`tandem_eval.rows.SampleRow`: problem id,
+- `<benchmark>.samples.jsonl`: one row per sample (`tandem_eval.core.rows.SampleRow`: problem id,
   benchmark, source, sample index, gold, text, extracted answer, correct, finish reason,
   token ids; the handoff adds the authorship mask, the number of handoffs and the senior's
   token share; every row: whether the answer was visible before the junior's last turn,
-  who wrote the final answer, whether the budget was spent, `tandem_eval.leak`);
+  who wrote the final answer, whether the budget was spent, `tandem_eval.core.leak`);
 - `<benchmark>.summary.json`: the run's config, pass@k for k = 1, 2, 4, ... <= n (the
   unbiased estimator), the same per source, per-problem (n, c), the rates of the three
   leak fields and, for the handoff, `leak_controlled`: pass@k over the samples without a
   leak (each problem's own n; problems with fewer than k left out and counted).
 and finally `summary.json` with every benchmark's pass@k and their macro / micro means.
 
-The flags (`tandem_eval.flags`) become the run's typed settings (`tandem_eval.run_config.EvalRun`,
-what everything below reads); `--preset` (`tandem_eval.presets`: `ours`, the default, or
+The flags (`tandem_eval.core.flags`) become the run's typed settings (`tandem_eval.core.run_config.EvalRun`,
+what everything below reads); `--preset` (`tandem_eval.core.presets`: `ours`, the default, or
 `paper`, the release's evaluation) fills every flag left out, and the config each output
 records names the preset. The models generate through the run's `EvalBackend`
-(`tandem_eval.backends`), whose backends are built on first use.
+(`tandem_eval.core.backends`), whose backends are built on first use.
 
-Resuming (`tandem_eval.resume`): a benchmark whose two files exist and whose recorded config
+Resuming (`tandem_eval.core.resume`): a benchmark whose two files exist and whose recorded config
 equals this run's is not recomputed. Within a benchmark, finished problems are appended
 every `--save-every` problems to `<benchmark>.partial.jsonl`; a killed run continues from
 there, never re-generating a finished sample (sampling is keyed per request, so the
@@ -39,16 +39,17 @@ from tandem import run_lock
 from tandem.jsonl import write_json, write_jsonl
 from tandem.metrics import benchmark_pass_at_k, ks_for, summarize
 from tandem.rollout import stats_of_masks
-from tandem_eval import grader, leak
-from tandem_eval.backends import EvalBackend
-from tandem_eval.datasets import FieldMap, Problem, check_benchmark_spec, load_benchmarks
-from tandem_eval.handoff import cap_rounds
-from tandem_eval.presets import EvalPreset, response_budget
-from tandem_eval.prompts import chat_prompt_ids, chat_prompt_text
-from tandem_eval.resume import append_rows, existing_summary, file_stem, problems_digest, read_partial
-from tandem_eval.rows import SampleRow
-from tandem_eval.run_config import EvalRun
-from tandem_eval.sampling import record
+from tandem.grading import grader
+from tandem_eval.core import leak
+from tandem_eval.core.backends import EvalBackend
+from tandem_eval.core.datasets import FieldMap, Problem, check_benchmark_spec, load_benchmarks
+from tandem_eval.core.handoff import cap_rounds
+from tandem_eval.core.presets import EvalPreset, response_budget
+from tandem_eval.core.prompts import chat_prompt_ids, chat_prompt_text
+from tandem_eval.core.resume import append_rows, existing_summary, file_stem, problems_digest, read_partial
+from tandem_eval.core.rows import SampleRow
+from tandem_eval.core.run_config import EvalRun
+from tandem_eval.core.sampling import record
 
 
 def model_id(path: str) -> str:

@@ -5,7 +5,7 @@ paper's numbers, read from the release (CSSLab/Tandem-RLVR at 7ba85e0: `eval/con
 `eval/common.py`, `eval/solo.py`, `eval/handoff.py`, `data/build_evals.py`). A preset
 fills every flag the user leaves out; a flag given explicitly wins and is recorded as
 given. Every output records the preset's name, and a run refuses to mix its outputs with
-those of another preset (`tandem_eval.resume`). `tandem_eval/README.md` lists what the
+those of another preset (`tandem_eval.core.resume`). `tandem_eval/README.md` lists what the
 `paper` preset still does differently from the release, and why.
 """
 
@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from tandem.errors import TandemError
-from tandem_eval.prompts import INSTRUCTION, PAPER_INSTRUCTION
+from tandem_eval.core.prompts import INSTRUCTION, PAPER_INSTRUCTION
 from tandem.sampling import SamplingConfig
-from tandem_eval.sampling import SAMPLING_FIELDS, eval_sampling, record
+from tandem_eval.core.sampling import SAMPLING_FIELDS, eval_sampling, record
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class EvalPreset:
     context_reserve: int
     instruction: str  # appended to the problem
     instruction_separator: str  # between the problem and the instruction
-    errata: str  # AMC 2024 answers: "fixed" or "source" (tandem_eval.datasets)
+    errata: str  # AMC 2024 answers: "fixed" or "source" (tandem_eval.core.datasets)
     max_rounds: int | None  # handoff: at most this many (senior turn, junior turn) rounds; None = no cap
 
     def value(self, name: str):
