@@ -59,7 +59,17 @@ def read_rows(path: Path, n: int | None, target: str) -> list[dict]:
     """The first `n` rows; BadInput for a missing file, a row without question/answer, or without a solution."""
     if not path.is_file():
         raise BadInput(f"--data {path}: no such file")
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if n is not None and n < 2:
+        raise BadInput(f"--n {n}: score at least 2 rows (the shuffled explanation is another row's)")
+    rows = []
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as e:
+                raise BadInput(f"--data {path}:{lineno}: not a JSON object ({e.msg})") from None
+            if not isinstance(rows[-1], dict):
+                raise BadInput(f"--data {path}:{lineno}: not a JSON object")
     rows = rows[:n] if n is not None else rows
     if len(rows) < 2:
         raise BadInput(f"--data {path}: needs at least 2 rows (the shuffled explanation is another row's), got {len(rows)}")
@@ -70,6 +80,11 @@ def read_rows(path: Path, n: int | None, target: str) -> list[dict]:
         if not row.get("solution"):  # the own and shuffled explanations are solutions, whatever the target
             raise BadInput(f"--data {path}: row {i} has no 'solution' column (--target {target} scores each row's "
                            "own solution against another's); use data with worked solutions")
+    shuffled = derangement(len(rows))
+    for i, row in enumerate(rows):  # own against shuffled means nothing where the two are one text
+        if row["solution"] == rows[shuffled[i]]["solution"]:
+            raise BadInput(f"--data {path}: rows {i} and {shuffled[i]} hold the same solution, so row {i}'s own and "
+                           "shuffled explanations are one text; give distinct problems")
     return rows
 
 

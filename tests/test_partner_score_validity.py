@@ -66,6 +66,26 @@ def test_data_without_a_solution_column_is_one_line_and_exit_2(validity, tiny_di
     err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert code == 2 and len(err) == 1 and "'solution'" in err[0] and not out.exists()
 
+@pytest.mark.parametrize("case, lines, flags, says", [
+    ("a line that is not JSON", ['{"question": "q", "answer": "1", "solution": "s1"}', "{question: q}"], [],
+     "d.jsonl:2: not a JSON object"),
+    ("two rows of one problem", ['{"question": "q", "answer": "1", "solution": "s"}'] * 2, [], "hold the same solution"),
+    ("fewer than two rows asked", None, ["--n", "0"], "--n 0: score at least 2 rows"),
+])
+def test_bad_data_found_by_a_held_out_tester_is_one_line_and_exit_2(validity, tiny_dir, tmp_path, capsys, case, lines,
+                                                                  flags, says):
+    data = tmp_path / "d.jsonl"
+    if lines is None:
+        _data(data, 3)
+    else:
+        data.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "v.json"
+    code = validity.main(["--scorer", str(tiny_dir), "--data", str(data), "--target", "answer", "--out", str(out),
+                          *flags])
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert code == 2 and len(err) == 1 and says in err[0] and not out.exists(), case
+
+
 # On a real base: the quick demo's SFT base, on 64 of its own test problems. Target `answer`: after
 # the problem's own worked solution the base must predict the answer far better than after another
 # problem's, on at least 90% of problems (measured 0.984 at seed 0). Target `solution` does not reach
