@@ -70,6 +70,8 @@ def read_rows(path: Path, n: int | None, target: str) -> list[dict]:
                 raise BadInput(f"--data {path}:{lineno}: not a JSON object ({e.msg})") from None
             if not isinstance(rows[-1], dict):
                 raise BadInput(f"--data {path}:{lineno}: not a JSON object")
+    if n is not None and n > len(rows):
+        raise BadInput(f"--n {n}: --data {path} holds {len(rows)} rows; ask for at most that many (or leave --n out)")
     rows = rows[:n] if n is not None else rows
     if len(rows) < 2:
         raise BadInput(f"--data {path}: needs at least 2 rows (the shuffled explanation is another row's), got {len(rows)}")

@@ -71,6 +71,7 @@ def test_data_without_a_solution_column_is_one_line_and_exit_2(validity, tiny_di
      "d.jsonl:2: not a JSON object"),
     ("two rows of one problem", ['{"question": "q", "answer": "1", "solution": "s"}'] * 2, [], "hold the same solution"),
     ("fewer than two rows asked", None, ["--n", "0"], "--n 0: score at least 2 rows"),
+    ("more rows asked than the data holds", None, ["--n", "10"], "holds 3 rows"),
 ])
 def test_bad_data_found_by_a_held_out_tester_is_one_line_and_exit_2(validity, tiny_dir, tmp_path, capsys, case, lines,
                                                                   flags, says):
