@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 
 from tandem_app.commands.config_args import (
@@ -44,10 +44,10 @@ class ConfigCommand:
     flags: tuple[Flag, ...]
     epilog: Callable[[], str]  # the keys' help, built only when --help prints it
     execute: Callable[[object, argparse.Namespace], str]  # runs the config; returns the final line
-    config_flags: tuple[str, ...] = field(init=False)
 
-    def __post_init__(self):
-        object.__setattr__(self, "config_flags", tuple(f.name for f in self.flags))
+    @property
+    def config_flags(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.flags)
 
 
 def add_config_command(subparsers, command: ConfigCommand) -> None:
