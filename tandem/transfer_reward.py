@@ -124,6 +124,71 @@ class TransferResult:
         }
 
 
+def result_record(result: TransferResult) -> dict:
+    """One response's result as plain JSON values: how a rollout worker hands it to the trainer
+    (verl's agent loop, in the sample's `extra_fields`); `merged_result` reads a batch of them back."""
+    if len(result.scores) != 1:
+        raise ValueError(f"a record holds one response's transfer, got {len(result.scores)}")
+    return {"score": result.scores[0], "length": result.lengths[0],
+            "cuts": [[c.tokens, c.fraction, c.floor, c.why_none] for c in result.cuts[0]],
+            "receiver_scores": list(result.receiver_scores), "receiver_tokens": result.receiver_tokens,
+            "receiver_tokens_decoded": result.receiver_tokens_decoded, "receiver_calls": result.receiver_calls}
+
+
+def merged_result(records: Sequence[dict]) -> TransferResult:
+    """The batch's `TransferResult` from its responses' `result_record`s, in order."""
+    return TransferResult(
+        scores=[float(r["score"]) for r in records],
+        cuts=[[Cut(int(t), float(f), int(fl), str(why)) for t, f, fl, why in r["cuts"]] for r in records],
+        receiver_scores=[float(x) for r in records for x in r["receiver_scores"]],
+        receiver_tokens=sum(int(r["receiver_tokens"]) for r in records),
+        lengths=[int(r["length"]) for r in records],
+        receiver_tokens_decoded=sum(int(r["receiver_tokens_decoded"]) for r in records),
+        receiver_calls=sum(int(r["receiver_calls"]) for r in records))
+
+
+@dataclass(frozen=True)
+class TransferPlan:
+    """The continuations a batch asks of the receiver: every cut, and per continuation its context, cap and key."""
+
+    cuts: list[list[Cut]]  # per response, one per fraction
+    todo: list[tuple[int, int, Cut]]  # (response, continuation index, cut) of each continuation to write
+    contexts: list[list[int]]  # prompt + leak-free prefix, per continuation
+    caps: list[int]  # what is left of the response budget, per continuation
+    keys: list[int]  # per continuation: its own key, apart from the response's
+
+
+def plan_transfer(cfg: TransferConfig, tokenizer, prompts: list[list[int]], responses: list[list[int]],
+                  golds: list[str], request_keys: list[int], budget: int) -> TransferPlan:
+    """Cut each response (`fractions_for` its key) and list the continuations to write (see `run_transfer`)."""
+    cuts = [[transfer_cut(ids, gold, f, tokenizer) for f in fractions_for(cfg, key)]
+            for ids, gold, key in zip(responses, golds, request_keys)]
+    todo = [(i, j * cfg.samples + s, c) for i, row in enumerate(cuts) for j, c in enumerate(row) if c.usable
+            for s in range(cfg.samples)]
+    return TransferPlan(cuts, todo, [prompts[i] + responses[i][: c.tokens] for i, _, c in todo],
+                        [max(1, budget - c.tokens) for _, _, c in todo],
+                        [_continuation_key(request_keys[i], k) for i, k, _ in todo])
+
+
+def score_transfer(cfg: TransferConfig, plan: TransferPlan, tokenizer, responses: list[list[int]], golds: list[str],
+                   written: Sequence, reward_fn: Callable[[str, str], float], decoded: int = 0,
+                   calls: int = 0) -> TransferResult:
+    """Grade each written continuation (anything with `token_ids`, one per `plan.todo`, within its cap)
+    after its prefix, and average a response's grades into its R_transfer."""
+    per_response: list[list[float]] = [[] for _ in responses]
+    every = []
+    for (i, _, c), r in zip(plan.todo, written, strict=True):
+        text = tokenizer.decode(responses[i][: c.tokens] + list(r.token_ids), skip_special_tokens=True)
+        score = float(reward_fn(text, golds[i]))
+        per_response[i].append(score)
+        every.append(score)
+    # a response with a cut that has no room still averages in as 0: the reward does not credit an untested cut
+    scores = [transfer_score(s + [0.0] * sum(not c.usable for c in row) * cfg.samples) if row else 0.0
+              for s, row in zip(per_response, plan.cuts)]
+    return TransferResult(scores, plan.cuts, every, sum(len(r.token_ids) for r in written),
+                          [len(r) for r in responses], decoded, calls)
+
+
 def run_transfer(cfg: TransferConfig, receiver, tokenizer, prompts: list[list[int]], responses: list[list[int]],
                  golds: list[str], request_keys: list[int], sampling, budget: int,
                  reward_fn: Callable[[str, str], float]) -> TransferResult:
@@ -134,34 +199,18 @@ def run_transfer(cfg: TransferConfig, receiver, tokenizer, prompts: list[list[in
     `max_new_tokens`). Continuation j of response i is keyed by `request_keys[i]` and j, so a
     run replays, and its tokens do not depend on which other continuations share its call.
     """
-    cuts = [[transfer_cut(ids, gold, f, tokenizer) for f in fractions_for(cfg, key)]
-            for ids, gold, key in zip(responses, golds, request_keys)]
-    # (response, continuation index, cut) of every continuation to write, and its own cap
-    todo = [(i, j * cfg.samples + s, c) for i, row in enumerate(cuts) for j, c in enumerate(row) if c.usable
-            for s in range(cfg.samples)]
-    caps = [max(1, budget - c.tokens) for _, _, c in todo]
-    contexts = [prompts[i] + responses[i][: c.tokens] for i, _, c in todo]
-    written: list = [None] * len(todo)
+    plan = plan_transfer(cfg, tokenizer, prompts, responses, golds, request_keys, budget)
+    written: list = [None] * len(plan.todo)
     decoded = calls = 0
-    for cap, rows in shared_calls(caps, [len(x) for x in contexts], getattr(receiver, "context_length", None)):
-        got = receiver.generate([contexts[k] for k in rows], replace(sampling, max_new_tokens=cap),
-                                [_continuation_key(request_keys[todo[k][0]], todo[k][1]) for k in rows], solo=True)
+    for cap, rows in shared_calls(plan.caps, [len(x) for x in plan.contexts],
+                                  getattr(receiver, "context_length", None)):
+        got = receiver.generate([plan.contexts[k] for k in rows], replace(sampling, max_new_tokens=cap),
+                                [plan.keys[k] for k in rows], solo=True)
         calls += 1
         for k, r in zip(rows, got):
             decoded += len(r.token_ids)
-            written[k] = within_cap(r, caps[k], tokenizer)
-    per_response: list[list[float]] = [[] for _ in responses]
-    every = []
-    for (i, _, c), r in zip(todo, written):
-        text = tokenizer.decode(responses[i][: c.tokens] + list(r.token_ids), skip_special_tokens=True)
-        score = float(reward_fn(text, golds[i]))
-        per_response[i].append(score)
-        every.append(score)
-    # a response with a cut that has no room still averages in as 0: the reward does not credit an untested cut
-    scores = [transfer_score(s + [0.0] * sum(not c.usable for c in row) * cfg.samples) if row else 0.0
-              for s, row in zip(per_response, cuts)]
-    return TransferResult(scores, cuts, every, sum(len(r.token_ids) for r in written), [len(r) for r in responses],
-                          decoded, calls)
+            written[k] = within_cap(r, plan.caps[k], tokenizer)
+    return score_transfer(cfg, plan, tokenizer, responses, golds, written, reward_fn, decoded, calls)
 
 
 def shared_calls(caps: list[int], context_lengths: list[int], limit: int | None) -> list[tuple[int, list[int]]]:

@@ -57,7 +57,7 @@ class FakePersistentBatch:
         self.outputs: dict[str, list[int]] = {}
         self.authors: dict[str, list[int]] = {}
 
-    def add(self, rid: str, solo: bool = False) -> None:
+    def add(self, rid: str, solo: bool = False, junior_solo: bool = False) -> None:
         index = min(self.removed) if self.removed else len(self.rows)
         if self.removed:
             self.removed.remove(index)
@@ -66,7 +66,7 @@ class FakePersistentBatch:
             self.rows.append(rid)
         out = self.outputs.setdefault(rid, [])
         self.authors.setdefault(rid, [])
-        params = NS(extra_args=tandem_extra_args(request_key(rid, 0), solo=solo))
+        params = NS(extra_args=tandem_extra_args(request_key(rid, 0), solo=solo, junior_solo=junior_solo))
         self.added.append((index, params, [1, 2, 3], out))
 
     def remove(self, rid: str) -> None:
@@ -152,6 +152,38 @@ def test_batch_state_solo_rows_are_always_senior():
         sim.step()
     assert set(sim.authors["solo"]) == {1}
     assert set(sim.authors["tandem"]) == {0}  # prob_senior 0: the junior writes everything
+
+
+def test_batch_state_junior_solo_rows_are_the_juniors_through_moves_and_swaps():
+    """The transfer reward's receiver: the junior writes every token, whatever the coins and the row moves."""
+    sim = FakePersistentBatch(TandemBatchState(word_cfg(prob_senior=1.0), BOUNDARY, 9), random.Random(1))
+    for i in range(3):
+        sim.add(f"receiver{i}", junior_solo=True)
+        sim.add(f"solo{i}", solo=True)
+        sim.add(f"team{i}")
+    for step in range(12):
+        sim.step()
+        if step == 4:
+            sim.remove("solo0")
+            sim.remove("team1")
+    for i in range(3):
+        assert set(sim.authors[f"receiver{i}"]) == {0}
+        assert set(sim.authors[f"solo{i}"]) == {1}
+        assert set(sim.authors[f"team{i}"]) == {1}  # prob_senior 1: the coins give the senior every token
+    assert not sim.state.all_solo()  # a junior-solo row needs the junior's forward
+
+
+def test_extra_args_name_one_author_at_most():
+    from vllm_source.requests import EXTRA_JUNIOR_SOLO, EXTRA_SOLO, is_junior_solo, is_vllm_own_request
+
+    assert tandem_extra_args(None, junior_solo=True) == {EXTRA_JUNIOR_SOLO: True}
+    assert parse_tandem_extra_args({EXTRA_JUNIOR_SOLO: True}) == (0, False)  # not the senior's, no coins
+    assert is_junior_solo({EXTRA_JUNIOR_SOLO: True}) and not is_junior_solo(tandem_extra_args(3))
+    assert not is_vllm_own_request({EXTRA_JUNIOR_SOLO: True})
+    with pytest.raises(TandemRequestError, match="one author"):
+        parse_tandem_extra_args({EXTRA_SOLO: True, EXTRA_JUNIOR_SOLO: True})
+    with pytest.raises(TandemRequestError, match="not both"):
+        tandem_extra_args(3, solo=True, junior_solo=True)
 
 
 def test_batch_state_refuses_request_without_key():

@@ -38,7 +38,8 @@ from tandem_app.train.data import prompt_ids_batch  # noqa: E402
 from tandem_app.train.tiny_base import SMOKE_TASK  # noqa: E402
 from tandem.strategies import REGISTRY  # noqa: E402
 from vllm_source.compat import validation_error_type  # noqa: E402
-from vllm_source.engine import VLLMEngine  # noqa: E402
+from vllm_source.engine import VLLMEngine, sampling_params  # noqa: E402
+from vllm_source.requests import tandem_extra_args  # noqa: E402
 from vllm_source.runtime import vllm_platform  # noqa: E402
 
 MAX_NEW = 40
@@ -135,6 +136,31 @@ def test_vllm_solo_requests_equal_the_senior_alone(scale_senior, scale_junior, t
     got = vllm_rows(cfg, scale_senior, prompts, solo=True)
     assert [g.token_ids for g in got] == [w.token_ids for w in want]
     assert all(set(g.authorship_mask) == {1} for g in got)
+
+
+def test_vllm_junior_solo_requests_equal_the_junior_alone(scale_senior, scale_junior, tokenizer, prompts):
+    """The transfer reward's receiver: a junior-solo request in the tandem engine writes what the junior
+    alone writes (the coins, here all the senior's, are ignored), every token marked the junior's."""
+    cfg = TandemConfig(prob_senior=1.0, junior_model=str(scale_junior))
+    want = reference(scale_junior, None, cfg, tokenizer, prompts, solo=True)
+    senior = reference(scale_senior, None, cfg, tokenizer, prompts, solo=True)
+    engine = VLLMEngine(str(scale_senior), cfg, **LLM_KWARGS)
+    try:
+        team = engine.generate(rows(prompts), GREEDY, KEYS)
+        got = engine.generate(rows(prompts), GREEDY, KEYS, junior_solo=True)
+        # one batch mixing receivers and team rows, as verl's rollout server mixes them
+        mixed = [sampling_params(engine.vllm, GREEDY, key, tandem_extra_args(key, junior_solo=i % 2 == 0))
+                 for i, key in enumerate(KEYS)]
+        outs = engine.llm.generate([{"prompt_token_ids": list(p)} for p in rows(prompts)], mixed, use_tqdm=False)
+    finally:
+        del engine
+        gc.collect()
+    assert [g.token_ids for g in got] == [w.token_ids for w in want]
+    assert [g.token_ids for g in got] != [s.token_ids for s in senior], "the two models must differ to tell them apart"
+    assert all(set(g.authorship_mask) == {0} for g in got)
+    assert [t.token_ids for t in team] == [s.token_ids for s in senior]  # prob_senior 1: the team is the senior
+    assert [list(o.outputs[0].token_ids) for o in outs] == [(want if i % 2 == 0 else senior)[i].token_ids
+                                                          for i in range(len(KEYS))]
 
 
 @pytest.fixture(scope="module")

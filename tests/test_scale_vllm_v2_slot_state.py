@@ -191,6 +191,26 @@ def test_solo_requests_are_always_senior_and_ask_for_no_processing():
     assert authors(state, [0, 1], [0, 0], [5, 5]) == [True, False]  # prob_senior 0: the junior writes
 
 
+def test_junior_solo_requests_are_always_the_juniors_and_fold_nothing():
+    """The transfer reward's receiver: every token the junior's, the coins (prob_senior 1) unread, and the junior runs."""
+    state = new_state(word_cfg(prob_senior=1.0))
+    assert state.add(0, tandem_extra_args(None, junior_solo=True)) is True  # its logits change: the junior's
+    assert state.add(1, tandem_extra_args(request_key("team", 0))) is True
+    assert state.add(2, tandem_extra_args(None, solo=True)) is False
+    for n in range(4):
+        assert authors(state, [0, 1, 2], [n, n, n], [5, 5, 5]) == [False, True, True]
+    assert state.folded[0] == 0 and state.folded[1] == 3
+    assert not state.all_solo() and state.any_tandem(np.array([0, 2]))
+    state.add(0, tandem_extra_args(request_key("next", 0)))  # the slot's next request is a team's again
+    assert authors(state, [0], [0], [5]) == [True]
+
+
+def test_a_junior_solo_request_with_a_penalty_is_refused_on_v2():
+    """V2 applies penalties before the junior's logits are put in: the receiver's tokens would ignore them."""
+    with pytest.raises(TandemRequestError, match="V2 model runner"):
+        check_v2_penalties(params(tandem_extra_args(None, junior_solo=True), repetition_penalty=1.2))
+
+
 def test_a_slot_is_restarted_for_its_next_request():
     state = new_state(word_cfg(prob_senior=0.0), n=2)
     state.add(0, tandem_extra_args(request_key("a", 0), solo=True))

@@ -27,8 +27,17 @@ from tandem.models import load_tokenizer
 from tandem.partner_config import PartnerRewardConfig
 from tandem.rollout import Rollout
 from tandem.transfer_config import TransferConfig
-from tandem.transfer_cut import NO_ROOM, UNDETERMINED, transfer_cut
-from tandem.transfer_reward import combined, drawn_fraction, run_transfer, transfer_reward, transfer_score
+from tandem.transfer_cut import NO_ROOM, UNDETERMINED, Cut, transfer_cut
+from tandem.transfer_reward import (
+    TransferResult,
+    combined,
+    drawn_fraction,
+    merged_result,
+    result_record,
+    run_transfer,
+    transfer_reward,
+    transfer_score,
+)
 from tandem.sampling import SamplingConfig
 from tandem_app.task import generate_problems
 
@@ -325,3 +334,18 @@ def test_two_step_train_logs_the_transfer_and_the_loss_reads_the_writer_only(tin
     # every continuation graded 1 by this verifier: 1 + 0.5 * 1 where the response had a cut, 1 + 0 where not
     rewards = batch["token_level_rewards"].sum(-1).tolist()
     assert set(rewards) <= {1.0, 1.5} and 1.5 in rewards
+
+
+def test_a_batchs_result_is_the_merge_of_its_responses_records():
+    """verl hands each response's transfer to the trainer as plain JSON: the merge gives the batch's metrics."""
+    one = TransferResult([0.5], [[Cut(3, 0.4, 4), Cut(0, 0.1, 0, NO_ROOM)]], [1.0, 0.0], 9, [10], 12, 2)
+    two = TransferResult([1.0], [[Cut(5, 0.6, 6)]], [1.0], 4, [8], 4, 1)
+    records = [json.loads(json.dumps(result_record(r))) for r in (one, two)]
+    whole = merged_result(records)
+    assert whole.scores == [0.5, 1.0] and whole.lengths == [10, 8]
+    assert whole.cuts == [one.cuts[0], two.cuts[0]] and whole.receiver_scores == [1.0, 0.0, 1.0]
+    assert (whole.receiver_tokens, whole.receiver_tokens_decoded, whole.receiver_calls) == (13, 16, 3)
+    assert whole.metrics() == TransferResult([0.5, 1.0], [one.cuts[0], two.cuts[0]], [1.0, 0.0, 1.0], 13, [10, 8],
+                                             16, 3).metrics()
+    with pytest.raises(ValueError, match="one response"):
+        result_record(whole)

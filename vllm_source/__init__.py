@@ -10,10 +10,11 @@ Importing this package never imports vLLM; the modules that need it
 raise `TandemError` with the install hint when it is absent.
 """
 
-from vllm_source.requests import EXTRA_KEY, EXTRA_SOLO, parse_tandem_extra_args, tandem_extra_args
+from vllm_source.requests import EXTRA_JUNIOR_SOLO, EXTRA_KEY, EXTRA_SOLO, parse_tandem_extra_args, tandem_extra_args
 from vllm_source.runtime import VLLM_MISSING, require_vllm
 
 __all__ = [
+    "EXTRA_JUNIOR_SOLO",
     "EXTRA_KEY",
     "EXTRA_SOLO",
     "VLLM_MISSING",

@@ -19,7 +19,7 @@ import torch
 from tandem.config import TandemConfig
 from tandem.errors import TandemError
 from vllm_source.author_table import AuthorTable
-from vllm_source.requests import parse_tandem_extra_args
+from vllm_source.requests import is_junior_solo, parse_tandem_extra_args
 
 PLACEHOLDER = -1  # vLLM's async-scheduling stand-in for a token still being copied back
 
@@ -30,12 +30,16 @@ def _is_swap(direction) -> bool:
 
 
 class TandemBatchState:
-    """Authorship state (the author table) and a solo flag for each batch row, on the host."""
+    """Authorship state (the author table) and the solo and junior-solo flags of each batch row, on the host.
+
+    A solo row is the senior's, a junior-solo row the junior's, at every token; neither folds tokens.
+    """
 
     def __init__(self, cfg: TandemConfig, is_boundary: torch.Tensor | None, max_num_reqs: int):
         n = max_num_reqs
         self.table = AuthorTable(cfg, is_boundary, n)
         self.solo = torch.zeros(n, dtype=torch.bool)
+        self.junior_solo = torch.zeros(n, dtype=torch.bool)
         self.outputs: list[list[int] | None] = [None] * n  # live references owned by vLLM
         self.consumed = [0] * n  # output tokens already folded into the state
         self.batch_size = 0
@@ -58,6 +62,7 @@ class TandemBatchState:
         key, solo = parse_tandem_extra_args(extra_args)
         self.table.start(torch.tensor([index]), torch.tensor([key]))
         self.solo[index] = solo
+        self.junior_solo[index] = is_junior_solo(extra_args)
         # A resumed (preempted) request arrives with its tokens so far; `catch_up` replays them.
         self.outputs[index], self.consumed[index] = output_ids, 0
 
@@ -65,7 +70,7 @@ class TandemBatchState:
         self.outputs[index], self.consumed[index] = None, 0
 
     def _move(self, a: int, b: int, swap: bool) -> None:
-        for t in (*self.table.tensors(), self.solo):
+        for t in (*self.table.tensors(), self.solo, self.junior_solo):
             ta, tb = t[a].clone(), t[b].clone()
             t[b] = ta
             if swap:
@@ -87,7 +92,7 @@ class TandemBatchState:
     def _new_tokens(self, row: int) -> int:
         """How many emitted tokens of `row` are not folded in yet (placeholders excluded)."""
         out = self.outputs[row]
-        if out is None or self.solo[row]:
+        if out is None or self.fixed_author(row):
             return 0
         if len(out) < self.consumed[row]:
             # vLLM cut tokens we had folded in (a KV-load failure: `_update_states` deletes
@@ -106,7 +111,8 @@ class TandemBatchState:
         rows = []
         for row in range(self.batch_size):
             out = self.outputs[row]
-            if out is not None and not self.solo[row] and len(out) > self.consumed[row] and out[-1] == PLACEHOLDER:
+            if out is not None and not self.fixed_author(row) and len(out) > self.consumed[row] \
+                    and out[-1] == PLACEHOLDER:
                 rows.append(row)
         return rows
 
@@ -123,6 +129,10 @@ class TandemBatchState:
                 if todo[r] == 0:
                     del todo[r]
 
+    def fixed_author(self, row: int) -> bool:
+        """One author writes every token of the row (solo or junior solo): no coin, nothing to fold."""
+        return bool(self.solo[row] or self.junior_solo[row])
+
     def all_solo(self) -> bool:
         """True when the batch has rows and every one is solo."""
         return self.batch_size > 0 and bool(self.solo[: self.batch_size].all())
@@ -130,4 +140,4 @@ class TandemBatchState:
     def senior_rows(self) -> torch.Tensor:
         """BoolTensor[batch_size]: True where the senior writes this step's token."""
         n = self.batch_size
-        return self.table.author[:n] | self.solo[:n]
+        return (self.table.author[:n] | self.solo[:n]) & ~self.junior_solo[:n]

@@ -96,24 +96,31 @@ class VLLMEngine:
         return one_runner(engine_runners(self.llm))
 
     def generate(self, prompts: list[list[int]], sampling: SamplingConfig, request_keys: list[int],
-                 solo: bool = False) -> list[Rollout]:
-        if not solo and self.tandem is None:
+                 solo: bool = False, junior_solo: bool = False) -> list[Rollout]:
+        """Team rollouts; `solo`: the senior writes every token; `junior_solo`: the junior does (the
+        transfer reward's receiver, in this engine and its junior's KV cache)."""
+        if (not solo or junior_solo) and self.tandem is None:
             raise TandemError("this vLLM engine holds the senior only; build it with a TandemConfig, or generate solo")
         check_request_keys(request_keys, prompts)
-        params = [sampling_params(self.vllm, sampling, key, self._extra_args(key, solo)) for key in request_keys]
+        params = [sampling_params(self.vllm, sampling, key, self._extra_args(key, solo, junior_solo))
+                  for key in request_keys]
         outputs = self.llm.generate([{"prompt_token_ids": list(p)} for p in prompts], params, use_tqdm=False)
-        return [self._rollout(prompt, key, out.outputs[0], sampling, solo)
+        return [self._rollout(prompt, key, out.outputs[0], sampling, solo, junior_solo)
                 for prompt, key, out in zip(prompts, request_keys, outputs)]
 
-    def _extra_args(self, key: int, solo: bool) -> dict | None:
-        return None if self.tandem is None else tandem_extra_args(key, solo=solo)
+    def _extra_args(self, key: int, solo: bool, junior_solo: bool = False) -> dict | None:
+        return None if self.tandem is None else tandem_extra_args(key, solo=solo, junior_solo=junior_solo)
 
-    def _rollout(self, prompt, key: int, out, sampling: SamplingConfig, solo: bool) -> Rollout:
+    def _rollout(self, prompt, key: int, out, sampling: SamplingConfig, solo: bool, junior_solo: bool = False
+                 ) -> Rollout:
         tokens = list(out.token_ids)
         solo = solo or self.tandem is None
-        mask = response_authorship_mask(self.tandem, self.is_boundary, tokens, key, solo)
+        mask = ([0] * len(tokens) if junior_solo
+                else response_authorship_mask(self.tandem, self.is_boundary, tokens, key, solo))
         text = cut_at_stop(self.tokenizer.decode(tokens, skip_special_tokens=True), sampling.stop_strings,
                            out.finish_reason == "stop")
         logprobs = [lp[t].logprob for lp, t in zip(out.logprobs, tokens, strict=True)] if out.logprobs else None
-        return Rollout(list(prompt), tokens, mask, text, "length" if out.finish_reason == "length" else "stop",
-                       key, senior_logprobs=logprobs)
+        finish = "length" if out.finish_reason == "length" else "stop"
+        if junior_solo:  # the sampled log-probs are the junior's
+            return Rollout(list(prompt), tokens, mask, text, finish, key, junior_logprobs=logprobs)
+        return Rollout(list(prompt), tokens, mask, text, finish, key, senior_logprobs=logprobs)

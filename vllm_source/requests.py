@@ -3,7 +3,9 @@
 A request names its replayable coin stream with a request key in
 `SamplingParams.extra_args`; the engine's logits processor reads it there (it sees no
 request id). Validation requests are marked *solo*: the senior writes every token, as in
-the paper's evaluation of the senior. A user's request with neither is refused at admission (fail closed,
+the paper's evaluation of the senior. A request marked *junior solo* is written by the junior
+alone: the transfer reward's receiver continuing a prefix (`tandem.transfer_reward`), in the
+same engine, KV cache and placement as the team's rollouts. A user's request with neither is refused at admission (fail closed,
 `check_tandem_params`); the model runner's own requests (vLLM's warm-up and profiling,
 which never pass admission) carry neither and are solo (`is_vllm_own_request`). The mask of a
 finished response is `tandem.process.response_authorship_mask`.
@@ -15,26 +17,39 @@ from tandem.errors import TandemError
 
 EXTRA_KEY = "tandem_request_key"  # int: keys the request's coins (tandem.coins.request_key)
 EXTRA_SOLO = "tandem_solo"  # bool: the senior writes every token (validation)
+EXTRA_JUNIOR_SOLO = "tandem_junior_solo"  # bool: the junior writes every token (the transfer reward's receiver)
 
 
 class TandemRequestError(TandemError, ValueError):
     """A request the tandem engine cannot honour (vLLM expects ValueError from validate_params)."""
 
 
-def tandem_extra_args(key: int | None, solo: bool = False) -> dict:
+def tandem_extra_args(key: int | None, solo: bool = False, junior_solo: bool = False) -> dict:
     """The `extra_args` entries of one tandem request (merge them into any others)."""
+    if solo and junior_solo:
+        raise TandemRequestError("a request is solo (the senior writes) or junior solo, not both")
     if solo:
         return {EXTRA_SOLO: True}
+    if junior_solo:
+        return {EXTRA_JUNIOR_SOLO: True}
     if not isinstance(key, int) or key < 0:
         raise TandemRequestError(f"a tandem request needs a non-negative integer key, got {key!r}")
     return {EXTRA_KEY: key}
 
 
 def parse_tandem_extra_args(extra_args: dict | None) -> tuple[int, bool]:
-    """(request key, solo) from a request's `extra_args`; raises when neither is given."""
+    """(request key, solo) from a request's `extra_args`; raises when neither is given.
+
+    A junior-solo request (`is_junior_solo`) reads as (0, False): it is not the senior's, and
+    no coin decides its author.
+    """
     extra = extra_args or {}
+    if extra.get(EXTRA_SOLO) and extra.get(EXTRA_JUNIOR_SOLO):
+        raise TandemRequestError(f"extra_args sets both {EXTRA_SOLO!r} and {EXTRA_JUNIOR_SOLO!r}; a request has one author")
     if extra.get(EXTRA_SOLO):
         return 0, True
+    if extra.get(EXTRA_JUNIOR_SOLO):
+        return 0, False
     key = extra.get(EXTRA_KEY)
     if not isinstance(key, int) or isinstance(key, bool) or key < 0:
         raise TandemRequestError(
@@ -42,6 +57,11 @@ def parse_tandem_extra_args(extra_args: dict | None) -> tuple[int, bool]:
             f"tandem_extra_args(request_key(prompt_id, sample)) or {{{EXTRA_SOLO!r}: True}} for solo"
         )
     return key, False
+
+
+def is_junior_solo(extra_args: dict | None) -> bool:
+    """Whether the junior writes every token of the request (`EXTRA_JUNIOR_SOLO`)."""
+    return bool((extra_args or {}).get(EXTRA_JUNIOR_SOLO))
 
 
 def is_vllm_own_request(extra_args: dict | None) -> bool:
@@ -52,7 +72,7 @@ def is_vllm_own_request(extra_args: dict | None) -> bool:
     processor treats them as solo and keeps no state for them.
     """
     extra = extra_args or {}
-    return EXTRA_KEY not in extra and EXTRA_SOLO not in extra
+    return not {EXTRA_KEY, EXTRA_SOLO, EXTRA_JUNIOR_SOLO} & set(extra)
 
 
 # Penalties that vLLM's V2 sampler applies before custom logits processors

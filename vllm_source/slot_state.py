@@ -25,7 +25,8 @@ use. Starts are staged on the host and uploaded with the next step (`flush`).
 
 A slot is solo until a tandem request is added to it: vLLM's own requests (kernel warm-up,
 profiling passes: no tandem key, `requests.is_vllm_own_request`) and never-used slots get no
-state and no junior rows. This module imports no vLLM: CPU tests drive it directly.
+state and no junior rows. A junior-solo request (the transfer reward's receiver) keeps no state
+either: its slot is the junior's at every token. This module imports no vLLM: CPU tests drive it directly.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from tandem.config import TandemConfig
 from tandem.errors import TandemError
 from tandem.process import start_state
 from vllm_source.author_table import AuthorTable
-from vllm_source.requests import is_vllm_own_request, parse_tandem_extra_args
+from vllm_source.requests import is_junior_solo, is_vllm_own_request, parse_tandem_extra_args
 
 # read(slots, starts, ends) -> LongTensor[len(slots), max(ends - starts)] on the device: the output
 # tokens [start, end) of each slot, left-aligned (the tail of shorter rows is never read).
@@ -58,6 +59,7 @@ class TandemSlotState:
         # coin k of each slot's request says junior (coin uniform >= prob_senior); coin strategies only
         self.junior_coin = torch.zeros(n, max_tokens + 1, dtype=torch.bool, **on) if cfg.uses_coins else None
         self.solo = np.ones(n, dtype=bool)  # host: a slot no tandem request was added to is solo
+        self.junior_solo = np.zeros(n, dtype=bool)  # host: the junior writes every token of the slot's request
         self.folded = np.zeros(n, dtype=np.int64)  # host: output tokens folded into each slot's state
         self.started = 0  # keyed requests added so far (the model tells dummy runs apart by it)
         self._staged: dict[int, tuple] = {}  # slot -> its request's start, uploaded by `flush`
@@ -93,13 +95,15 @@ class TandemSlotState:
         """
         self.folded[slot] = 0
         self._staged.pop(slot, None)
+        self.junior_solo[slot] = False
         if is_vllm_own_request(extra_args):  # warm-up, profiling: solo, and not counted as started
             self.solo[slot] = True
             return False
         key, solo = parse_tandem_extra_args(extra_args)
         self.solo[slot] = solo
+        self.junior_solo[slot] = is_junior_solo(extra_args)
         self.started += 1
-        if not solo:
+        if not solo and not self.junior_solo[slot]:
             self._staged[slot] = self._start(key, self.max_tokens if max_tokens is None
                                              else min(max_tokens, self.max_tokens))
         return not solo
@@ -146,12 +150,12 @@ class TandemSlotState:
         (sequence length minus prompt; 0 or less while the prompt is still being read).
         newest: [rows] on the device, each row's newest committed token (the token fed at its
         position): output token `output_lens - 1`. Older unfolded tokens come from `read`.
-        Solo rows are the senior's.
+        Solo rows are the senior's, junior-solo rows the junior's; neither folds a token.
         """
         self.flush()
         slots = np.asarray(slots, dtype=np.int64)
         lens = np.maximum(np.asarray(output_lens, dtype=np.int64), 0)
-        tandem = ~self.solo[slots]
+        tandem = ~self.solo[slots] & ~self.junior_solo[slots]
         shrunk = tandem & (lens < self.folded[slots])
         if shrunk.any():
             raise TandemError(f"request slots {slots[shrunk].tolist()} lost output tokens already folded in")
@@ -163,7 +167,7 @@ class TandemSlotState:
             self._advance(slots[rows], newest.index_select(0, self.to_device(rows)))
             self.folded[slots[rows]] = lens[rows]
         idx = self.to_device(slots)
-        return self.table.author[idx] | self.to_device(self.solo[slots])
+        return (self.table.author[idx] | self.to_device(self.solo[slots])) & self.to_device(~self.junior_solo[slots])
 
     def _fold_span(self, slots: np.ndarray, starts: np.ndarray, ends: np.ndarray, read: SpanReader) -> None:
         """Fold output tokens [start, end) of each slot, one batched `advance` per position."""
