@@ -13,8 +13,9 @@ reward (`RLT_TEACHER_REWARD`: the student score alone, -1 without the closing ta
 `kind` chooses the partner reward: `likelihood` (the default, the score above) or `transfer`
 (RLTR's transfer reward, `tandem.transfer_reward`: a receiver continues the response's
 leak-free prefix and the verifier grades it; its settings are `transfer`,
-`tandem.transfer_config.TransferConfig`). The embedded trainer and HF TRL (over the reference
-engine) run `transfer`; verl refuses it in one line (`require_verifier_reward`).
+`tandem.transfer_config.TransferConfig`). The embedded trainer, HF TRL (over the reference
+engine) and verl (the rollout engine's junior continues, `tandem_verl.transfer_reward`) run
+`transfer`; a backend that cannot is refused in one line (`require_verifier_reward`).
 """
 
 from __future__ import annotations
@@ -118,11 +119,11 @@ class PartnerRewardConfig:
 
     def require_verifier_reward(self, trainer: str, runs_transfer: bool = False) -> None:
         """Refuse, in one line, the keys only the embedded trainer honours (`trainer`: the backend's name;
-        `runs_transfer`: it runs RLTR's transfer reward, as HF TRL over the reference engine does)."""
+        `runs_transfer`: it runs RLTR's transfer reward, as HF TRL over the reference engine and verl do)."""
         if self.kind == TRANSFER and not runs_transfer:
-            raise TandemError(f"partner_reward.kind=transfer (RLTR's transfer reward) runs on the embedded trainer "
-                              f"and HF TRL only; {trainer} cannot continue the receiver from the prefix yet: use "
-                              "`tandem-rlvr train` or HF TRL, or partner_reward.kind=likelihood")
+            raise TandemError(f"partner_reward.kind=transfer (RLTR's transfer reward) runs on the embedded trainer, "
+                              f"HF TRL over the reference engine and verl; {trainer} cannot continue the receiver "
+                              "from the prefix: use one of those, or partner_reward.kind=likelihood")
         if self.verifier_weight != 1.0 or self.format_penalty or self.student:
             raise TandemError(f"partner_reward: verifier_weight={self.verifier_weight}, format_penalty="
                               f"{self.format_penalty}, student={self.student!r}: {trainer} adds the partner score "

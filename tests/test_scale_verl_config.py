@@ -13,7 +13,14 @@ pytest.importorskip("hydra", reason="hydra-core is not installed")
 from hydra import compose, initialize_config_dir  # noqa: E402
 
 from tandem.errors import TandemError  # noqa: E402
-from tandem_verl.names import AGENT_LOOP, AGENT_LOOP_MANAGER, PARTNER_TRAINER_MODE, SCORER_KEY, TRAINER_MODE  # noqa: E402
+from tandem_verl.names import (  # noqa: E402
+    AGENT_LOOP,
+    AGENT_LOOP_MANAGER,
+    PARTNER_TRAINER_MODE,
+    SCORER_KEY,
+    TRAINER_MODE,
+    TRANSFER_WRITER_AGENT_LOOP,
+)
 from tandem_verl.refusals import optimizer_steps_per_step  # noqa: E402
 from tandem_verl.tandem_block import TandemVerlConfig, worker_loss_config  # noqa: E402
 from tandem_verl.wiring import apply_tandem  # noqa: E402
@@ -237,6 +244,46 @@ def test_a_grpo_run_with_the_partner_score_is_scored_by_its_base_on_the_partner_
 def test_the_partner_score_is_refused_where_verls_reference_worker_cannot_be_the_scorer(overrides, message):
     with pytest.raises(TandemError, match=f"partner_reward.weight=0.1: {message}"):
         apply_tandem(tandem_config("partner_reward.weight=0.1", *overrides))
+
+
+TRANSFER = ("partner_reward.weight=0.5", "partner_reward.kind=transfer")
+
+
+def test_a_grpo_run_with_the_transfer_reward_hosts_its_base_as_the_receiver_beside_a_solo_writer():
+    """RLTR on verl: the tandem engine with the base as its junior (self-paired), the writer's loop solo, verl's
+    own actor worker on the partner trainer; no reference worker is asked for."""
+    cfg = tandem_config("tandem.enable=false", *TRANSFER, "partner_reward.transfer.cuts=[0.3,0.7]")
+    assert not apply_tandem(cfg).enable
+    arr = cfg.actor_rollout_ref
+    assert cfg.trainer.v1.trainer_mode == PARTNER_TRAINER_MODE
+    assert arr.rollout.agent.default_agent_loop == TRANSFER_WRITER_AGENT_LOOP
+    assert arr.rollout.agent.agent_loop_manager_class == AGENT_LOOP_MANAGER
+    assert arr.rollout.engine_kwargs.vllm.hf_overrides.architectures == [ARCHITECTURE]
+    assert arr.rollout.engine_kwargs.vllm.logits_processors == [PROCESSOR_CLASS]
+    assert "tandem" not in arr and SCORER_KEY not in arr and arr.actor.use_kl_loss is False
+
+
+def test_a_tandem_run_with_the_transfer_reward_keeps_its_trainer_and_asks_for_no_scorer():
+    cfg = tandem_config("tandem.enable=true", *TRANSFER)
+    assert apply_tandem(cfg).enable
+    assert cfg.trainer.v1.trainer_mode == TRAINER_MODE
+    assert cfg.actor_rollout_ref.rollout.agent.default_agent_loop == AGENT_LOOP
+    assert SCORER_KEY not in cfg.actor_rollout_ref and cfg.actor_rollout_ref.actor.use_kl_loss is False
+
+
+@pytest.mark.parametrize(("overrides", "message"), [
+    (["partner_reward.transfer.receiver=/models/other"],
+     "partner_reward.transfer.receiver='/models/other': on verl the receiver is the rollout engine's junior"),
+    (["tandem.enable=false", "trainer.v1.trainer_mode=separate_async"], "tandem training: trainer.v1.trainer_mode"),
+    (["tandem.enable=false", "actor_rollout_ref.rollout.name=sglang"], "the tandem rollout is vLLM only"),
+    (["tandem.enable=false", "tandem.junior_update=sync:1"], "a GRPO run's receiver stays its frozen base"),
+    (["partner_reward.transfer.samples=0"], "samples must be an integer >= 1"),
+    (["partner_reward.transfer.cuts=[0.5,1.0]"], "cuts: 1.0 is outside \\(0, 1\\)"),
+])
+def test_the_transfer_reward_is_refused_where_verl_cannot_run_it(overrides, message):
+    with pytest.raises(TandemError, match=message) as e:
+        apply_tandem(tandem_config(*TRANSFER, *overrides))
+    assert "\n" not in str(e.value)
 
 
 def test_worker_fails_closed_without_the_wiring():

@@ -41,7 +41,8 @@ from tandem_app.task import generate_problems  # noqa: E402
 from tandem_app.train.data import prompt_ids_batch  # noqa: E402
 from tandem_app.train.tiny_base import SMOKE_TASK  # noqa: E402
 from vllm_source.compat import tandem_runner, validation_error_type  # noqa: E402
-from vllm_source.engine import VLLMEngine  # noqa: E402
+from vllm_source.engine import VLLMEngine, sampling_params  # noqa: E402
+from vllm_source.requests import tandem_extra_args  # noqa: E402
 from vllm_source.runner import RUNNER_ENV  # noqa: E402
 from vllm_source.runtime import vllm_platform  # noqa: E402
 
@@ -256,6 +257,34 @@ def test_v2_split_placement_equals_the_reference_engine(v2_senior, v2_junior, to
     assert tokens_and_masks(got) == tokens_and_masks(reference(v2_senior, v2_junior, shared, tokenizer,
                                                                prompts[::SAMPLES]))
 
+
+
+@pytest.mark.parametrize("placement", ["shared", "split"])
+def test_v2_junior_solo_requests_beside_team_rows_equal_the_junior_alone(placement, v2_senior, v2_junior, tokenizer,
+                                                                         prompts, monkeypatch):
+    """The transfer reward's receiver on V2 with async scheduling: in one batch, junior-solo rows write what the
+    junior alone writes and team rows what the reference team writes; with placement split the junior's rows
+    come from worker 1."""
+    if placement == "split":
+        monkeypatch.delenv("VLLM_ENABLE_V1_MULTIPROCESSING")  # its workers are processes anyway
+    cfg = TandemConfig(selection_strategy="word", junior_model=str(v2_junior), placement=placement,
+                       **STRATEGIES["word"])
+    shared = TandemConfig(selection_strategy="word", junior_model=str(v2_junior), **STRATEGIES["word"])
+    junior = load_model(v2_junior, "float32", DEVICE)
+    alone = TandemEngine(junior, None, tokenizer, shared).generate(prompts, GREEDY, KEYS[: len(prompts)], solo=True)
+    team = reference(v2_senior, v2_junior, shared, tokenizer, prompts)
+    engine = VLLMEngine(str(v2_senior), cfg, **LLM_KWARGS)
+    try:
+        params = [sampling_params(engine.vllm, GREEDY, key, tandem_extra_args(key, junior_solo=i % 2 == 0))
+                  for i, key in enumerate(KEYS[: len(prompts)])]
+        outs = engine.llm.generate([{"prompt_token_ids": list(p)} for p in prompts], params, use_tqdm=False)
+        assert engine.model_runner()["runner"] == "v2"
+    finally:
+        del engine
+        gc.collect()
+    got = [list(o.outputs[0].token_ids) for o in outs]
+    assert got == [(alone if i % 2 == 0 else team)[i].token_ids for i in range(len(prompts))]
+    assert any(a.token_ids != t.token_ids for a, t in zip(alone, team)), "junior and team must differ to tell apart"
 
 
 @pytest.mark.parametrize("value", ["0", "false"])

@@ -278,11 +278,12 @@ def test_bad_partner_settings_are_refused_in_one_line(kw, says):
     assert "\n" not in str(e.value)
 
 
-def test_verl_cannot_continue_the_receiver_and_refuses_the_kind_while_hf_trl_runs_it():
-    with pytest.raises(TandemError, match="runs on the embedded trainer and HF TRL only; verl cannot") as e:
-        PartnerRewardConfig(kind="transfer", weight=1.0).require_verifier_reward("verl")
+def test_a_backend_that_cannot_continue_the_receiver_refuses_the_kind_in_one_line():
+    with pytest.raises(TandemError, match="HF TRL over the reference engine and verl; a backend cannot") as e:
+        PartnerRewardConfig(kind="transfer", weight=1.0).require_verifier_reward("a backend")
     assert "\n" not in str(e.value)
-    PartnerRewardConfig(kind="transfer", weight=1.0).require_verifier_reward("HF TRL", runs_transfer=True)
+    for trainer in ("HF TRL", "verl"):
+        PartnerRewardConfig(kind="transfer", weight=1.0).require_verifier_reward(trainer, runs_transfer=True)
 
 
 def test_a_receiver_of_another_vocabulary_is_refused_before_any_step(tiny_dir, tmp_path):

@@ -7,7 +7,8 @@ and (2) returns the response's `authorship_mask`, replayed from its tokens with 
 key, as a per-token field that travels with the sample through TransferQueue to the
 actor update. Validation requests are solo (the senior writes every token). With
 `partner_reward.writer_sees_solution=true` a training request's prompt holds the row's
-solution (`tandem_verl.solution_writer`).
+solution (`tandem_verl.solution_writer`). With `partner_reward.kind=transfer` the junior
+continues each training response's prefix in the same engine (`tandem_verl.transfer_reward`).
 
 verl does not tell an agent loop whether it is validating, so `TandemAgentLoopWorker`
 adds that flag from the trajectory info, and `TandemAgentLoopManager` starts those
@@ -41,6 +42,7 @@ from tandem.errors import TandemError
 from tandem_verl.names import AGENT_LOOP, VALIDATE_KEY
 from tandem_verl.solution_writer import PlainPromptOutput, SolutionWriterMixin
 from tandem_verl.tandem_block import TandemVerlConfig
+from tandem_verl.transfer_reward import TransferReceiverMixin
 from tandem.coins import request_key
 from tandem.process import response_authorship_mask
 from vllm_source.requests import tandem_extra_args
@@ -76,7 +78,7 @@ class TandemAgentLoopOutput(PlainPromptOutput):
 
 
 @register(AGENT_LOOP)
-class TandemAgentLoop(SolutionWriterMixin, SingleTurnAgentLoop):
+class TandemAgentLoop(TransferReceiverMixin, SolutionWriterMixin, SingleTurnAgentLoop):
     """Single-turn generation by the senior/junior team; see the module docstring."""
 
     async def run(self, sampling_params: dict[str, Any], **kwargs) -> AgentLoopOutput:
@@ -95,6 +97,7 @@ class TandemAgentLoop(SolutionWriterMixin, SingleTurnAgentLoop):
         # serves every other request of this worker.
         mask = await asyncio.to_thread(response_authorship_mask, cfg, lookup, list(out.response_ids), key, solo)
         _trace(validate=solo, request_key=key, response_tokens=len(mask), senior_tokens=sum(mask))
+        out = await self.with_transfer(out, sampling_params, kwargs, solo)  # the junior continues its prefix
         return self.with_plain_prompt(out, TandemAgentLoopOutput, authorship_mask=mask)
 
 

@@ -10,6 +10,9 @@ verl's usual reference (RLT's setting), through `PARTNER_TRAINER_MODE`.
 scores the solution shown) and a worked solution in every training row's
 `extra_info.solution`, checked here before Ray starts; a GRPO run's writer then runs in
 `tandem_verl.solution_writer`'s agent loop (a tandem run's loop does it itself).
+
+`kind=transfer` (RLTR's transfer reward) needs no scorer: the rollout engine's junior continues
+each prefix (`wire_transfer`; the engine and agent loop are `tandem_verl.wiring`'s).
 """
 
 from __future__ import annotations
@@ -49,7 +52,10 @@ def wire_partner_reward(config: DictConfig, t: TandemVerlConfig) -> None:
     than verl's sync one.
     """
     partner = partner_reward_config(config)
-    partner.require_verifier_reward("verl")  # RLT's teacher reward: the embedded trainer only
+    partner.require_verifier_reward("verl", runs_transfer=True)  # RLT's teacher reward: the embedded trainer only
+    if partner.transfers:
+        wire_transfer(config, t, partner)
+        return
     if partner.writer_sees_solution:
         wire_solution_writer(config, t, partner)
     if not partner.enabled:
@@ -77,6 +83,23 @@ def wire_partner_reward(config: DictConfig, t: TandemVerlConfig) -> None:
         if junior != model:  # the reference worker loads the junior instead of the senior's base
             config.actor_rollout_ref[SCORER_KEY] = junior
         if not t.enable:
+            config.trainer.v1.trainer_mode = PARTNER_TRAINER_MODE
+
+
+def wire_transfer(config: DictConfig, t: TandemVerlConfig, partner: PartnerRewardConfig) -> None:
+    """RLTR's transfer reward: the rollout engine's junior is the receiver (`tandem_verl.transfer_reward`); a GRPO
+    run goes to verl's sync trainer plus the reward. Refused in one line: a receiver named apart from the engine's
+    junior, and a GRPO run on another trainer mode."""
+    if partner.transfer.receiver:
+        who = "tandem.junior_model" if t.enable else "tandem.junior_model (a GRPO run's receiver, default its base)"
+        raise TandemError(f"partner_reward.transfer.receiver={partner.transfer.receiver!r}: on verl the receiver is "
+                          f"the rollout engine's junior; name it with {who} and leave transfer.receiver empty")
+    mode = config.trainer.v1.trainer_mode
+    if not t.enable and mode not in ("sync", PARTNER_TRAINER_MODE):
+        raise TandemError(f"partner_reward.kind=transfer: trainer.v1.trainer_mode={mode}: a GRPO run gets the transfer "
+                          "reward on verl's sync trainer; set trainer.v1.trainer_mode=sync")
+    if not t.enable:
+        with open_dict(config):
             config.trainer.v1.trainer_mode = PARTNER_TRAINER_MODE
 
 

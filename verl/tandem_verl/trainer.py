@@ -29,7 +29,7 @@ from verl.workers.rollout.replica import RolloutReplicaRegistry
 
 from tandem.errors import TandemError
 from tandem.junior_update import steps_per_sync_error
-from tandem.metric_log import JUNIOR_RESUMED_PREFIX, PARTNER_SCORE
+from tandem.metric_log import JUNIOR_RESUMED_PREFIX, PARTNER_SCORE, TRANSFER_PREFIX
 from tandem_verl.checkpoint_tracker import (
     keep_count,
     remove_checkpoint,
@@ -46,6 +46,7 @@ from tandem_verl.partner_score_wiring import partner_reward_config
 from tandem_verl.refusals import optimizer_steps_per_step
 from tandem_verl.reward import health_metrics
 from tandem_verl.tandem_block import TandemVerlConfig
+from tandem_verl.transfer_reward import TransferRewarder
 
 
 def _load_tandem_vllm_replica():
@@ -56,7 +57,8 @@ def _load_tandem_vllm_replica():
 
 class RewardStep:
     """What both trainers do to a step's rewards before verl's advantages: log the grader's health
-    and, with partner_reward.weight > 0, add the partner score (`PartnerScorer`)."""
+    and, with partner_reward.weight > 0, add the partner score (`PartnerScorer`) or, with
+    kind=transfer, RLTR's transfer reward (`TransferRewarder`)."""
 
     SOLO = False  # True where the senior writes every token (a GRPO run scored by its base)
 
@@ -66,7 +68,7 @@ class RewardStep:
         if not hasattr(self, "_partner_scorer"):
             cfg = partner_reward_config(self.config)
             self._partner_scorer = None
-            if cfg.enabled:
+            if cfg.enabled and not cfg.transfers:
                 arr = self.config.actor_rollout_ref
                 scorer = arr.get(SCORER_KEY) or arr.model.path  # what verl's reference worker loaded
                 context = scorer_context(scorer, bool(arr.model.get("trust_remote_code", False)))
@@ -74,11 +76,22 @@ class RewardStep:
                                                      self.SOLO)
         return self._partner_scorer
 
+    @property
+    def transfer_rewarder(self) -> TransferRewarder | None:
+        """RLTR's transfer reward's step when partner_reward.kind=transfer (the agent loops ran the receiver)."""
+        if not hasattr(self, "_transfer_rewarder"):
+            cfg = partner_reward_config(self.config)
+            self._transfer_rewarder = TransferRewarder(cfg) if cfg.transfers else None
+        return self._transfer_rewarder
+
     def _compute_advantage(self, batch, metrics: dict):
         metrics.update(self._reward_health(batch))
         if self.partner_scorer is not None:  # after verl's old and reference log-probs, before its advantages
             with marked_timer(PARTNER_SCORE, self.timing_raw, color="yellow"):
                 self.partner_scorer.apply(self, batch, metrics)
+        if self.transfer_rewarder is not None:
+            with marked_timer(TRANSFER_PREFIX.rstrip("/"), self.timing_raw, color="yellow"):
+                self.transfer_rewarder.apply(self, batch, metrics)
         return super()._compute_advantage(batch, metrics)
 
     @staticmethod
@@ -216,7 +229,13 @@ TandemTaskRunner = ray.remote(_TandemTaskRunner)
 
 
 class _PartnerTaskRunner(TaskRunnerV1.__ray_actor_class__):
-    """verl's v1 task runner for a GRPO run with the partner score: run where `PartnerPPOTrainer` is registered."""
+    """verl's v1 task runner for a GRPO run with the partner score: run where `PartnerPPOTrainer` is registered.
+    With kind=transfer the base rides in a tandem engine as the receiver, so the tandem replica serves it."""
+
+    def run(self, config):
+        if partner_reward_config(config).transfers:
+            RolloutReplicaRegistry.register("vllm", _load_tandem_vllm_replica)
+        return super().run(config)
 
 
 PartnerTaskRunner = ray.remote(_PartnerTaskRunner)

@@ -15,8 +15,9 @@ import logging
 
 from omegaconf import DictConfig, open_dict
 
-from tandem_verl.names import AGENT_LOOP, AGENT_LOOP_MANAGER, TRAINER_MODE, WORKER_KEY
-from tandem_verl.partner_score_wiring import wire_partner_reward
+from tandem.errors import TandemError
+from tandem_verl.names import AGENT_LOOP, AGENT_LOOP_MANAGER, TRAINER_MODE, TRANSFER_WRITER_AGENT_LOOP, WORKER_KEY
+from tandem_verl.partner_score_wiring import partner_reward_config, wire_partner_reward
 from tandem_verl.refusals import refuse_unsupported
 from tandem_verl.tandem_block import TandemVerlConfig
 from vllm_source.engine_config import tandem_engine_kwargs
@@ -41,13 +42,22 @@ def apply_tandem(config: DictConfig) -> TandemVerlConfig:
     """Validate the `tandem:` block and point verl at the tandem classes; mutates `config`.
 
     With `tandem.enable=False` the config is left untouched (plain GRPO), but for the
-    partner score's scorer where `partner_reward.weight > 0`.
+    partner score's scorer where `partner_reward.weight > 0`, and with `partner_reward.kind=transfer`
+    for a tandem engine that hosts the base (or `tandem.junior_model`) as the receiver beside a
+    solo writer (`tandem_verl.transfer_reward.TransferWriterAgentLoop`).
     """
     t = TandemVerlConfig.from_hydra(config)
+    receiver = partner_reward_config(config).transfers
+    if receiver and not t.enable and not t.process.junior_update_rule.frozen:
+        raise TandemError(f"partner_reward.kind=transfer with tandem.junior_update={t.process.junior_update}: a GRPO "
+                          "run's receiver stays its frozen base (or tandem.junior_model); set tandem.junior_update=frozen")
+    if receiver and not t.enable:
+        refuse_unsupported(config, t)  # before the partner wiring names its trainer mode
     wire_partner_reward(config, t)
-    if not t.enable:
+    if not (t.enable or receiver):
         return t
-    refuse_unsupported(config, t)
+    if t.enable:
+        refuse_unsupported(config, t)
     arr = config.actor_rollout_ref
     if t.process.placement == "split":  # a rollout replica = 2 tensor-parallel ranks: senior, junior
         check_split_world(arr.rollout.tensor_model_parallel_size, arr.rollout.pipeline_model_parallel_size)
@@ -55,8 +65,13 @@ def apply_tandem(config: DictConfig) -> TandemVerlConfig:
     with open_dict(config):
         arr.rollout.engine_kwargs.vllm.hf_overrides = engine["hf_overrides"]
         arr.rollout.engine_kwargs.vllm.logits_processors = engine["logits_processors"]
-        arr.rollout.agent.default_agent_loop = AGENT_LOOP
         arr.rollout.agent.agent_loop_manager_class = AGENT_LOOP_MANAGER
+    if not t.enable:  # GRPO + transfer: the writer is solo; verl's own actor worker and the partner trainer
+        with open_dict(config):
+            arr.rollout.agent.default_agent_loop = TRANSFER_WRITER_AGENT_LOOP
+        return t
+    with open_dict(config):
+        arr.rollout.agent.default_agent_loop = AGENT_LOOP
         arr[WORKER_KEY] = t.loss.tandem_settings()
         config.trainer.v1.trainer_mode = TRAINER_MODE
     logger.info("tandem loss settings: %s", t.loss.tandem_settings())
