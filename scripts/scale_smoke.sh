@@ -9,11 +9,14 @@
 # split with a smaller junior of another shape (run `tandem_split`: the senior on rank 0, the
 # junior on rank 1 of one rollout replica, two processes on CPU), which also scores the
 # senior (partner_reward.weight=0.1, SMOKE_PARTNER_WEIGHT; verl's reference worker holds it).
-# Last, `grpo_score`: the GRPO launcher with the same partner score, scored by the base (RLT's
-# setting), for 2 steps in one launch (no resume: the score's resume is the split run's).
+# Then `grpo_score`: the GRPO launcher with the same partner score, scored by the base (RLT's
+# setting), for 2 steps in one launch (no resume: the score's resume is the split run's). Last,
+# `grpo_transfer`: the GRPO launcher with RLTR's transfer reward (partner_reward.kind=transfer,
+# weight SMOKE_TRANSFER_WEIGHT, default 0.5, RLTR's draw of the cut): its base rides in a tandem
+# engine as the receiver and continues each training response's prefix there, 2 steps in one launch.
 #
 #   bash scripts/scale_smoke.sh --out DIR [--base DIR] [--split-junior MODEL]
-#                               [--only tandem|tandem_split|vanilla|grpo_score]
+#                               [--only tandem|tandem_split|vanilla|grpo_score|grpo_transfer]
 #                               [--prepare-only]
 #
 # What runs is the real stack: verl 0.9.1's trainer on Ray, its FSDP2 actor, its vLLM
@@ -33,7 +36,7 @@
 # Output: DIR/<run>/launch-{1,2}.log, metrics-{1,2}.jsonl (verl's file logger), trace.jsonl
 # (tandem: one line per response, tandem_verl.agent_loop), checkpoints under
 # DIR/<run>/ckpt, and DIR/summary.json: {"runs": {"tandem": {...}, "tandem_split": {...}, "vanilla": {...},
-# "grpo_score": {...}}}.
+# "grpo_score": {...}, "grpo_transfer": {...}}}.
 # Needs the scale venv (SCALE_VENV, default .venv-scale: `bash scripts/test_scale.sh --install-only`).
 # Environment: SMOKE_TIMEOUT seconds per launch (default 900); SMOKE_JUNIOR_UPDATE, the `tandem`
 # run's tandem.junior_update (default ema:0.5; `frozen` is the paper's junior); SMOKE_PARTNER_WEIGHT,
@@ -54,8 +57,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -n "$OUT" ] || { echo "error: --out DIR is required (see --help)" >&2; exit 2; }
-case "$ONLY" in ""|tandem|tandem_split|vanilla|grpo_score) ;;
-  *) echo "error: --only takes tandem, tandem_split, vanilla or grpo_score" >&2; exit 2 ;; esac
+case "$ONLY" in ""|tandem|tandem_split|vanilla|grpo_score|grpo_transfer) ;;
+  *) echo "error: --only takes tandem, tandem_split, vanilla, grpo_score or grpo_transfer" >&2; exit 2 ;; esac
 if [ -n "$SPLIT_JUNIOR" ] && [ ! -f "$SPLIT_JUNIOR/config.json" ]; then
   echo "error: --split-junior $SPLIT_JUNIOR holds no config.json; pass a model directory" >&2; exit 2
 fi
@@ -95,6 +98,7 @@ launch() {  # launch RUN N STEPS: one launcher process (scripts/scale/smoke_laun
       tandem_split) run_env=(JUNIOR_MODEL="$SPLIT_JUNIOR")
                     run_args=("partner_reward.weight=${SMOKE_PARTNER_WEIGHT:-0.1}") ;;
       grpo_score) run_args=("partner_reward.weight=${SMOKE_PARTNER_WEIGHT:-0.1}") ;;
+      grpo_transfer) run_args=(partner_reward.kind=transfer "partner_reward.weight=${SMOKE_TRANSFER_WEIGHT:-0.5}") ;;
     esac
     env "${run_env[@]}" timeout -s INT -k 60 "${SMOKE_TIMEOUT:-900}" \
       bash scripts/scale/smoke_launch.sh "$OUT" "$BASE/model" "$run" "$n" "$steps" "${run_args[@]}" \
@@ -139,5 +143,10 @@ if [ -z "$ONLY" ] || [ "$ONLY" = grpo_score ]; then
   rm -rf "$OUT/grpo_score"; mkdir -p "$OUT/grpo_score"
   echo "[smoke] grpo_score: 2 steps, the GRPO launcher scored by its base"
   launch grpo_score 1 2
+fi
+if [ -z "$ONLY" ] || [ "$ONLY" = grpo_transfer ]; then
+  rm -rf "$OUT/grpo_transfer"; mkdir -p "$OUT/grpo_transfer"
+  echo "[smoke] grpo_transfer: 2 steps, the GRPO launcher with the transfer reward (its base continues each prefix)"
+  launch grpo_transfer 1 2
 fi
 python scripts/scale/smoke_summary.py --out "$OUT"

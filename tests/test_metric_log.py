@@ -120,5 +120,5 @@ def test_the_scale_smoke_summary_reads_the_names_the_trainers_write():
     assert summary.GATED == verl_tandem + metric_log.GATED_JUNIOR_TOKENS
     assert summary.SENIOR_GAP == verl_tandem + metric_log.SENIOR_ROLLOUT_DRIFT
     assert summary.HEALTH == HEALTH_METRICS
-    assert (summary.PARTNER, summary.VERIFIER, summary.JUNIOR) == (
-        metric_log.PARTNER_SCORE, metric_log.VERIFIER_SCORE, metric_log.JUNIOR_PREFIX)
+    assert (summary.PARTNER, summary.VERIFIER, summary.JUNIOR, summary.TRANSFER) == (
+        metric_log.PARTNER_SCORE, metric_log.VERIFIER_SCORE, metric_log.JUNIOR_PREFIX, metric_log.TRANSFER_PREFIX)

@@ -4,8 +4,10 @@ The tandem launcher runs twice: `tandem` (placement shared, a rollout of two ten
 ranks each holding half of the senior and half of the self-paired junior: the first thing to
 try on two GPUs; the junior follows the senior, `tandem.junior_update=ema:0.5`) and `tandem_split` (placement split: one rollout replica of two ranks, the
 senior on rank 0 and a smaller junior of another shape, `tandem_app.zoo.SMALL_SHAPE`, on rank 1).
-Both have two worker processes here. Last, `grpo_score`: the GRPO launcher with the partner
-score, scored by its base (RLT's setting), one launch of 2 steps.
+Both have two worker processes here. Then `grpo_score`: the GRPO launcher with the partner
+score, scored by its base (RLT's setting), one launch of 2 steps; last `grpo_transfer`: the GRPO
+launcher with RLTR's transfer reward, its base continuing each training response's prefix as a
+junior-solo request in the rollout engine, one launch of 2 steps.
 
 Runs in the scale lane and skips where vLLM is not installed. One module fixture runs
 the smoke: each launcher for 2 GRPO steps with verl's real trainer, FSDP2 actor, vLLM
@@ -153,6 +155,30 @@ def test_the_grpo_launcher_is_scored_by_its_base_every_step(smoke):
     assert all(set(row["authorship_mask"]) == {1} for row in rows)  # a solo response: every token the senior's
 
 
+TRANSFER_WEIGHT = 0.5  # scripts/scale_smoke.sh's SMOKE_TRANSFER_WEIGHT default
+
+
+def test_the_grpo_launcher_with_the_transfer_reward_has_its_base_continue_every_prefix_every_step(smoke):
+    """RLTR on verl: each training response is cut at RLTR's drawn fraction (moved back before the answer), the
+    base continues every usable prefix in the rollout engine, and reward = verifier + 0.5 * R_transfer reaches
+    verl's advantages. The receivers' tokens stay out of the batch: each step trains on its 32 writer responses."""
+    r = smoke["grpo_transfer"]
+    assert r["placement"] == "solo" and r["tandem_metrics_logged"] == [] and r["steps"] == 2
+    t = r["transfer_per_step"]
+    for step in range(2):
+        missing = t["no_room_fraction"][step] + t["undetermined_fraction"][step]
+        assert t["continuations"][step] == round(RESPONSES_PER_STEP * (1 - missing)) > 0  # one draw, one sample
+        assert t["receiver_calls"][step] == t["continuations"][step]  # one request per continuation on verl
+        assert t["receiver_tokens"][step] >= t["continuations"][step]
+        assert 0 < t["cut_fraction_asked"][step] < 1 and 0 <= t["cut_fraction_used"][step] < 1
+        assert 0 <= t["receiver_acc"][step] <= 1 and 0 <= t["reward_mean"][step] <= 1
+    for combined, verifier, bonus in zip(r["reward_mean_per_step"], r["verifier_reward_mean_per_step"],
+                                         t["reward_mean"]):
+        assert combined == pytest.approx(verifier + TRANSFER_WEIGHT * bonus, abs=1e-4)
+    assert max(t["receiver_acc"]) > 0, "the base must solve some prefixes for the reward to mean anything"
+    assert r["batch_samples_per_step"] == [RESPONSES_PER_STEP] * 2
+
+
 def test_the_split_run_pairs_the_senior_with_a_smaller_junior(smoke, scale_senior, scale_small_junior):
     """tandem.junior_model of another shape: fewer layers, query heads and KV heads, one vocabulary."""
     senior = json.loads((scale_senior / "config.json").read_text())
@@ -207,7 +233,7 @@ def test_retention_keeps_one_checkpoint_per_launch_and_leaves_no_debris(smoke):
     assert smoke["tandem"]["checkpoint_dirs"] == ["global_step_2", "global_step_3", "latest_checkpointed_iteration.txt"]
 
 
-@pytest.mark.parametrize("run", [*TANDEM_RUNS, "grpo_score"])
+@pytest.mark.parametrize("run", [*TANDEM_RUNS, "grpo_score", "grpo_transfer"])
 def test_the_tandem_and_partner_trainers_log_the_rewards_health_every_step(smoke, run):
     health = smoke[run]["grader_health_per_step"]
     assert set(health) == {"grader_timeouts", "grader_too_long", "grader_errors", "grader_unparsed", "grader_hedged"}

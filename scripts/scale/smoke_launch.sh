@@ -10,7 +10,7 @@
 # each rollout worker reports: vllm_source/runner.py), hydra-N/ and the checkpoints under ckpt/RUN.
 # MODEL is the senior (a path or a hub name). RUN is tandem, tandem_split (the tandem launcher
 # with tandem.placement=split: one rollout replica over two workers, senior on tensor-parallel
-# rank 0, junior on rank 1), vanilla, grpo_score (the vanilla launcher, for a run given
+# rank 0, junior on rank 1), vanilla, grpo_score or grpo_transfer (the vanilla launcher, for a run given
 # partner_reward.* keys) or kl_reg (the KL ablation, KL_COEF default 0.001); STEPS
 # is trainer.total_training_steps; extra overrides go last. Output goes to stdout.
 # Environment: SMOKE_DEVICE=cpu (default: verl/cpu_overrides.sh, one worker) or gpu
@@ -27,9 +27,9 @@ case "$RUN" in
   tandem) SCRIPT=verl/run_tandem_native_grpo_deepscaler.sh ;;
   tandem_split) SCRIPT=verl/run_tandem_native_grpo_deepscaler.sh
                 PLACEMENT_ARGS=(tandem.placement=split actor_rollout_ref.rollout.tensor_model_parallel_size=2) ;;
-  vanilla|grpo_score) SCRIPT=verl/run_vanilla_grpo_deepscaler.sh ;;  # grpo_score: give partner_reward.* keys
+  vanilla|grpo_score|grpo_transfer) SCRIPT=verl/run_vanilla_grpo_deepscaler.sh ;;  # grpo_*: give partner_reward.* keys
   kl_reg) SCRIPT=verl/run_kl_reg_grpo_deepscaler.sh; export KL_COEF="${KL_COEF:-0.001}" ;;
-  *) echo "error: RUN must be tandem, tandem_split, vanilla, grpo_score or kl_reg, not $RUN" >&2; exit 2 ;;
+  *) echo "error: RUN must be tandem, tandem_split, vanilla, grpo_score, grpo_transfer or kl_reg, not $RUN" >&2; exit 2 ;;
 esac
 case "${SMOKE_DEVICE:-cpu}" in
   cpu) source verl/cpu_overrides.sh; DEVICE_ARGS=("${CPU_ARGS[@]}"); GPUS=1; SCALE_ARGS=() ;;

@@ -2,9 +2,9 @@
 
     python scripts/scale/smoke_summary.py --out DIR
 
-Reads, per run (`tandem`, `tandem_split`, `vanilla`, `grpo_score`) under DIR/<run>/: verl's file-logger
-metrics of the first launch (`metrics-1.jsonl`, steps 1-2) and of the resumed one (`metrics-2.jsonl`;
-`grpo_score` has one launch and `resumed_step` None),
+Reads, per run (`tandem`, `tandem_split`, `vanilla`, `grpo_score`, `grpo_transfer`) under DIR/<run>/: verl's
+file-logger metrics of the first launch (`metrics-1.jsonl`, steps 1-2) and of the resumed one (`metrics-2.jsonl`;
+`grpo_score` and `grpo_transfer` have one launch and `resumed_step` None),
 the tandem agent loop's trace (`trace.jsonl`), the launch times and the checkpoints.
 Every number comes from those files; a run whose files are missing is an error.
 
@@ -28,7 +28,8 @@ small after every weight sync only if the sync reached the engine's senior; and,
 the rollout engine's own workers (`engines-N.jsonl`, which each vLLM worker writes when
 `$TANDEM_ENGINE_REPORT` names it: `vllm_source/runner.py`), `vllm_version`, `model_runner`
 (`v1` or `v2`), `model_runner_class`, `engine_workers` and `runner_env` (the values of
-`VLLM_USE_V2_MODEL_RUNNER` the workers saw). A run whose workers disagree,
+`VLLM_USE_V2_MODEL_RUNNER` the workers saw); with RLTR's transfer reward, its `transfer/*` metrics per
+step and the step's generation time (the receiver's continuations are generated in it). A run whose workers disagree,
 or that wrote no such record, is an error.
 """
 
@@ -40,7 +41,7 @@ import statistics
 import sys
 from pathlib import Path
 
-RUNS = ("tandem", "tandem_split", "vanilla", "grpo_score")  # grpo_score: one launch, no resume
+RUNS = ("tandem", "tandem_split", "vanilla", "grpo_score", "grpo_transfer")  # the grpo_* runs: one launch, no resume
 FRACTION = "actor/tandem/senior_token_fraction"
 GATED = "actor/tandem/gated_junior_tokens"
 SENIOR_GAP = "actor/tandem/senior_rollout_probs_diff_max"
@@ -48,6 +49,7 @@ JUNIOR = "junior/"  # the metrics of a junior that follows the senior (tandem.me
 JUNIOR_FOLDER = "junior"  # its checkpoint folder in a step folder: tandem.junior_update.CHECKPOINT_NAME
 VERIFIER = "critic/verifier_score/mean"  # tandem.metric_log.VERIFIER_SCORE: the verifier alone, where the partner score is added
 PARTNER = "partner_score"  # tandem.metric_log.PARTNER_SCORE; each term is partner_score/<term>
+TRANSFER = "transfer/"  # tandem.metric_log.TRANSFER_PREFIX: RLTR's transfer reward's metrics
 HEALTH = ("grader_timeouts", "grader_too_long", "grader_errors", "grader_unparsed", "grader_hedged")  # grader.HEALTH_METRICS
 
 
@@ -110,6 +112,21 @@ def partner(run_dir: Path, steps: dict[int, dict]) -> dict:
             "partner_terms_per_step": {t.split("/", 1)[1]: per_step(steps, t) for t in terms},
             "partner_seconds_per_step": per_step(steps, "timing_s/partner_score"),
             "partner_trace": str(run_dir / "partner.jsonl")}
+
+
+def transfer(steps: dict[int, dict]) -> dict:
+    """RLTR's transfer reward's per-step metrics (tandem_verl.transfer_reward), where it is on."""
+    names = sorted({k for m in steps.values() for k in m if k.startswith(TRANSFER)})
+    if not names:
+        return {}
+    # the samples the actor trained on: the batch's tokens over a sample's mean prompt + response (verl's own
+    # metrics); receiver continuations in the batch would show as samples above the writer's responses
+    samples = [round(m["perf/total_num_tokens"] / (m["prompt_length/mean"] + m["response_length/mean"]))
+               for _, m in sorted(steps.items())]
+    return {"transfer_per_step": {k[len(TRANSFER):]: per_step(steps, k) for k in names},
+            "transfer_seconds_per_step": per_step(steps, "timing_s/" + TRANSFER.rstrip("/")),
+            "generation_seconds_per_step": per_step(steps, "timing_s/gen"),
+            "batch_samples_per_step": samples}
 
 
 def junior_update_summary(run_dir: Path, steps: dict[int, dict], resumed: dict[int, dict]) -> dict:
@@ -177,6 +194,7 @@ def summarize_run(run_dir: Path, tandem: bool) -> dict:
         "verifier_reward_mean_per_step": [m.get(VERIFIER, m.get("critic/score/mean")) for _, m in sorted(steps.items())],
         "grader_health_per_step": {name: per_step(steps, name) for name in HEALTH},  # tandem and partner trainers
         **partner(run_dir, steps),
+        **transfer(steps),
         "grad_norm_per_step": per_step(steps, "actor/grad_norm"),
         "rollout_probs_diff_max_per_step": per_step(steps, "training/rollout_probs_diff_max"),
         "senior_rollout_probs_diff_max_per_step": per_step(steps, SENIOR_GAP) if tandem else None,
