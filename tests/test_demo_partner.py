@@ -37,6 +37,7 @@ CHANGED = {
     "ema": ["tandem.junior_update"],
     "score": ["partner_reward.target", "partner_reward.weight"],
     "grpo_score": ["method", "partner_reward.target", "partner_reward.weight"],
+    "grpo_answer_score": ["method", "partner_reward.weight"],  # target `answer` is the default
     "transfer": ["partner_reward.kind", "partner_reward.weight"],
     "grpo_transfer": ["method", "partner_reward.kind", "partner_reward.weight"],
     # RLT's setting: the warmed-up writer, its sampling (RLT's temperature, a budget for the longest solution)
@@ -58,6 +59,7 @@ def test_each_variant_changes_one_thing_of_the_demos_trl_run(name):
         assert variant["tandem"]["junior_update"] == {"sync": SYNC, "ema": EMA}[name]
     if name.endswith("score"):
         assert variant["partner_reward"]["weight"] == SCORE_WEIGHT
+        assert variant["partner_reward"]["target"] == ("answer" if name == "grpo_answer_score" else "solution")
     if name.endswith("transfer"):  # RLTR's draw, one continuation, the run's junior or base as the receiver
         assert variant["partner_reward"]["weight"] == TRANSFER_WEIGHT
         assert variant["partner_reward"]["transfer"] == {"cuts": [], "samples": 1, "receiver": ""}

@@ -31,7 +31,8 @@ def register(subparsers) -> None:
     p.add_argument(
         "--partner", nargs="+", metavar="NAME",
         help="the partner experiment (tandem_app/experiments/partner_demo.py): after each seed's demo, train these "
-        "TRL/GRPO variants (weaker, sync, ema, score, grpo_score, rlt, transfer, grpo_transfer), evaluate every senior "
+        "TRL/GRPO variants (weaker, sync, ema, score, grpo_score, grpo_answer_score, rlt, transfer, grpo_transfer), "
+        "evaluate every senior "
         "with the base and a weaker junior, and write OUT/partner.md",
     )
     p.add_argument("--threads", type=int, default=0, metavar="N",

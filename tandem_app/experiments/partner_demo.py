@@ -9,6 +9,8 @@ into OUT/seed-S/partner-NAME:
     ema         TRL, tandem.junior_update = EMA
     score       TRL with the partner score (partner_reward: weight SCORE_WEIGHT, target solution)
     grpo_score  GRPO with the partner score, scored by the base (RLT's student)
+    grpo_answer_score  the same with target `answer`, the target that separates a senior's own
+                explanation from another's on these bases (issue 44's validity benchmark)
     transfer    TRL with RLTR's transfer reward (partner_reward.kind=transfer, weight TRANSFER_WEIGHT,
                 RLTR's cut drawn per response, one continuation): the junior (the base) continues
                 each response's leak-free prefix and the verifier grades it
@@ -56,8 +58,8 @@ WEAK_SFT_FRACTION = 0.25  # the weaker junior: the base's SFT, same seed and dat
 SYNC, EMA = "sync:20", "ema:0.9"  # per optimizer step; the demo makes 2 per training step (200 in all)
 SCORE_WEIGHT = 0.1  # partner score per unit of verifier reward
 TRANSFER_WEIGHT = 0.5  # R_transfer per unit of verifier reward (RLTR's w was not found: SPEC §15)
-VARIANTS = ("weaker", "sync", "ema", "score", "grpo_score", "rlt", "transfer", "grpo_transfer")
-GRPO_VARIANTS = ("grpo_score", "rlt", "grpo_transfer")  # GRPO's config with one thing changed; the rest TRL's
+VARIANTS = ("weaker", "sync", "ema", "score", "grpo_score", "grpo_answer_score", "rlt", "transfer", "grpo_transfer")
+GRPO_VARIANTS = ("grpo_score", "grpo_answer_score", "rlt", "grpo_transfer")  # GRPO's config with one thing changed; the rest TRL's
 SENIORS = ("grpo", "tandem", *VARIANTS)  # evaluated; `tandem` is the paper's TRL (frozen base)
 # RLT's setting (`rlt`): RLT samples its teacher and scores its student at 0.7 (teacher_rlt.yaml:
 # temperature, unbias_student_log_probs_temp); 128 tokens hold the demo task's longest worked
@@ -68,6 +70,7 @@ RLT_WEIGHT = 1.0  # the score is the whole reward (RLT's), so its scale is RLT's
 RLT_STUDENT, RLT_WARMUP = "rlt-student", "rlt-warmup"  # under OUT/seed-S
 LABELS = {"grpo": "GRPO", "tandem": "TRL (frozen base)", "weaker": "TRL, weaker junior", "sync": f"TRL, {SYNC}",
           "ema": f"TRL, {EMA}", "score": "TRL + partner score", "grpo_score": "GRPO + partner score",
+          "grpo_answer_score": "GRPO + partner score (target answer)",
           "rlt": "RLT: warmed-up writer sees the solution, rewarded by the student score",
           "transfer": "TRL + transfer reward", "grpo_transfer": "GRPO + transfer reward"}
 
@@ -84,6 +87,8 @@ def variant_config(cfg: DemoConfig, seed_dir: Path, name: str):
         return rlt_config(tc, seed_dir)
     if name.endswith("transfer"):  # the receiver: the run's junior (TRL) or its base (GRPO), the same model
         return replace(tc, partner_reward=PartnerRewardConfig(weight=TRANSFER_WEIGHT, kind="transfer"))
+    if name == "grpo_answer_score":  # the validated target (the default)
+        return replace(tc, partner_reward=PartnerRewardConfig(weight=SCORE_WEIGHT, target="answer"))
     return replace(tc, partner_reward=PartnerRewardConfig(weight=SCORE_WEIGHT, target="solution"))
 
 
