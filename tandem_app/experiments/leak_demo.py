@@ -4,8 +4,8 @@ On finished demo seeds (OUT/seed-S, each a `tandem-rlvr demo --seed S --out OUT/
 `evaluate.evaluate_transfer` measures the GRPO and TRL seniors with the base as the junior
 on the demo's test problems and samples: the plain handoff, the handoff over the samples
 whose answer the senior had not shown before the junior's last turn, and prefix transfer
-at each fraction; so are the partner variants `grpo_score` and `score` where
-`tandem-rlvr demo --partner` trained them on every seed. OUT/leak.md and OUT/leak.json
+at each fraction; so are the partner variants (`grpo_score`, `score`, `grpo_answer_score`,
+`grpo_transfer`, `transfer`) where `tandem-rlvr demo --partner` trained them on every seed. OUT/leak.md and OUT/leak.json
 hold, per seed and arm, each score with the leak, undetermined, budget and junior-answer
 rates, and TRL - GRPO (and the variants' pairs) per seed, paired over the problems both
 arms score (± SE over problems), then the mean ± SE over seeds with its 95% t interval (k - 1
@@ -28,8 +28,11 @@ from tandem_eval.core.leak import gold_key
 
 ARMS = {"grpo": "GRPO", "tandem": "TRL"}
 # partner variants (`partner_demo`), measured where their model exists on every seed
-OPTIONAL_ARMS = {"grpo_score": "GRPO + partner score", "score": "TRL + partner score"}
-PAIRS = (("tandem", "grpo"), ("grpo_score", "grpo"), ("tandem", "grpo_score"), ("score", "tandem"))
+OPTIONAL_ARMS = {"grpo_score": "GRPO + partner score", "score": "TRL + partner score",
+                 "grpo_answer_score": "GRPO + partner score (target answer)", "grpo_transfer": "GRPO + transfer",
+                 "transfer": "TRL + transfer"}
+PAIRS = (("tandem", "grpo"), ("grpo_score", "grpo"), ("tandem", "grpo_score"), ("score", "tandem"),
+         ("grpo_answer_score", "grpo"), ("grpo_transfer", "grpo"), ("transfer", "tandem"))
 
 
 def evaluate_seed(seed_dir: Path, seed: int, fractions: tuple[float, ...], quick: bool = False) -> dict:
