@@ -90,6 +90,10 @@ def write_launch_files(run_dir: Path, tandem: bool, runner: str = "v1", variant:
             return {"junior/updated": 1.0, "junior/checksum": 10.0 + s,
                     "junior/senior_max_abs_diff": 0.0,
                     **({"junior/resumed_checksum": 12.0} if s == 3 else {})}
+        if variant == "transfer":  # tandem_verl.transfer_reward: 0.4 = verifier 0.2 + 0.5 x R_transfer 0.4
+            return {"transfer/reward_mean": 0.4, "transfer/continuations": 12.0, "transfer/receiver_acc": 0.5,
+                    "critic/verifier_score/mean": 0.2, "perf/total_num_tokens": 640.0, "prompt_length/mean": 10.0,
+                    "response_length/mean": 10.0}
         return {"partner_score": -3.5, "timing_s/partner_score": 0.5} if variant == "score" else {}
 
     def metrics(steps):
@@ -181,7 +185,7 @@ def test_all_green_on_one_gpu_with_tp2_skipped_for_want_of_a_second(tmp_path, mo
                                       "transformers": STACK.TRANSFORMERS_RESOLVED}
     assert data["wheelhouse"] is None
     line = capsys.readouterr().out.strip()
-    assert line == data["summary"] and line.startswith("gpu check: 10 passed, 0 failed, 3 skipped | 1x NVIDIA H100")
+    assert line == data["summary"] and line.startswith("gpu check: 11 passed, 0 failed, 3 skipped | 1x NVIDIA H100")
     assert checks["launch_tandem"]["details"]["resumed_step"] == 3
     assert checks["launch_tandem"]["details"]["placement"] == "shared"
     assert "senior-token rollout/trainer gap per step 2.0e-03, 2.0e-03, 2.0e-03" in checks["launch_tandem"]["reason"]
@@ -195,9 +199,12 @@ def test_the_moving_junior_and_the_partner_score_each_launch_the_tandem_run_with
     assert rc == 0
     assert "junior checksum per step [11.0, 12.0, 13.0], rebuilt at resume: 12.0" in checks["launch_tandem_moving"]["reason"]
     assert "partner score per step [-3.5, -3.5, -3.5]" in checks["launch_tandem_score"]["reason"]
+    assert ("junior-solo continuations per step [12.0, 12.0, 12.0], receiver accuracy [0.5, 0.5, 0.5], "
+            "reward = verifier + 0.5 R_transfer each step: True") in checks["launch_tandem_transfer"]["reason"]
     launches = [cmd for name, cmd, _ in runner.calls if name == "launch-1.log"]
     assert any("tandem.junior_update=sync:1" in cmd for cmd in launches)
     assert any("partner_reward.weight=0.1" in cmd for cmd in launches)
+    assert any("partner_reward.kind=transfer" in cmd for cmd in launches)
     assert (tmp_path / "out" / "launchers-moving" / "data").resolve() == tmp_path / "out" / "launchers" / "data"
 
 

@@ -17,7 +17,7 @@ from tandem_eval.core.majority import maj_at_k, majority_answer, majority_correc
 from tandem_app.task import generate_problems
 
 BOXED = "So the final answer is $\\boxed{{{}}}$."
-SHARE_OF_GOLDS = 0.15  # a fixed-seed sample of the distinct golds keeps the main suite fast (all: scripts)
+SHARE_OF_GOLDS = 0.1  # a fixed-seed sample of the distinct golds keeps the main suite fast (all: scripts)
 
 
 def vote_sets(golds, seed: int = 0):
@@ -46,7 +46,7 @@ def test_right_answers_written_differently_outvote_a_repeated_wrong_one(real_gol
         votes = [right[i % len(right)] for i in range(3)] + [wrong, wrong]
         assert majority_correct(votes, gold), (gold, votes)
         checked += 1
-    assert checked >= 150
+    assert checked >= 100
 
 
 def test_a_repeated_wrong_answer_outvotes_scattered_right_forms(real_golds):
@@ -56,7 +56,7 @@ def test_a_repeated_wrong_answer_outvotes_scattered_right_forms(real_golds):
         votes = [right[0], wrong, right[1], wrong, wrong]
         assert not majority_correct(votes, gold), (gold, votes)
         checked += 1
-    assert checked >= 150
+    assert checked >= 100
 
 
 def test_a_tie_goes_to_the_answer_seen_first_and_abstentions_do_not_vote():

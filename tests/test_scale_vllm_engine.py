@@ -130,36 +130,29 @@ def test_vllm_samples_of_one_prompt_get_their_own_keys_and_coins(scale_senior, s
         assert first.authorship_mask != second.authorship_mask
 
 
-def test_vllm_solo_requests_equal_the_senior_alone(scale_senior, scale_junior, tokenizer, prompts):
-    cfg = TandemConfig(prob_senior=0.0, junior_model=str(scale_junior))  # solo must ignore the coins
-    want = reference(scale_senior, None, cfg, tokenizer, prompts, solo=True)
-    got = vllm_rows(cfg, scale_senior, prompts, solo=True)
-    assert [g.token_ids for g in got] == [w.token_ids for w in want]
-    assert all(set(g.authorship_mask) == {1} for g in got)
-
-
-def test_vllm_junior_solo_requests_equal_the_junior_alone(scale_senior, scale_junior, tokenizer, prompts):
-    """The transfer reward's receiver: a junior-solo request in the tandem engine writes what the junior
-    alone writes (the coins, here all the senior's, are ignored), every token marked the junior's."""
-    cfg = TandemConfig(prob_senior=1.0, junior_model=str(scale_junior))
-    want = reference(scale_junior, None, cfg, tokenizer, prompts, solo=True)
+def test_vllm_solo_and_junior_solo_requests_equal_each_model_alone(scale_senior, scale_junior, tokenizer, prompts):
+    """Solo (validation): the senior writes every token; junior solo (the transfer reward's receiver): the junior
+    does; both ignore the coins (all the junior's here), alone and mixed in one batch."""
+    cfg = TandemConfig(prob_senior=0.0, junior_model=str(scale_junior))
     senior = reference(scale_senior, None, cfg, tokenizer, prompts, solo=True)
+    junior = reference(scale_junior, None, cfg, tokenizer, prompts, solo=True)
     engine = VLLMEngine(str(scale_senior), cfg, **LLM_KWARGS)
     try:
-        team = engine.generate(rows(prompts), GREEDY, KEYS)
-        got = engine.generate(rows(prompts), GREEDY, KEYS, junior_solo=True)
-        # one batch mixing receivers and team rows, as verl's rollout server mixes them
-        mixed = [sampling_params(engine.vllm, GREEDY, key, tandem_extra_args(key, junior_solo=i % 2 == 0))
+        solo = engine.generate(rows(prompts), GREEDY, KEYS, solo=True)
+        receiver = engine.generate(rows(prompts), GREEDY, KEYS, junior_solo=True)
+        mixed = [sampling_params(engine.vllm, GREEDY, key, tandem_extra_args(key, solo=i % 2 == 1,
+                                                                             junior_solo=i % 2 == 0))
                  for i, key in enumerate(KEYS)]
         outs = engine.llm.generate([{"prompt_token_ids": list(p)} for p in rows(prompts)], mixed, use_tqdm=False)
     finally:
         del engine
         gc.collect()
-    assert [g.token_ids for g in got] == [w.token_ids for w in want]
-    assert [g.token_ids for g in got] != [s.token_ids for s in senior], "the two models must differ to tell them apart"
-    assert all(set(g.authorship_mask) == {0} for g in got)
-    assert [t.token_ids for t in team] == [s.token_ids for s in senior]  # prob_senior 1: the team is the senior
-    assert [list(o.outputs[0].token_ids) for o in outs] == [(want if i % 2 == 0 else senior)[i].token_ids
+    assert [g.token_ids for g in solo] == [w.token_ids for w in senior]
+    assert all(set(g.authorship_mask) == {1} for g in solo)
+    assert [g.token_ids for g in receiver] == [w.token_ids for w in junior]
+    assert all(set(g.authorship_mask) == {0} for g in receiver)
+    assert [w.token_ids for w in junior] != [w.token_ids for w in senior], "the models must differ to tell them apart"
+    assert [list(o.outputs[0].token_ids) for o in outs] == [(junior if i % 2 == 0 else senior)[i].token_ids
                                                           for i in range(len(KEYS))]
 
 

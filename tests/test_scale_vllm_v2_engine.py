@@ -259,15 +259,13 @@ def test_v2_split_placement_equals_the_reference_engine(v2_senior, v2_junior, to
 
 
 
-@pytest.mark.parametrize("placement", ["shared", "split"])
-def test_v2_junior_solo_requests_beside_team_rows_equal_the_junior_alone(placement, v2_senior, v2_junior, tokenizer,
-                                                                         prompts, monkeypatch):
-    """The transfer reward's receiver on V2 with async scheduling: in one batch, junior-solo rows write what the
-    junior alone writes and team rows what the reference team writes; with placement split the junior's rows
-    come from worker 1."""
-    if placement == "split":
-        monkeypatch.delenv("VLLM_ENABLE_V1_MULTIPROCESSING")  # its workers are processes anyway
-    cfg = TandemConfig(selection_strategy="word", junior_model=str(v2_junior), placement=placement,
+def test_v2_split_junior_solo_requests_beside_team_rows_equal_the_junior_alone(v2_senior, v2_junior, tokenizer,
+                                                                              prompts, monkeypatch):
+    """The transfer reward's receiver on V2 with async scheduling and placement split: in one batch, junior-solo
+    rows write what the junior alone writes (from worker 1) and team rows what the reference team writes
+    (shared placement: tests/test_scale_vllm_engine.py on V1)."""
+    monkeypatch.delenv("VLLM_ENABLE_V1_MULTIPROCESSING")  # its workers are processes anyway
+    cfg = TandemConfig(selection_strategy="word", junior_model=str(v2_junior), placement="split",
                        **STRATEGIES["word"])
     shared = TandemConfig(selection_strategy="word", junior_model=str(v2_junior), **STRATEGIES["word"])
     junior = load_model(v2_junior, "float32", DEVICE)

@@ -36,6 +36,8 @@ packages. Then it runs on CUDA, each check as one entry of DIR/gpu_check.json:
                     sleeping (level 2) engine (another junior each step, equal to the senior after each copy),
                     and the resumed launch rebuilds step 2's junior (the same checksum)
   launch_tandem_score   launch_tandem with partner_reward.weight=0.1: verl's reference worker scores on the GPU
+  launch_tandem_transfer  launch_tandem with partner_reward.kind=transfer: the junior continues each training
+                    response's prefix as a junior-solo request in the GPU engine; reward = verifier + 0.5 R_transfer
 
 Each entry is passed, failed or skipped (with the reason); nothing is reported as passed
 that did not run. Logs go to DIR/logs/. Exit: 0 when no check failed, 1 when one did,

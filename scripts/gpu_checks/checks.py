@@ -13,7 +13,7 @@ from .stack_check import find_stack
 
 CHECKS = ("stack", "async_scheduling", "vllm_engine", "vllm_compiled", "vllm_tp2", "vllm_v2", "bench_vllm",
           "launchers_data", "launch_tandem", "launch_tandem_split", "launch_vanilla", "launch_tandem_moving",
-          "launch_tandem_score")
+          "launch_tandem_score", "launch_tandem_transfer")
 TWO_GPUS = ("vllm_tp2", "launch_tandem_split")
 
 

@@ -19,6 +19,7 @@ DATASET = "agentica-org/DeepScaleR-Preview-Dataset"
 VARIANTS = {  # launch_tandem_<variant>: the tandem run with these overrides, in a launchers-<variant> folder
     "moving": ["tandem.junior_update=sync:1"],  # a copy: exact in bfloat16 (ema needs a float32 rollout)
     "score": ["partner_reward.weight=0.1"],
+    "transfer": ["partner_reward.kind=transfer", "partner_reward.weight=0.5"],  # the junior continues each prefix
 }
 
 DATA = r"""
@@ -88,6 +89,15 @@ def judge(summary: dict, run: str, variant: str | None) -> tuple[bool, str]:
         scores = summary.get("partner_score_per_step") or []
         ok = ok and len(scores) == 3 and all(x is not None and abs(x) < float("inf") for x in scores)
         reason += f"; partner score per step {scores} ({summary.get('partner_seconds_per_step')} s)"
+    if variant == "transfer":
+        t = summary.get("transfer_per_step") or {}
+        made = t.get("continuations") or []
+        rows = zip(summary["reward_mean_per_step"], summary["verifier_reward_mean_per_step"],
+                   summary.get("transfer_bonus_per_step") or [])
+        paid = [None not in row and abs(row[0] - row[1] - 0.5 * row[2]) < 1e-3 for row in rows]
+        ok = ok and len(made) == 3 and all(m and m > 0 for m in made) and len(paid) == 3 and all(paid)
+        reason += (f"; junior-solo continuations per step {made}, receiver accuracy {t.get('receiver_acc')}, "
+                   f"reward = verifier + 0.5 R_transfer each step: {all(paid) and len(paid) == 3}")
     return ok, reason
 
 

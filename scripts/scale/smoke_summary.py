@@ -121,9 +121,14 @@ def transfer(steps: dict[int, dict]) -> dict:
         return {}
     # the samples the actor trained on: the batch's tokens over a sample's mean prompt + response (verl's own
     # metrics); receiver continuations in the batch would show as samples above the writer's responses
-    samples = [round(m["perf/total_num_tokens"] / (m["prompt_length/mean"] + m["response_length/mean"]))
-               for _, m in sorted(steps.items())]
-    return {"transfer_per_step": {k[len(TRANSFER):]: per_step(steps, k) for k in names},
+    def samples_of(m: dict) -> int | None:
+        parts = [m.get(k) for k in ("perf/total_num_tokens", "prompt_length/mean", "response_length/mean")]
+        return None if None in parts else round(parts[0] / (parts[1] + parts[2]))
+
+    samples = [samples_of(m) for _, m in sorted(steps.items())]
+    per_name = {k[len(TRANSFER):]: per_step(steps, k) for k in names}
+    return {"transfer_per_step": per_name,
+            "transfer_bonus_per_step": per_name.get("reward_mean"),  # R_transfer's mean (TRANSFER_REWARD_MEAN)
             "transfer_seconds_per_step": per_step(steps, "timing_s/" + TRANSFER.rstrip("/")),
             "generation_seconds_per_step": per_step(steps, "timing_s/gen"),
             "batch_samples_per_step": samples}
