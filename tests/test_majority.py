@@ -66,6 +66,13 @@ def test_a_tie_goes_to_the_answer_seen_first_and_abstentions_do_not_vote():
     assert not majority_correct(["no answer"], "3")
 
 
+def test_an_empty_box_or_a_lone_mark_abstains():
+    """Held-out tester's case: `\\boxed{}` extracted as '' once won a tie against a real answer."""
+    assert majority_answer(["\\boxed{ }", BOXED.format(3)]) == "3"
+    assert majority_answer(["\\boxed{}"] * 3) is None
+    assert majority_answer(["The answer is .", BOXED.format(4)]) == "4"
+
+
 def test_equivalent_forms_are_one_vote():
     votes = [BOXED.format("\\frac{1}{2}"), BOXED.format("0.5"), BOXED.format(3), BOXED.format(3)]
     assert majority_answer(votes) == "\\frac{1}{2}"  # 2 - 2: the class seen first
@@ -77,3 +84,5 @@ def test_maj_at_k_is_the_share_of_problems_whose_majority_is_right():
     assert maj_at_k(samples, ["4", "5", "1"]) == pytest.approx(1 / 3)
     with pytest.raises(ValueError, match="2 problems' samples for 3 golds"):
         maj_at_k(samples[:2], ["4", "5", "1"])
+    with pytest.raises(ValueError, match="not one string"):  # a flat list of responses would vote per character
+        maj_at_k([BOXED.format(1)], ["1"])

@@ -16,13 +16,13 @@ degrees of freedom, `stats.t_interval`).
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
 from tandem.errors import TandemError
 from tandem.jsonl import write_json
+from tandem_app.experiments.seeds import finished_seeds_parser
 from tandem_app.stats import mean_and_se, over_seeds_text, t_interval
 from tandem_eval.core.leak import gold_key
 
@@ -145,12 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     from tandem.errors import run_reporting_errors
     from tandem_eval.analysis.prefix_transfer import DEFAULT_FRACTIONS, check_fractions
 
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--out", type=Path, required=True, help="the folder holding the demo seeds (OUT/seed-S)")
-    p.add_argument("--seeds", type=int, nargs="+", required=True)
+    p = finished_seeds_parser(__doc__)
     p.add_argument("--prefix-fractions", nargs="+", default=[str(f) for f in DEFAULT_FRACTIONS])
-    p.add_argument("--threads", type=int, default=1, help="torch CPU threads (default: %(default)s)")
-    p.add_argument("--quick", action="store_true", help="seeds made by `tandem-rlvr demo --quick` (its eval size)")
 
     def run(args) -> int:
         import torch

@@ -4,8 +4,8 @@ On finished demo seeds (OUT/seed-S), each senior (GRPO, TRL, the base, and the p
 `tandem-rlvr demo --partner` trained on every seed) writes k solo samples per test problem
 at the eval's sampling; pass@1 is their mean accuracy, Maj@k the share of problems whose
 majority answer is right (`tandem_eval.core.majority`: answers grouped by the grader's
-equivalence). Each senior's samples are cached in OUT/seed-S/maj-eval/ARM.json (its answers
-and per-problem counts); OUT/majority.md holds pass@1 and Maj@k per seed and arm, and each
+equivalence). Each senior's samples are cached in OUT/seed-S/maj-eval/ARM.json (their answers
+and per-problem correct counts; the vote is counted from the answers on every read); OUT/majority.md holds pass@1 and Maj@k per seed and arm, and each
 arm's Maj@k minus GRPO's and TRL's per seed with the mean ± SE over seeds.
 
     python -m tandem_app.experiments.majority_demo --out runs/demo-partner --seeds 0 1 2 --k 8
@@ -13,7 +13,6 @@ arm's Maj@k minus GRPO's and TRL's per seed with the mean ± SE over seeds.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -21,6 +20,7 @@ from pathlib import Path
 from tandem.jsonl import write_json
 from tandem_app.stats import mean_and_se, over_seeds_text
 from tandem_app.experiments.leak_demo import ARMS, OPTIONAL_ARMS
+from tandem_app.experiments.seeds import finished_seeds_parser
 
 BASE = {"base": "base (SFT, no RL)"}
 AGAINST = ("grpo", "tandem")
@@ -38,7 +38,7 @@ def evaluate_arm(seed_dir: Path, seed: int, arm: str, k: int, quick: bool = Fals
     if path.is_file():
         cached = json.loads(path.read_text(encoding="utf-8"))
         if cached["k"] == k:
-            return cached
+            return with_majority(cached, seed, quick)
     import torch
 
     from tandem.coins import request_key
@@ -48,7 +48,6 @@ def evaluate_arm(seed_dir: Path, seed: int, arm: str, k: int, quick: bool = Fals
     from tandem_app.train.data import prompt_ids_batch
     from tandem_app.train.evaluate import engine_settings
     from tandem_eval.core.backends import EvalBackend
-    from tandem_eval.core.majority import majority_correct
 
     cfg = demo_config(quick=quick, seed=seed)
     problems = generate_problems("test", cfg.eval.n_problems, cfg.seed, cfg.task)
@@ -61,12 +60,26 @@ def evaluate_arm(seed_dir: Path, seed: int, arm: str, k: int, quick: bool = Fals
     texts = [[done[i * k + j].text for j in range(k)] for i in range(len(problems))]
     result = {"k": k, "problems": len(problems),
               "correct": [sum(reward(t, p.answer) for t in ts) for ts, p in zip(texts, problems)],
-              "majority_right": [majority_correct(ts, p.answer) for ts, p in zip(texts, problems)],
               "answers": [[extract_answer(t) for t in ts] for ts in texts]}
     result["pass@1"] = sum(result["correct"]) / (k * len(problems))
-    result[f"maj@{k}"] = sum(result["majority_right"]) / len(problems)
-    write_json(path, result)
-    return result
+    write_json(path, result)  # the samples' answers: the vote is counted on every read, by today's rule
+    return with_majority(result, seed, quick)
+
+
+def with_majority(result: dict, seed: int, quick: bool = False) -> dict:
+    """`result` with each problem's majority verdict and Maj@k, voted from its cached answers."""
+    from tandem.grading import is_equivalent
+    from tandem_app.experiments.demo import demo_config
+    from tandem_app.task import generate_problems
+    from tandem_eval.core.majority import vote
+
+    cfg = demo_config(quick=quick, seed=seed)
+    golds = [p.answer for p in generate_problems("test", cfg.eval.n_problems, cfg.seed, cfg.task)]
+    if len(golds) != result["problems"]:
+        raise ValueError(f"cached Maj@k of {result['problems']} problems, the demo's test set has {len(golds)}")
+    right = [(won := vote(answers)) is not None and is_equivalent(won, gold)
+             for answers, gold in zip(result["answers"], golds)]
+    return {**result, "majority_right": right, f"maj@{result['k']}": sum(right) / len(golds)}
 
 
 def arms_on_every_seed(out: Path, seeds: list[int]) -> dict[str, str]:
@@ -109,12 +122,8 @@ def write_table(out: Path, seeds: list[int], k: int, per_seed: dict[int, dict[st
 def main(argv: list[str] | None = None) -> int:
     from tandem.errors import TandemError, run_reporting_errors
 
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--out", type=Path, required=True, help="the folder holding the demo seeds (OUT/seed-S)")
-    p.add_argument("--seeds", type=int, nargs="+", required=True)
+    p = finished_seeds_parser(__doc__)
     p.add_argument("--k", type=int, default=8, help="solo samples per problem (default: %(default)s)")
-    p.add_argument("--threads", type=int, default=1, help="torch CPU threads (default: %(default)s)")
-    p.add_argument("--quick", action="store_true", help="seeds made by `tandem-rlvr demo --quick` (its eval size)")
     p.add_argument("--arms", nargs="+", metavar="ARM",
                    help="evaluate only these (default: every senior finished on every seed, and the base)")
 

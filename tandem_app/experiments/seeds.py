@@ -104,3 +104,15 @@ def write_seed_table(out: str | Path, seeds: list[int]) -> Path:
 
 def _z(d: float, se: float) -> float:
     return d / se if se > 0 else float("inf") if d > 0 else 0.0
+
+
+def finished_seeds_parser(doc: str):
+    """The command line of an experiment over finished demo seeds: --out (OUT/seed-S), --seeds, --threads, --quick."""
+    import argparse
+
+    p = argparse.ArgumentParser(description=doc.split("\n")[0])
+    p.add_argument("--out", type=Path, required=True, help="the folder holding the demo seeds (OUT/seed-S)")
+    p.add_argument("--seeds", type=int, nargs="+", required=True)
+    p.add_argument("--threads", type=int, default=1, help="torch CPU threads (default: %(default)s)")
+    p.add_argument("--quick", action="store_true", help="seeds made by `tandem-rlvr demo --quick` (its eval size)")
+    return p
