@@ -7,7 +7,8 @@ Same as `python -m verl.trainer.main_ppo`, except that the config is
 `tandem_verl.wiring.apply_tandem` validates the block and points verl at the
 tandem agent loop, actor worker, trainer and vLLM engine before Ray starts. With
 `tandem.enable=false` it runs verl's stock task runner (plain GRPO), or with
-`partner_reward.weight>0` verl's sync trainer plus the partner score (RLT's setting). Only this file
+`partner_reward.weight>0` verl's sync trainer plus the partner score (RLT's setting) or, with
+`partner_reward.kind=transfer`, RLTR's transfer reward (the base continues in a tandem engine). Only this file
 registers the config node `tandem_trainer.yaml` names in its defaults list, so verl's
 stock entry point cannot compose the file and silently ignore its `tandem:` block.
 
