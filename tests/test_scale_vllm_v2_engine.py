@@ -246,43 +246,32 @@ def test_v2_refuses_a_request_without_a_key(v2_senior, v2_junior, prompts):
 
 
 def test_v2_split_placement_equals_the_reference_engine(v2_senior, v2_junior, tokenizer, prompts, monkeypatch):
-    """placement: split on V2: the senior on worker 0, the junior on worker 1 (two CPU processes)."""
+    """placement: split on V2: the senior on worker 0, the junior on worker 1 (two CPU processes). Then, in the same
+    engine, one batch mixing junior-solo rows (the transfer reward's receiver: the junior alone, from worker 1) and
+    team rows (shared placement's junior-solo rows: tests/test_scale_vllm_engine.py on V1)."""
     monkeypatch.delenv("VLLM_ENABLE_V1_MULTIPROCESSING")  # its workers are processes anyway
     cfg = TandemConfig(selection_strategy="word", junior_model=str(v2_junior), placement="split",
                        **STRATEGIES["word"])
-    seen = []
-    got = generate(v2_senior, cfg, prompts[::SAMPLES], check=lambda e: seen.append(e.model_runner()))
+    seen, mixed = [], []
+
+    def check(engine) -> None:
+        seen.append(engine.model_runner())
+        params = [sampling_params(engine.vllm, GREEDY, key, tandem_extra_args(key, junior_solo=i % 2 == 0))
+                  for i, key in enumerate(KEYS[: len(prompts)])]
+        outs = engine.llm.generate([{"prompt_token_ids": list(p)} for p in prompts], params, use_tqdm=False)
+        mixed.extend(list(o.outputs[0].token_ids) for o in outs)
+
+    got = generate(v2_senior, cfg, prompts[::SAMPLES], check=check)
     assert seen[0]["runner"] == "v2"
     shared = TandemConfig(selection_strategy="word", junior_model=str(v2_junior), **STRATEGIES["word"])
     assert tokens_and_masks(got) == tokens_and_masks(reference(v2_senior, v2_junior, shared, tokenizer,
                                                                prompts[::SAMPLES]))
-
-
-
-def test_v2_split_junior_solo_requests_beside_team_rows_equal_the_junior_alone(v2_senior, v2_junior, tokenizer,
-                                                                              prompts, monkeypatch):
-    """The transfer reward's receiver on V2 with async scheduling and placement split: in one batch, junior-solo
-    rows write what the junior alone writes (from worker 1) and team rows what the reference team writes
-    (shared placement: tests/test_scale_vllm_engine.py on V1)."""
-    monkeypatch.delenv("VLLM_ENABLE_V1_MULTIPROCESSING")  # its workers are processes anyway
-    cfg = TandemConfig(selection_strategy="word", junior_model=str(v2_junior), placement="split",
-                       **STRATEGIES["word"])
-    shared = TandemConfig(selection_strategy="word", junior_model=str(v2_junior), **STRATEGIES["word"])
     junior = load_model(v2_junior, "float32", DEVICE)
     alone = TandemEngine(junior, None, tokenizer, shared).generate(prompts, GREEDY, KEYS[: len(prompts)], solo=True)
     team = reference(v2_senior, v2_junior, shared, tokenizer, prompts)
-    engine = VLLMEngine(str(v2_senior), cfg, **LLM_KWARGS)
-    try:
-        params = [sampling_params(engine.vllm, GREEDY, key, tandem_extra_args(key, junior_solo=i % 2 == 0))
-                  for i, key in enumerate(KEYS[: len(prompts)])]
-        outs = engine.llm.generate([{"prompt_token_ids": list(p)} for p in prompts], params, use_tqdm=False)
-        assert engine.model_runner()["runner"] == "v2"
-    finally:
-        del engine
-        gc.collect()
-    got = [list(o.outputs[0].token_ids) for o in outs]
-    assert got == [(alone if i % 2 == 0 else team)[i].token_ids for i in range(len(prompts))]
+    assert mixed == [(alone if i % 2 == 0 else team)[i].token_ids for i in range(len(prompts))]
     assert any(a.token_ids != t.token_ids for a, t in zip(alone, team)), "junior and team must differ to tell apart"
+
 
 
 @pytest.mark.parametrize("value", ["0", "false"])
