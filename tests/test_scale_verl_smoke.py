@@ -166,7 +166,7 @@ def test_the_grpo_launcher_with_the_transfer_reward_has_its_base_continue_every_
     assert r["placement"] == "solo" and r["tandem_metrics_logged"] == [] and r["steps"] == 2
     t = r["transfer_per_step"]
     for step in range(2):
-        missing = t["no_room_fraction"][step] + t["undetermined_fraction"][step]
+        missing = t["no_room_frac"][step] + t["undetermined_frac"][step]
         assert t["continuations"][step] == round(RESPONSES_PER_STEP * (1 - missing)) > 0  # one draw, one sample
         assert t["receiver_calls"][step] == t["continuations"][step]  # one request per continuation on verl
         assert t["receiver_tokens"][step] >= t["continuations"][step]
