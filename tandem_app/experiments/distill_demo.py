@@ -1,7 +1,8 @@
 """Which teacher distils best into the demo's base? The demo's seniors measured by `tandem-rlvr distill`.
 
 On finished demo seeds (DEMO/seed-S from `tandem-rlvr demo --seed S`, with the partner
-variants `score`, `grpo_score`, `rlt`, `grpo_transfer` and `transfer` where `--partner` trained them), each teacher
+variants `score`, `grpo_score`, `grpo_answer_score`, `rlt`, `grpo_transfer` and `transfer` where `--partner`
+trained them), each teacher
 writes raw solo traces on the toy task's training problems up to one token budget, the
 seed's base is fine-tuned on them and evaluated solo before and after on the demo's test
 problems (`PROTOCOL`, the same for every teacher; model_spec/RESULTS.md states it). A
@@ -28,9 +29,10 @@ from tandem_app.stats import mean_and_se, over_seeds_text, paired_difference, t_
 # teacher -> (its folder in a demo seed, label); `rlt` is GRPO + partner score with the writer seeing the solution
 TEACHERS = {"grpo": ("grpo", "GRPO"), "tandem": ("tandem", "TRL"), "score": ("partner-score", "TRL + partner score"),
             "grpo_score": ("partner-grpo_score", "GRPO + partner score"), "rlt": ("partner-rlt", "RLT setting"),
-            "grpo_transfer": ("partner-grpo_transfer", "GRPO + transfer"), "transfer": ("partner-transfer", "TRL + transfer")}
+            "grpo_transfer": ("partner-grpo_transfer", "GRPO + transfer"), "transfer": ("partner-transfer", "TRL + transfer"),
+            "grpo_answer_score": ("partner-grpo_answer_score", "GRPO + partner score (target answer)")}
 PAIRS = (("tandem", "grpo"), ("score", "tandem"), ("grpo_score", "grpo"), ("rlt", "tandem"), ("rlt", "grpo_score"),
-         ("grpo_transfer", "grpo"), ("transfer", "tandem"))
+         ("grpo_transfer", "grpo"), ("transfer", "tandem"), ("grpo_answer_score", "grpo"), ("tandem", "grpo_answer_score"))
 # the experiment's distillation settings (model_spec/RESULTS.md, "Teachability by distillation"). Since issue 44
 # every student trains on the same gradient tokens (sft_budget=tokens), not the same steps: 120 steps of 32 traces
 # gave a terse teacher's student about 30% fewer. 240,000 is about what those 120 steps gave a verbose teacher's.
