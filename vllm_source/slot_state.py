@@ -167,7 +167,11 @@ class TandemSlotState:
             self._advance(slots[rows], newest.index_select(0, self.to_device(rows)))
             self.folded[slots[rows]] = lens[rows]
         idx = self.to_device(slots)
-        return (self.table.author[idx] | self.to_device(self.solo[slots])) & self.to_device(~self.junior_solo[slots])
+        senior = self.table.author[idx] | self.to_device(self.solo[slots])
+        receivers = self.junior_solo[slots]
+        if receivers.any():  # host flags: a step without a junior-solo row uploads nothing more
+            senior &= ~self.to_device(receivers)
+        return senior
 
     def _fold_span(self, slots: np.ndarray, starts: np.ndarray, ends: np.ndarray, read: SpanReader) -> None:
         """Fold output tokens [start, end) of each slot, one batched `advance` per position."""

@@ -101,6 +101,22 @@ def padded(rows: Sequence[torch.Tensor], dtype=torch.float64) -> torch.Tensor:
     return out
 
 
+def add_to_rewards(batch, rm_scores: Sequence[torch.Tensor], bonus: dict[int, float]) -> float:
+    """Add `bonus[i]` to sample i's reward at its last token (where verl put the verifier's) and put the
+    rewards back into TransferQueue; the verifier's mean over the samples `bonus` names, before."""
+    import transfer_queue as tq
+    from tensordict import TensorDict
+
+    rows = [r.clone().float() for r in rm_scores]
+    verifier = [float(rows[i].sum()) for i in bonus]
+    for i, extra in bonus.items():
+        rows[i][-1] += extra
+    nested = torch.nested.as_nested_tensor(rows, layout=torch.jagged)
+    tq.kv_batch_put(keys=batch.keys, partition_id=batch.partition_id,
+                    fields=TensorDict({"rm_scores": nested}, batch_size=len(batch)))
+    return sum(verifier) / max(1, len(verifier))
+
+
 def scorer_context(path: str, trust_remote_code: bool = False) -> int | None:
     """The context in tokens of the model verl's reference worker scores with (its HF config, as vLLM reads it)."""
     from transformers import AutoConfig
@@ -122,7 +138,6 @@ class PartnerScorer:
     def apply(self, trainer, batch, metrics: dict) -> None:
         """Score every sample of `batch` (a KVBatchMeta) and add `weight * score` to its reward in TransferQueue."""
         import transfer_queue as tq
-        from tensordict import TensorDict
         from verl.utils.tensordict_utils import list_of_dict_to_tensordict
 
         read = [f for f in READ if not (self.solo and f == AUTHORSHIP)]
@@ -155,14 +170,9 @@ class PartnerScorer:
                               padded([rows[AUTHORSHIP][i] for i in real]))
         score = partner_score(terms, self.cfg.coefficients())
 
-        rm_scores = [r.clone().float() for r in rows["rm_scores"]]
-        verifier = torch.tensor([float(rm_scores[i].sum()) for i in real])
-        for j, i in enumerate(real):
-            rm_scores[i][-1] += float(self.cfg.weight * score[j])
-        nested = torch.nested.as_nested_tensor(rm_scores, layout=torch.jagged)
-        tq.kv_batch_put(keys=batch.keys, partition_id=batch.partition_id,
-                        fields=TensorDict({"rm_scores": nested}, batch_size=len(batch)))
-        metrics.update(batch_metrics({**step_metrics(terms, score), VERIFIER_SCORE: verifier.mean()}))
+        bonus = {i: float(self.cfg.weight * score[j]) for j, i in enumerate(real)}
+        verifier = add_to_rewards(batch, rows["rm_scores"], bonus)
+        metrics.update(batch_metrics({**step_metrics(terms, score), VERIFIER_SCORE: verifier}))
         self._trace(trainer, real, golds, sequences, rows, target_lp, terms, score)
 
     def _target_logprobs(self, trainer, batch, sequences: dict, tq, to_tensordict) -> dict[int, torch.Tensor]:

@@ -30,7 +30,6 @@ import json
 from typing import Any
 from uuid import uuid4
 
-import torch
 from omegaconf import OmegaConf
 from verl.experimental.agent_loop.agent_loop import AgentLoopOutput, register
 from verl.experimental.agent_loop.single_turn_agent_loop import SingleTurnAgentLoop
@@ -41,7 +40,7 @@ from tandem.metric_log import VERIFIER_SCORE, batch_metrics
 from tandem.partner_config import PartnerRewardConfig
 from tandem.transfer_reward import merged_result, plan_transfer, result_record, score_transfer
 from tandem_verl.names import TRANSFER_FIELD, TRANSFER_WRITER_AGENT_LOOP, VALIDATE_KEY
-from tandem_verl.partner_score import as_list
+from tandem_verl.partner_score import add_to_rewards, as_list
 from tandem_verl.partner_score_wiring import partner_reward_config
 from tandem_verl.reward import compute_score
 from vllm_source.requests import tandem_extra_args
@@ -123,7 +122,6 @@ class TransferRewarder:
 
     def apply(self, trainer, batch, metrics: dict) -> None:
         import transfer_queue as tq
-        from tensordict import TensorDict
 
         data = tq.kv_batch_get(keys=batch.keys, partition_id=batch.partition_id,
                                select_fields=["rm_scores", "extra_fields"])
@@ -135,11 +133,6 @@ class TransferRewarder:
                               f"came back without their {TRANSFER_FIELD!r} record; their agent loop did not run the "
                               "receiver (start the run through verl/main_tandem_ppo.py)")
         result = merged_result([extra[i][TRANSFER_FIELD] for i in real])
-        rm_scores = [r.clone().float() for r in as_list(data["rm_scores"])]
-        verifier = [float(rm_scores[i].sum()) for i in real]
-        for j, i in enumerate(real):
-            rm_scores[i][-1] += float(self.cfg.weight * result.scores[j])
-        nested = torch.nested.as_nested_tensor(rm_scores, layout=torch.jagged)
-        tq.kv_batch_put(keys=batch.keys, partition_id=batch.partition_id,
-                        fields=TensorDict({"rm_scores": nested}, batch_size=len(batch)))
-        metrics.update(batch_metrics({**result.metrics(), VERIFIER_SCORE: sum(verifier) / max(1, len(verifier))}))
+        bonus = {i: float(self.cfg.weight * result.scores[j]) for j, i in enumerate(real)}
+        verifier = add_to_rewards(batch, as_list(data["rm_scores"]), bonus)
+        metrics.update(batch_metrics({**result.metrics(), VERIFIER_SCORE: verifier}))

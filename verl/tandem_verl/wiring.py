@@ -48,11 +48,12 @@ def apply_tandem(config: DictConfig) -> TandemVerlConfig:
     """
     t = TandemVerlConfig.from_hydra(config)
     receiver = partner_reward_config(config).transfers
-    if receiver and not t.enable and not t.process.junior_update_rule.frozen:
-        raise TandemError(f"partner_reward.kind=transfer with tandem.junior_update={t.process.junior_update}: a GRPO "
-                          "run's receiver stays its frozen base (or tandem.junior_model); set tandem.junior_update=frozen")
-    if receiver and not t.enable:
-        refuse_unsupported(config, t)  # before the partner wiring names its trainer mode
+    if receiver and not t.enable:  # checked before the partner wiring names its trainer mode
+        if not t.process.junior_update_rule.frozen:
+            raise TandemError(f"partner_reward.kind=transfer with tandem.junior_update={t.process.junior_update}: a "
+                              "GRPO run's receiver stays its frozen base (or tandem.junior_model); set "
+                              "tandem.junior_update=frozen")
+        refuse_unsupported(config, t)
     wire_partner_reward(config, t)
     if not (t.enable or receiver):
         return t
