@@ -81,6 +81,37 @@ def pytest_sessionfinish(session, exitstatus):
         session.exitstatus = 1
 
 
+_TEST_SECONDS: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report):
+    """Each test's wall time (setup + call + teardown), kept for `$TANDEM_TEST_TIMES` (below)."""
+    _TEST_SECONDS[report.nodeid] = _TEST_SECONDS.get(report.nodeid, 0.0) + report.duration
+
+
+def write_test_times(directory: str, lane: str, seconds: dict[str, float]) -> Path:
+    """One JSON file per pytest process under DIRECTORY: its lane and each test's seconds.
+
+    `.ci/run` sets $TANDEM_TEST_TIMES so that `scripts/ci_report.py` can list the slowest tests
+    of every lane together (the scale lane runs one pytest process per file).
+    """
+    import json
+
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{lane or 'tests'}-{os.getpid()}.json"
+    path.write_text(json.dumps({"lane": lane, "tests": seconds}, sort_keys=True))
+    return path
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
+    """Write this process's test times where $TANDEM_TEST_TIMES says (xdist's controller sees every test)."""
+    directory = os.environ.get("TANDEM_TEST_TIMES")
+    if directory and not hasattr(config, "workerinput") and _TEST_SECONDS:
+        write_test_times(directory, os.environ.get("TANDEM_CI_LANE", ""), _TEST_SECONDS)
+
+
 def data_absent_note(skips: list[tuple[str, str]], data: Path) -> str | None:
     """One line for the tests skipped because the real data is absent: how many, in which files, the fix."""
     nodes = [node for node, reason in skips if reason.startswith(DATA_ABSENT)]
