@@ -42,6 +42,14 @@ def note(message: str) -> None:
     print(f"note: {message}", file=sys.stderr, flush=True)
 
 
+def check_new_run_folder(out: str | os.PathLike) -> None:
+    """A new run (no --resume) needs a folder that is absent or holds nothing but a lock; torch-free, so a
+    command can refuse a taken --out at once, before it imports or loads anything."""
+    out = Path(out)
+    if out.is_dir() and any(p.name != LOCK_NAME for p in out.iterdir()):
+        raise TandemError(f"{out} is not empty; pass --resume to continue that run or choose a new --out")
+
+
 def check_out_path(out: str | os.PathLike, flag: str = "--out") -> Path:
     """A path that names a file, or lies under one, is one clear error (checked before any slow work)."""
     out = Path(out)

@@ -18,9 +18,13 @@ A dataclass may declare, as class attributes:
 - `MOVED = {"old.dotted.key": "new.dotted.key"}`: settings that changed section;
 - `RETIRED = {"key": "why, and what to set instead"}`: keys refused with that hint.
 
-A dataclass-typed field may be a section built on a preset instance instead of its class's
-defaults (`preset_section`): the evaluation's sampling is a `SamplingConfig` whose keys left
-out take the eval preset's values, and whose keys are the five an evaluation records.
+A mapping given for a section is merged onto the section it sets, key by key, at any depth: a
+key left out keeps the value it had before (the field's default, which may differ from its
+class's defaults: `sampling.temperature=0.7` leaves the trainer's 160-token budget alone). No
+section is ever replaced whole by a partial one.
+
+A dataclass-typed field may be a section limited to some keys (`preset_section`): the
+evaluation's sampling is a `SamplingConfig` whose keys are the five an evaluation records.
 """
 
 from __future__ import annotations
@@ -44,32 +48,31 @@ class Raw:
 
 @dataclass(frozen=True)
 class Preset:
-    """A section's preset (field metadata under `PRESET`): `base()` is the instance whose values a key
-    left out takes, `keys` the section's keys. Another field of the class is read only at the preset's
-    value, so that the `asdict` of a whole instance builds the section; set to anything else it is unknown.
+    """A section limited to `keys` (field metadata under `PRESET`). Another field of the class is read
+    only at the value it already has, so that the `asdict` of a whole instance builds the section; set
+    to anything else it is unknown.
     """
 
-    base: Callable[[], object]
     keys: tuple[str, ...]
 
-    def build(self, tp, data, where: str):
-        """The section `tp` from `data`, a (possibly partial) mapping of its keys, over `base()`."""
+    def build(self, tp, data, where: str, under):
+        """The section `tp` from `data`, a (possibly partial) mapping of its keys, merged onto `under`."""
         if isinstance(data, tp) or not isinstance(data, dict):
             return coerce(data, tp, where)
-        base, hints = self.base(), typing.get_type_hints(tp)
+        hints = typing.get_type_hints(tp)
         for key, value in data.items():
-            known = key in self.keys or (key in hints and coerce(value, hints[key], f"{where}.{key}") == getattr(base, key))
+            known = key in self.keys or (key in hints and coerce(value, hints[key], f"{where}.{key}") == getattr(under, key))
             if not known:
                 raise unknown_key(str(key), self.keys, where)
-        return build(tp, {**{k: getattr(base, k) for k in self.keys}, **data}, where)
+        return build(tp, data, where, under)
 
 
 PRESET = "tandem.strict.preset"  # the field metadata key of a `Preset`
 
 
-def preset_section(base: Callable[[], object], keys: tuple[str, ...], default: Callable[[], object] | None = None):
-    """A dataclass field holding a section built on `base()` (see `Preset`); its default is `default()`, else `base()`."""
-    return dataclasses.field(default_factory=default or base, metadata={PRESET: Preset(base, tuple(keys))})
+def preset_section(default: Callable[[], object], keys: tuple[str, ...]):
+    """A dataclass field holding a section of `keys` only (see `Preset`), `default()` by default."""
+    return dataclasses.field(default_factory=default, metadata={PRESET: Preset(tuple(keys))})
 
 
 def valid_keys(cls) -> list[str]:
@@ -155,8 +158,13 @@ def apply_moves(cls, data: dict) -> dict:
     return data
 
 
-def build(cls, data, where: str = ""):
-    """Instantiate dataclass `cls` from a (possibly partial) nested dict, strictly."""
+def build(cls, data, where: str = "", base=None):
+    """Instantiate dataclass `cls` from a (possibly partial) nested dict, strictly.
+
+    A key left out takes `base`'s value (an instance of `cls`: the section before this mapping is
+    merged onto it), else the field's default. A section given as a mapping is built the same way
+    over the value it sets, so every key is merged on its own, at any depth (the module docstring).
+    """
     if data is None:
         data = {}
     if isinstance(data, Raw):
@@ -169,12 +177,30 @@ def build(cls, data, where: str = ""):
     for key in data:
         if key not in fields:
             raise unknown_key(str(key), valid_keys(cls), where, getattr(cls, "RETIRED", None), section_keys(cls))
-    kwargs = {}
+    kwargs = {} if base is None else {name: getattr(base, name) for name in fields}
     for k, v in data.items():
         inner = f"{where}.{k}" if where else k
+        under = None
+        if isinstance(v, dict):  # a section's keys: merged onto the section they set
+            under = getattr(base, k) if base is not None else _default(fields[k])
         preset = fields[k].metadata.get(PRESET)
-        kwargs[k] = preset.build(hints[k], v, inner) if preset else coerce(v, hints[k], inner)
+        kwargs[k] = preset.build(hints[k], v, inner, under) if preset else _merged(v, hints[k], inner, under)
     return cls(**kwargs)
+
+
+def _default(f: dataclasses.Field):
+    """A field's default value (a fresh one from its factory), None when it has none."""
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return None if f.default is dataclasses.MISSING else f.default
+
+
+def _merged(value, tp, where: str, under):
+    """`value` as `tp`; a mapping given for a section is merged key by key onto `under`, the section it sets."""
+    section = _unwrap_optional(tp)[0]
+    if isinstance(value, dict) and dataclasses.is_dataclass(section) and isinstance(under, section):
+        return build(section, value, where, under)
+    return coerce(value, tp, where)
 
 
 def coerce(value, tp, where: str):

@@ -2,7 +2,7 @@
 
 `tandem_eval.core.sampling.eval_sampling()` is a `tandem.sampling.SamplingConfig` holding the paper's
 values; an evaluation records its five keys, and a config section of it (`eval.sampling`,
-distill's `eval_sampling`) takes those five keys, a key left out the preset's value.
+distill's `eval_sampling`) takes those five keys, a key left out keeping the section's default.
 """
 
 from __future__ import annotations
@@ -38,11 +38,11 @@ def test_an_output_records_the_five_evaluation_keys_only():
     assert not {"stop_strings", "stop_token_ids", "eos_token_ids"} & set(PRESETS["paper"].record())
 
 
-def test_a_section_key_left_out_takes_the_presets_value_not_the_fields_default():
+def test_a_section_key_left_out_keeps_the_fields_default():
     default = DistillConfig().eval_sampling
     assert (default.max_new_tokens, default.seed) == (128, 12345) and default == EvalConfig().sampling
     cfg = load_config(DistillConfig, overrides=["eval_sampling.max_new_tokens=64"])
-    assert cfg.eval_sampling == eval_sampling(max_new_tokens=64)  # seed 0: the preset's, as before the one class
+    assert cfg.eval_sampling == replace(default, max_new_tokens=64)  # seed 12345 kept (issue 59: one key only)
 
 
 def test_a_section_is_written_and_suggested_as_its_five_keys():

@@ -1,5 +1,6 @@
-"""Figures and table from eval outputs: bootstrap SEs, Table 2 with its reference rows, mixed presets refused,
-training curves from verl's file logger, and the best-checkpoint rule."""
+"""Figures and table from eval outputs: bootstrap SEs, Table 2 with its reference rows apart under their caption,
+no empty figure panel or file, mixed presets refused, training curves from verl's file logger, and the
+best-checkpoint rule."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from tandem.metric_log import metrics_row, read_metrics
 from tandem_eval.analysis import training_curves
 from tandem_eval.paper import paper_figures, paper_table
 from tandem_eval.core.bootstrap import pass_at_k_with_se
-from tandem_eval.paper.paper_results import load_checkpoint
+from tandem_eval.paper.paper_results import CheckpointResult, PhaseResult, load_checkpoint
 
 
 def test_bootstrap_se_matches_the_binomial_standard_error():
@@ -151,3 +152,37 @@ def test_a_log_without_validation_is_one_line(tmp_path, capsys):
     assert len(err) == 1 and "no validation entries" in err[0]
     assert training_curves.main(["plot", "--run", f"x={bare}", "--out", str(tmp_path / "c")]) == 2
     assert "no validation entries" in capsys.readouterr().err and not (tmp_path / "c.png").exists()
+
+
+def _handoff(clean: bool, prefix: bool) -> PhaseResult:
+    counts = {"aime2024": [(8, 1), (8, 4), (8, 0)]}
+    return PhaseResult("paper", [1, 2, 4, 8], counts, {}, clean_counts=counts if clean else {},
+                       prefix_counts={"0.5": counts} if prefix else {})
+
+
+@pytest.mark.parametrize("clean, prefix, panels", [(False, False, None), (True, False, 1), (True, True, 2),
+                                                   (False, True, 2)])
+def test_the_transfer_figure_draws_only_panels_with_data_and_no_empty_file(clean, prefix, panels, tmp_path,
+                                                                           monkeypatch):
+    import matplotlib.figure
+
+    drawn = []
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", lambda fig, path, **kw: drawn.append(len(fig.axes)))
+    result = CheckpointResult("trl", {"handoff": _handoff(clean, prefix)})
+    written = paper_figures.transfer_figure([result], tmp_path / "fig-transfer", resamples=20)
+    assert (drawn[:1] or [None])[0] == panels and (written == []) == (panels is None)
+
+
+def test_the_papers_reference_rows_stand_apart_from_yours_under_captions(checkpoints, tmp_path):
+    out = tmp_path / "table"
+    assert paper_table.main(["--checkpoint", f"trl={checkpoints / 'trl'}", "--out", str(out), "--resamples", "20"]) == 0
+    md = Path(f"{out}.md").read_text().splitlines()
+    published = md.index(next(line for line in md if line.startswith("*Published reference*")))
+    yours = md.index("*Your checkpoints*, on aime2024, amc_23_25:")
+    reference_rows = [i for i, line in enumerate(md) if line.startswith("| *paper Table 2")]
+    user_rows = [i for i, line in enumerate(md) if line.startswith("| trl |")]
+    assert published < min(reference_rows) and max(reference_rows) < yours < user_rows[0]
+    assert md[yours + 2].startswith("| checkpoint |")  # a table of its own, with its header
+    assert paper_table.main(["--checkpoint", f"trl={checkpoints / 'trl'}", "--out", str(tmp_path / "bare"),
+                             "--resamples", "20", "--no-reference"]) == 0
+    assert "*Your checkpoints*" not in Path(f"{tmp_path / 'bare'}.md").read_text()  # nothing to set apart

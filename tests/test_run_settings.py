@@ -26,7 +26,7 @@ CONFIGS = {"train": TrainConfig, "sft": SFTConfig}
 def test_the_run_settings_are_declared_once_and_stay_flat_keys(where, tmp_path):
     cls = CONFIGS[where]
     shared = {f.name for f in dataclasses.fields(RunSettings)}
-    assert issubclass(cls, RunSettings) and len(shared) == 8
+    assert issubclass(cls, RunSettings) and len(shared) == 9
     declared = {name for klass in cls.__mro__ if klass not in (RunSettings, DeviceSettings)
                 for name in vars(klass).get("__annotations__", {})}
     assert not declared & shared  # each default in RunSettings only
@@ -42,6 +42,7 @@ def test_the_run_settings_are_declared_once_and_stay_flat_keys(where, tmp_path):
     ("device=tpu", "device='tpu' is not a torch device"),
     ("threads=-1", "threads must be >= 0, got -1"),
     ("metrics_format=csv", "unknown metrics_format 'csv'"),
+    ("keep_checkpoints=-1", "keep_checkpoints must be >= 0, got -1"),
 ])
 def test_a_bad_run_setting_is_one_line_naming_its_key(where, override, message):
     with pytest.raises(TandemError, match=rf"^{where}: {message}"):
@@ -53,7 +54,8 @@ def test_the_run_settings_keep_their_place_among_the_keys():
     for cls, before, after in ((TrainConfig, "engine_mode", "sampling"), (SFTConfig, "max_new_tokens", "task")):
         names = [f.name for f in dataclasses.fields(cls)]
         shared, start = [f.name for f in dataclasses.fields(RunSettings)], names.index("device")
-        assert names[start - 1] == before and names[start:start + 8] == shared and names[start + 8] == after
+        end = start + len(shared)
+        assert names[start - 1] == before and names[start:end] == shared and names[end] == after
 
 
 def test_distill_takes_the_device_settings_alone_in_their_place():

@@ -78,7 +78,22 @@ def config_from_args(cls, args: argparse.Namespace, flags: tuple[str, ...]):
 
 
 def use_saved_config(args: argparse.Namespace) -> None:
-    """`--resume --out DIR` alone continues DIR with the config the run saved (DIR/config.json)."""
-    saved = Path(args.out) / "config.json" if args.out else None
+    """`--resume --out DIR` alone continues DIR with the config the run saved (DIR/config.json); a DIR that is
+    missing or empty holds nothing to resume, which is said before any config is read (not a missing key)."""
+    from tandem.errors import TandemError
+
+    out = Path(args.out) if args.out else None
+    if args.resume and out is not None and (not out.exists() or _empty_folder(out)):
+        why = "no such folder" if not out.exists() else "the folder is empty"
+        raise TandemError(f"nothing to resume in {out} ({why}); drop --resume to start a new run there")
+    saved = out / "config.json" if out else None
     if args.resume and args.config is None and saved is not None and saved.is_file():
         args.config = str(saved)
+
+
+def _empty_folder(path: Path) -> bool:
+    """A folder with nothing in it (one that cannot be read is left to the run's own checks, which name it)."""
+    try:
+        return path.is_dir() and not any(path.iterdir())
+    except OSError:
+        return False

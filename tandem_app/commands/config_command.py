@@ -65,8 +65,11 @@ def add_config_command(subparsers, command: ConfigCommand) -> None:
 def run_command(command: ConfigCommand, args: argparse.Namespace) -> int:
     """The config from --config, key=value and the flags; run it; print its final line."""
     from tandem.errors import RunInterrupted
+    from tandem.run_lock import check_new_run_folder
 
     use_saved_config(args)
+    if args.out and not args.resume:  # a taken --out is refused now, before the config's imports (torch)
+        check_new_run_folder(args.out)
     cfg = config_from_args(command.config_class(), args, command.config_flags)
     try:
         line = command.execute(cfg, args)

@@ -24,7 +24,7 @@ from tandem import run_lock
 from tandem.config_files import config_to_dict
 from tandem.errors import TandemError
 from tandem.jsonl import write_json
-from tandem.run_lock import LOCK_NAME, note
+from tandem.run_lock import check_new_run_folder, note
 from tandem_app.distill import student_sft, traces
 from tandem_app.distill.summary import build_summary
 
@@ -46,8 +46,7 @@ def start(out: Path, config: dict, resume: bool) -> None:
 
     saved = out / CONFIG
     if not resume:
-        if any(p.name != LOCK_NAME for p in out.iterdir()):
-            raise TandemError(f"{out} is not empty; pass --resume to continue that run or choose a new --out")
+        check_new_run_folder(out)
     elif saved.is_file():
         was = json.loads(saved.read_text())
         compare_config(was, config, str(saved))

@@ -7,8 +7,9 @@ continued from its checkpoint when interrupted):
 3. `tandem/`, `grpo/` — GRPO from the base with tandem rollouts (junior = the frozen base)
    and with solo rollouts; same seed, problems, budget and hyper-parameters.
 4. `eval/`  — solo and handoff accuracy of the base, TRL and GRPO seniors on the
-   held-out test split, drift of each senior's token usage from the base, and the
-   drift of a second sample set of the base (the noise floor).
+   held-out test split (also written as `test.jsonl`, which `tandem-rlvr eval-solo` and
+   `eval-handoff` read as a benchmark), drift of each senior's token usage from the base,
+   and the drift of a second sample set of the base (the noise floor).
 5. `report.md` and figures (`reward_curves.png`, `accuracy_bars.png`).
 
 Why this task and base (measured numbers and what else was tried:
@@ -43,7 +44,8 @@ from pathlib import Path
 
 from tandem.threads import apply_threads
 from tandem import run_lock
-from tandem.jsonl import write_json
+from tandem.errors import TandemError
+from tandem.jsonl import write_json, write_jsonl
 from tandem.models import load_model, load_tokenizer
 from tandem.sampling import SamplingConfig
 from tandem_app.task import DEMO_DEMONSTRATIONS, DEMO_TASK, Demonstrations, TaskConfig, generate_problems
@@ -59,6 +61,10 @@ from tandem_app.zoo import SMALL_SHAPE, TinyModelConfig
 
 METHODS = ("tandem", "grpo")  # the directories and result keys; reports say TRL, the paper's name
 MODELS = ("base", "grpo", "tandem")
+DEMO_RECORD = "demo_config.json"  # the demo's config as it ran (`recorded_config`); marks a folder as a demo's
+PHASE_WORDS = {"build": "building the tiny model", "sft": "SFT of the pre-RL base", "train": "RL of the seniors",
+               "eval": "evaluating base, GRPO and TRL seniors"}  # each phase's header, by its first word
+TEST_SPLIT = "test.jsonl"  # the test split as an eval benchmark: {"id", "problem", "answer"} per line
 
 # `--quick`: the zoo's small shape (2 layers, width 64), two steps of smaller numbers (the
 # arithmetic half a minute of SFT learns).
@@ -129,21 +135,45 @@ def train_config(cfg: DemoConfig, out: Path, method: str) -> TrainConfig:
                    threads=cfg.threads, task=cfg.task)
 
 
+def recorded_config(cfg: DemoConfig, out: Path) -> DemoConfig:
+    """What OUT/demo_config.json records: `cfg` with `sft` and `train` as the phases run them (task, demonstrations,
+    seed, paths filled in), so the record reads as what ran and rebuilds it; `train` holds what both methods share
+    (`train_config` sets each one's `method` and `out`)."""
+    ran = train_config(cfg, out, cfg.train.method)
+    return replace(cfg, sft=sft_config(cfg, out), train=replace(ran, out=cfg.train.out))
+
+
 def _done(run_dir: Path) -> bool:
     return (run_dir / "summary.json").is_file()
 
 
+def check_own_out(out: str | Path, marker: str) -> None:
+    """A non-empty `out` must hold an earlier run of this kind (an entry matching `marker`), as `train` refuses a
+    non-empty --out: the demo never mixes its files into another run's folder. Checked before any folder is made."""
+    out = Path(out)
+    try:
+        entries = [p for p in out.iterdir() if p.name != run_lock.LOCK_NAME] if out.is_dir() else []
+    except OSError:  # unreadable: `run_lock.hold` refuses it, naming the folder and the fix
+        return
+    if entries and not any(p.match(marker) for p in entries):
+        raise TandemError(f"--out {out} is not empty and holds no demo run (no {marker}); choose a new --out, or "
+                          "the folder of an earlier demo to continue it")
+
+
 def run_demo(cfg: DemoConfig, out: str | Path, progress: bool = True) -> Path:
     """Run every unfinished phase and write OUT/report.md, holding OUT's lock; return the report's path."""
+    check_own_out(out, DEMO_RECORD)
     with run_lock.hold(out):  # each phase's own folder is locked again by its run
         return _run_demo(cfg, Path(out), progress)
 
 
 def _run_demo(cfg: DemoConfig, out: Path, progress: bool) -> Path:
-    write_json(out / "demo_config.json", config_to_dict(cfg))
+    write_json(out / DEMO_RECORD, config_to_dict(recorded_config(cfg, out)))
     timings = _load_json(out / "timings.json")
 
     def phase(name, fn):
+        # One header per phase, bars or not: with --no-progress it is all a long run shows before its table.
+        print(f"demo {out.name}: {PHASE_WORDS.get(name.split('_')[0], name)} ({name}) ...", flush=True)
         t0 = time.time()
         fn()
         timings[name] = timings.get(name, 0.0) + time.time() - t0
@@ -163,9 +193,17 @@ def _run_demo(cfg: DemoConfig, out: Path, progress: bool) -> Path:
     else:
         for tc in todo:
             phase(f"train_{tc.method}", lambda: GRPOTrainer(tc, progress=progress).train(resume=Path(tc.out).exists()))
+    if not (out / TEST_SPLIT).is_file():
+        rows = [{"id": p.id, "problem": p.prompt, "answer": p.answer} for p in test_problems(cfg)]
+        write_jsonl(out / TEST_SPLIT, rows)
     if not (out / "eval" / "results.json").is_file():
         phase("eval", lambda: evaluate_all(cfg, out, progress))
     return write_report(out, timings)
+
+
+def test_problems(cfg: DemoConfig) -> list:
+    """The held-out test split the demo evaluates on (and writes as `TEST_SPLIT`)."""
+    return generate_problems("test", cfg.eval.n_problems, cfg.seed, cfg.task)
 
 
 def evaluate_all(cfg: DemoConfig, out: Path, progress: bool = True) -> dict:
@@ -175,7 +213,7 @@ def evaluate_all(cfg: DemoConfig, out: Path, progress: bool = True) -> dict:
     base_dir = out / MODEL_DIRS["base"]
     apply_threads(cfg.threads, [base_dir])
     tokenizer, junior = load_tokenizer(base_dir), load_model(base_dir)
-    problems = generate_problems("test", cfg.eval.n_problems, cfg.seed, cfg.task)
+    problems = test_problems(cfg)
     prompts = prompt_ids_batch(tokenizer, problems)
     tag = f"test/{cfg.seed}"
     results, tokens = {}, {}
@@ -210,6 +248,7 @@ def run_seeds(seeds: list[int], out: str | Path, quick: bool = False, progress: 
     """The demo once per seed (OUT/seed-S), then OUT/seeds.md: each number's mean and spread."""
     from tandem_app.experiments.seeds import write_seed_table
 
+    check_own_out(out, "seed-*")
     with run_lock.hold(out):
         for seed in seeds:
             run_demo(demo_config(quick=quick, seed=seed, threads=threads), Path(out) / f"seed-{seed}", progress=progress)

@@ -47,7 +47,7 @@ from tandem.partner_config import RLT_TEACHER_REWARD
 from tandem.partner_score import PartnerRewardConfig
 from tandem_app.task import generate_problems
 from tandem_app.train.data import prompt_ids_batch
-from tandem_app.experiments.demo import DemoConfig, demo_config, run_demo, sft_config, train_config
+from tandem_app.experiments.demo import DemoConfig, check_own_out, demo_config, run_demo, sft_config, train_config
 from tandem_app.train.evaluate import drift_js, evaluate_senior, junior_legibility
 from tandem_app.train.grpo_trainer import GRPOTrainer
 from tandem_app.train.sft import run_sft
@@ -131,11 +131,12 @@ def run_partner_seed(cfg: DemoConfig, seed_dir: Path, variants: list[str], progr
             GRPOTrainer(tc, progress=progress).train(resume=Path(tc.out).exists())
             timings[name] = time.time() - t0
             write_json(seed_dir / "partner_timings.json", timings)
-    return evaluate_partners(cfg, seed_dir, ["grpo", "tandem", *variants])
+    return evaluate_partners(cfg, seed_dir, ["grpo", "tandem", *variants], progress)
 
 
-def evaluate_partners(cfg: DemoConfig, seed_dir: Path, seniors: list[str]) -> dict:
-    """Solo, handoff (base and weaker junior), drift and junior CE of each senior; cached per senior."""
+def evaluate_partners(cfg: DemoConfig, seed_dir: Path, seniors: list[str], progress: bool = True) -> dict:
+    """Solo, handoff (base and weaker junior), drift and junior CE of each senior; cached per senior
+    (`progress=False`: no eval bars, as `--no-progress` promises)."""
     base_dir, weak_dir = seed_dir / "sft" / "model", seed_dir / "sft-weak" / "model"
     tokenizer, base = load_tokenizer(base_dir), load_model(base_dir)
     problems = generate_problems("test", cfg.eval.n_problems, cfg.seed, cfg.task)
@@ -149,8 +150,8 @@ def evaluate_partners(cfg: DemoConfig, seed_dir: Path, seniors: list[str]) -> di
             senior_dir = seed_dir / (name if name in ("grpo", "tandem") else f"partner-{name}") / "model"
             # RLT's writer holds the format tokens: its juniors are the same models with them added
             juniors = (base_dir, weak_dir) if name != "rlt" else _format_juniors(seed_dir, base_dir, weak_dir)
-            r = evaluate_senior(senior_dir, juniors[0], problems, cfg.eval, tag=tag)
-            weak = evaluate_senior(senior_dir, juniors[1], problems, cfg.eval, tag=tag)
+            r = evaluate_senior(senior_dir, juniors[0], problems, cfg.eval, tag=tag, progress=progress)
+            weak = evaluate_senior(senior_dir, juniors[1], problems, cfg.eval, tag=tag, progress=progress)
             tokens = [t for g in r.pop("solo_tokens") for t in g]
             flat_prompts = [p for p in prompts for _ in range(r["solo_n"])]  # problem-major, as the tokens
             row = {k: r[k] for k in ("solo_acc", "solo_counts", "solo_n", "handoff_acc", "handoff_counts",
@@ -249,6 +250,7 @@ def run_partner_experiment(seeds: list[int], out: str | Path, variants: list[str
         from tandem.errors import TandemError
 
         raise TandemError(f"unknown partner variant {unknown[0]!r}; choose from {', '.join(VARIANTS)}")
+    check_own_out(out, "seed-*")
     with run_lock.hold(out):  # one writer per folder: each seed's folder and run hold their own lock too
         per_seed = {s: run_partner_seed(demo_config(quick=quick, seed=s, threads=threads), out / f"seed-{s}", variants, progress)
                     for s in seeds}

@@ -38,6 +38,11 @@ from tandem.errors import RunFailed, TandemError
 from tandem.jsonl import write_json
 from tandem.run_lock import note
 from tandem_app.train.finite import first_non_finite
+from tandem_eval.core.prompts import write_prompt_format
+
+# The embedded trainers prompt with the bare problem (`tandem_app.train.data.prompt_ids`), so every
+# model they save records no instruction: the eval tools then ask it as it was trained.
+TRAINED_INSTRUCTION = ""
 
 CHECKPOINT_NAME = "checkpoint.pt"
 PREVIOUS_NAME = "checkpoint.prev.pt"
@@ -278,7 +283,8 @@ def has_checkpoint(run_dir: str | Path) -> bool:
 
 
 def save_pretrained_atomic(model, tokenizer, out: str | Path) -> Path:
-    """Save an HF model + tokenizer directory; readers never see a half-written one."""
+    """Save an HF model + tokenizer directory, with the prompt format it learnt; readers never see a
+    half-written one."""
     out = Path(out)
     tmp, old = out.with_name(out.name + ".tmp"), out.with_name(out.name + ".old")
     for p in (tmp, old):
@@ -290,6 +296,7 @@ def save_pretrained_atomic(model, tokenizer, out: str | Path) -> Path:
     try:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
+        write_prompt_format(tmp, TRAINED_INSTRUCTION)
     except OSError as e:
         shutil.rmtree(tmp, ignore_errors=True)
         raise RunFailed(f"cannot write {out}: {e.strerror or e}; free space and resume with --resume") from None

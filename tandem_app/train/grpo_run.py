@@ -4,7 +4,8 @@ The trainer (`grpo_trainer.GRPOTrainer`) knows one step; this file knows the run
 It holds OUT's lock throughout; a resume restores the senior, the optimizer and a junior that
 follows the senior from the last checkpoint, and the metrics log continues after its step.
 Validation is the senior solo (greedy) on held-out problems, at step 0, every `val_every`
-steps and at the last.
+steps and at the last. Each save also leaves the senior loadable as `OUT/checkpoint-N/model`
+(`hf_checkpoints`), so a run can be evaluated while it runs and after Ctrl-C.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from tandem_app.train.checkpoint import (
     stopped_words,
 )
 from tandem_app.train.finite import NonFiniteStep
+from tandem_app.train.hf_checkpoints import save_hf_checkpoint
 from tandem_app.train.log_sinks import logger_settings
 from tandem_app.train.metrics import METRICS_NAME, MetricsLogger
 from tandem_app.train.resume import SUMMARY_NAME, start_run
@@ -114,6 +116,7 @@ def _loop(trainer, out: Path, start: int, logger: MetricsLogger, extra: Callable
         bar.set_postfix(reward=f"{m[REWARD_MEAN]:.3f}")
         if done % cfg.save_every == 0 or done == cfg.steps:
             save_checkpoint(out, trainer.senior, trainer.opt, done, extra=extra(), junior=trainer.updating_junior)
+            save_hf_checkpoint(trainer.senior, trainer.tokenizer, out, done, cfg.keep_checkpoints)
     bar.close()
 
 

@@ -31,6 +31,7 @@ from tandem_app.task import generate_problems
 from tandem_app.train.data import prompt_ids_batch, writer_prompt_ids_batch
 from tandem_app.train.evaluate import greedy_solo_accuracy
 from tandem_app.train.grpo_run import run_grpo
+from tandem_app.train.log_sinks import check_sinks
 from tandem_app.train.ppo_update import PPOUpdate
 from tandem_app.train.rollout_batch import GroupSampler, rollout_metrics
 from tandem_app.train.train_config import TrainConfig
@@ -46,6 +47,7 @@ class GRPOTrainer:
         if not cfg.out:
             raise TandemError("train needs out=DIR (or --out DIR), the run directory")
         run_lock.check_out_path(cfg.out)
+        check_sinks(cfg)  # a logger's missing package: refused before any folder or model
         self.cfg, self.reward_fn, self.progress = cfg, reward_fn, progress
         apply_threads(cfg.threads, [cfg.model, *([cfg.tandem.junior_model] if cfg.tandem.junior_model else [])])
         torch.manual_seed(cfg.seed)

@@ -4,7 +4,8 @@ Both embedded trainers (SFT and GRPO/TRL) name them in their config, the way ver
 `trainer.logger` and TRL's `report_to` do: `wandb=true` (offline unless `wandb_mode` says
 otherwise) and `tensorboard=true` (event files under `tensorboard_dir`, by default
 `OUT/tensorboard`, through `torch.utils.tensorboard`). A sink whose package is missing
-stops the run before its first step with one line naming the `pip install`.
+stops the run with one line naming the `pip install`, before the run's folder is made
+(`check_sinks`, which both trainers call first).
 """
 
 from __future__ import annotations
@@ -24,6 +25,33 @@ def check_logging_keys(cfg, where: str) -> None:
     if cfg.metrics_format not in ROW_FORMS:
         raise TandemError(f"{where}: unknown metrics_format {cfg.metrics_format!r}; "
                           f"choose one of {', '.join(ROW_FORMS)}")
+
+
+def check_sinks(cfg) -> None:
+    """Import the package of every sink `cfg` turns on, so that a missing one refuses the run before its folder
+    exists (else `config.json` and an empty `metrics.jsonl` would stay and the retry be refused as not empty)."""
+    if cfg.wandb:
+        _wandb()
+    if cfg.tensorboard:
+        _summary_writer()
+
+
+def _wandb():
+    try:
+        import wandb
+    except ImportError:
+        raise TandemError("wandb logging is on but wandb is not installed; `pip install wandb` or set wandb=false"
+                          ) from None
+    return wandb
+
+
+def _summary_writer():
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+    except ImportError:
+        raise TandemError("tensorboard logging is on but tensorboard is not installed; `pip install tensorboard` "
+                          "or set tensorboard=false") from None
+    return SummaryWriter
 
 
 def logger_settings(cfg, run_dir, name: str) -> dict:
@@ -51,12 +79,7 @@ class WandbSink:
     """One wandb run; each step's metrics are one `log` call at that step."""
 
     def __init__(self, project: str, run_dir: str, config: dict, mode: str = "offline", name: str | None = None):
-        try:
-            import wandb
-        except ImportError:
-            raise TandemError(
-                "wandb logging is on but wandb is not installed; `pip install wandb` or set wandb=false"
-            ) from None
+        wandb = _wandb()
         os.environ.setdefault("WANDB_SILENT", "true")
         self._run = wandb.init(project=project, dir=run_dir, config=config, mode=mode, name=name, reinit=True)
 
@@ -75,15 +98,8 @@ class TensorboardSink:
     """
 
     def __init__(self, log_dir: str, resume_step: int | None = None):
-        try:
-            from torch.utils.tensorboard import SummaryWriter
-        except ImportError:
-            raise TandemError(
-                "tensorboard logging is on but tensorboard is not installed; `pip install tensorboard` "
-                "or set tensorboard=false"
-            ) from None
         purge = None if resume_step is None else resume_step + 1
-        self._writer = SummaryWriter(log_dir=log_dir, purge_step=purge)
+        self._writer = _summary_writer()(log_dir=log_dir, purge_step=purge)
 
     def log(self, step: int, metrics: dict) -> None:
         for name, value in metrics.items():

@@ -21,14 +21,14 @@ from pathlib import Path
 from tandem.config_files import config_diff
 from tandem.errors import TandemError
 from tandem.jsonl import write_json
-from tandem.run_lock import LOCK_NAME, note
+from tandem.run_lock import check_new_run_folder, note
 from tandem_app.train.checkpoint import read_checkpoint
 
 CONFIG_NAME = "config.json"
 SUMMARY_NAME = "summary.json"
 # Keys that change what is logged or saved, or how fast, never the weights or the logged numbers.
 NEUTRAL = ("threads", "val_every", "save_every", "log_every", "wandb", "wandb_project", "wandb_mode",
-           "metrics_format", "tensorboard", "tensorboard_dir")
+           "metrics_format", "tensorboard", "tensorboard_dir", "keep_checkpoints")
 PATH_KEYS = ("model", "tandem.junior_model")  # compared as the folders they name
 IGNORED = ("out", "steps")  # out: this very folder; steps: checked against the checkpoint
 
@@ -89,8 +89,7 @@ def _read_json(path: Path) -> dict | None:
 def start_run(out: Path, config: dict, resume: bool, trust_unverified: bool = False) -> Start:
     """Check the (locked) folder `out` against `config`; write `config.json`; return where the run starts."""
     if not resume:
-        if any(p.name != LOCK_NAME for p in out.iterdir()):
-            raise TandemError(f"{out} is not empty; pass --resume to continue that run or choose a new --out")
+        check_new_run_folder(out)
         write_json(out / CONFIG_NAME, config)
         return Start()
     saved = _read_json(out / CONFIG_NAME)

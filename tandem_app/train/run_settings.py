@@ -33,7 +33,7 @@ def check_device_settings(cfg: DeviceSettings, where: str) -> None:
 
 @dataclass
 class RunSettings(DeviceSettings):
-    """The device, CPU threads and metric sinks of one run (`tandem-rlvr sft` or `train`)."""
+    """The device, CPU threads, metric sinks and kept HF checkpoints of one run (`tandem-rlvr sft` or `train`)."""
 
     wandb: bool = False
     wandb_project: str = "tandem-rlvr"
@@ -41,9 +41,12 @@ class RunSettings(DeviceSettings):
     metrics_format: str = "flat"  # metrics.jsonl rows: flat {step, name: value} | verl {step, data: {...}}
     tensorboard: bool = False  # also log every step to tensorboard (needs `pip install tensorboard`)
     tensorboard_dir: str = ""  # tensorboard's event files; empty = OUT/tensorboard
+    keep_checkpoints: int = 2  # the newest OUT/checkpoint-N/model kept (HF format, one per save_every); 0 = none
 
 
 def check_run_settings(cfg: RunSettings, where: str) -> None:
-    """A known device, threads >= 0 and a known metrics_format; else one line naming the key (`where: key ...`)."""
+    """A known device, threads >= 0, a known metrics_format and keep_checkpoints >= 0; else one line naming the
+    key (`where: key ...`)."""
     check_device_settings(cfg, where)
     check_logging_keys(cfg, where)
+    check_non_negative(cfg, where, ("keep_checkpoints",))

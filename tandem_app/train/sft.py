@@ -2,8 +2,9 @@
 
 Each example is a chat: user = the problem, assistant = its worked solution followed by
 `<|im_end|>`. The loss is the token-mean cross-entropy over assistant tokens only. The
-result, saved under `OUT/model`, is the base the paper pairs with itself: the junior
-(frozen) and the senior's initialisation.
+result, saved under `OUT/model` (and at each save as `OUT/checkpoint-N/model`:
+`hf_checkpoints`), is the base the paper pairs with itself: the junior (frozen) and the
+senior's initialisation.
 
 `run_sft(..., examples=...)` trains on given (prompt ids, response ids) pairs instead of
 the task's demonstrations (a teacher's traces: `tandem-rlvr distill`), with the same loop,
@@ -43,7 +44,8 @@ from tandem_app.train.data import batch_indices, prompt_ids_batch, response_ids
 from tandem_app.train.evaluate import greedy_solo_accuracy
 from tandem_app.train.schedule import lr_at
 from tandem_app.train.finite import NonFiniteStep, check_step_finite
-from tandem_app.train.log_sinks import logger_settings
+from tandem_app.train.hf_checkpoints import save_hf_checkpoint
+from tandem_app.train.log_sinks import check_sinks, logger_settings
 from tandem_app.train.metrics import METRICS_NAME, MetricsLogger
 from tandem_app.train.resume import start_run
 from tandem_app.train.sft_config import SFTConfig  # noqa: F401  (the run's settings, re-exported)
@@ -88,6 +90,7 @@ def run_sft(cfg: SFTConfig, resume: bool = False, progress: bool = True,
         raise TandemError("sft needs out=DIR (or --out DIR), where the base is written")
     if examples is not None and not examples:
         raise TandemError("sft was given no examples to train on")
+    check_sinks(cfg)  # a logger's missing package: refused before the run's folder is made
     with run_lock.hold(cfg.out):
         return _run_sft(cfg, Path(cfg.out), resume, progress, examples, trust_unverified)
 
@@ -184,5 +187,6 @@ def _sft_loop(cfg: SFTConfig, out: Path, model, opt, tokenizer, examples, val, l
             logger.log(done, metrics)
         if done % cfg.save_every == 0 or done == cfg.steps:
             save_checkpoint(out, model, opt, done, extra=extra())
+            save_hf_checkpoint(model, tokenizer, out, done, cfg.keep_checkpoints)
     bar.close()
     return last_loss

@@ -33,11 +33,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
+    settings = EvalRun.from_args(args)  # bad flags, models or files: refused before torch is imported
     from tandem_eval.core import runner  # the engines and the grader: not for --help
     from tandem_eval.core.backends import EvalBackend
 
     models = {"model": runner.model_id(args.model)}
-    settings = EvalRun.from_args(args)
     overall = runner.run_eval(settings, "solo", models, EvalBackend(settings.engine, settings.sampling))
     runner.print_table(overall)
     print(f"wrote {settings.out_dir / 'summary.json'}")

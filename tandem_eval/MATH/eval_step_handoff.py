@@ -71,6 +71,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
+    settings = EvalRun.from_args(args)  # bad flags, models or files: refused before torch is imported
     from tandem_eval.analysis import prefix_transfer
     from tandem_eval.core import runner  # the engines and the grader: not for --help
     from tandem_backends.registry import backend as backend_entry
@@ -79,7 +80,6 @@ def run(args) -> int:
     fractions = prefix_transfer.check_fractions(args.prefix_fractions) if args.prefix_fractions else ()
     models = {"senior": runner.model_id(args.senior), "junior": runner.model_id(args.junior),
               "allow_vocab_mismatch": args.allow_vocab_mismatch}
-    settings = EvalRun.from_args(args)
     if backend_entry(settings.engine.backend).capabilities.two_engine_handoff:  # the route is a setting there
         models["vllm_handoff"] = args.vllm_handoff
     if fractions and args.allow_vocab_mismatch:

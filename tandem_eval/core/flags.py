@@ -73,9 +73,10 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gpu-memory-utilization", type=float, default=None,
                    help="vllm: memory fraction per model (default 0.85 for one model, 0.42 each for two)")
     p.add_argument("--instruction", default=None,
-                   help='instruction appended to every problem ("" = the bare problem, as the demo\'s tiny models '
-                        'were trained: they never saw an instruction, so give them --instruction ""); '
-                        + _preset_help("instruction"))
+                   help='instruction appended to every problem ("" = the bare problem); default: the one the '
+                        "model records in its tandem_prompt.json (the demo's and the embedded trainers' models: the "
+                        "bare problem, as they were trained), else the preset's ("
+                        + _preset_help("instruction").removeprefix("default: the preset's ("))
     p.add_argument("--save-every", type=int, default=DEFAULT_SAVE_EVERY,
                    help="problems generated and graded between two saves of a benchmark's finished samples (what a "
                         "killed run resumes from; the samples do not depend on it) (default: %(default)s)")

@@ -7,9 +7,16 @@ release's wording, which starts with a space and follows the problem directly; t
 `add_generation_prompt=True` and `enable_thinking=False` (which keeps hybrid Qwen3
 checkpoints out of thinking mode and is ignored by templates without that switch), rendered
 to text and encoded without adding special tokens, since the template already holds them.
+
+A model may carry its own prompt format (`PROMPT_FORMAT_NAME` beside its HF files, written by
+the embedded trainers: their models learnt the bare problem); the eval tools take its
+instruction when `--instruction` is left out, so a demo model is evaluated as it was trained.
 """
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 from tandem.errors import TandemError
 
@@ -17,6 +24,31 @@ INSTRUCTION = "Please reason step by step, and put your final answer within \\bo
 # The release's (data/build_evals.py, data/build_deepscaler.py of CSSLab/Tandem-RLVR), for training and eval alike.
 PAPER_INSTRUCTION = (" Solve the following math problem step by step. Put your final answer inside \\boxed{}, "
                      "like \\boxed{42} or \\boxed{\\frac{1}{2}}.")
+
+
+PROMPT_FORMAT_NAME = "tandem_prompt.json"  # {"instruction": TEXT}: the instruction the model was trained with
+
+
+def write_prompt_format(model_dir: str | Path, instruction: str) -> Path:
+    """Record beside a model's HF files the instruction it was trained with ("" = the bare problem)."""
+    path = Path(model_dir) / PROMPT_FORMAT_NAME
+    path.write_text(json.dumps({"instruction": instruction}) + "\n", encoding="utf-8")
+    return path
+
+
+def recorded_instruction(model: str | Path) -> str | None:
+    """The instruction a model folder records (`write_prompt_format`), or None when it records none
+    (a hub name, a model from elsewhere). A record that cannot be read is refused, never guessed around."""
+    path = Path(model) / PROMPT_FORMAT_NAME
+    if not path.is_file():
+        return None
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))["instruction"]
+    except (OSError, ValueError, KeyError, TypeError):
+        value = None
+    if not isinstance(value, str):
+        raise TandemError(f"{path} does not hold {{\"instruction\": TEXT}}; fix it, delete it, or pass --instruction")
+    return value
 
 
 def user_message(problem: str, instruction: str = INSTRUCTION, separator: str = "\n") -> str:

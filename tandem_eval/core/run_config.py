@@ -7,7 +7,10 @@ flag left out is None; `EvalRun.from_args` fills each from the `--preset`
 parse every config of the project goes through (a flag of the wrong type is one line
 naming it); the runner and its resume logic read them, and the backends are built from
 `engine` (`tandem_backends.settings.EngineSettings`: the models, `--backend` and the
-flags of how they run). Nothing downstream sees the namespace.
+flags of how they run). Nothing downstream sees the namespace. `--instruction` left out
+takes the evaluated (senior) model's recorded prompt format first
+(`tandem_eval.core.prompts.recorded_instruction`: the demo's models were trained on the bare
+problem), then the preset's.
 """
 
 from __future__ import annotations
@@ -17,9 +20,11 @@ from dataclasses import fields as dataclass_fields
 from pathlib import Path
 
 from tandem.errors import TandemError
+from tandem.models import check_model_path
 from tandem.strict import build
 from tandem_backends.settings import EngineSettings
 from tandem_eval.core.presets import DEFAULT_PRESET, EvalPreset, get_preset
+from tandem_eval.core.prompts import recorded_instruction
 from tandem.sampling import SamplingConfig
 from tandem_eval.core.sampling import SAMPLING_FIELDS, flag_sampling
 
@@ -61,14 +66,29 @@ class EvalRun:
         """The run the parsed flags ask for: each flag left out (None) takes the preset's value."""
         preset = get_preset(getattr(args, "preset", None) or DEFAULT_PRESET)
         given = {name: getattr(args, name, None) for name in PRESET_FLAGS}
+        if given["instruction"] is None:  # the model's own format, where it records one, before the preset's
+            given["instruction"] = recorded_instruction(args.model if hasattr(args, "model") else args.senior)
         value = {name: preset.value(name) if v is None else v for name, v in given.items()}
         benchmarks = value["benchmarks"]
         if isinstance(benchmarks, str):
             benchmarks = tuple(b.strip() for b in benchmarks.split(",") if b.strip())
-        return build(cls, {"preset": preset, "benchmarks": list(benchmarks), "n": value["n"],
-                           "sampling": flag_sampling(value), "out_dir": Path(args.out_dir),
-                           "errata": value["errata"], "instruction": value["instruction"],
-                           "engine": engine_settings(args, preset, value["seed"]), **given_optional(cls, args)})
+        run = build(cls, {"preset": preset, "benchmarks": list(benchmarks), "n": value["n"],
+                          "sampling": flag_sampling(value), "out_dir": Path(args.out_dir),
+                          "errata": value["errata"], "instruction": value["instruction"],
+                          "engine": engine_settings(args, preset, value["seed"]), **given_optional(cls, args)})
+        check_inputs(run)
+        return run
+
+
+def check_inputs(run: EvalRun) -> None:
+    """A local model folder or benchmark file that is not there: one line now, before torch is imported
+    (hub names and preset benchmarks pass; the loaders check the rest)."""
+    for model in (run.engine.senior, run.engine.junior):
+        if model:
+            check_model_path(model)
+    for spec in run.benchmarks:
+        if spec.endswith((".jsonl", ".parquet")) and not Path(spec).is_file():
+            raise TandemError(f"{spec}: no such benchmark file; pass an existing .jsonl or .parquet file")
 
 
 def given_optional(cls, args) -> dict:

@@ -4,8 +4,8 @@
 3,000 response tokens), which `ours` uses as it is; every other preset is a named override
 of it (`tandem_eval.core.presets`: `paper` changes the seed to 17). An evaluation's sampling has
 five keys (`SAMPLING_FIELDS`, each a flag of the eval tools): every output records them
-(`record`), and a config section of them (`sampling_section`) fills a key left out from
-this preset, not from `SamplingConfig`'s own defaults (the trainer's rollout sampling).
+(`record`), and a config section of them (`sampling_section`) takes those five keys, a key
+left out keeping the section's default (`tandem.strict`: overrides merge key by key).
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ def record(sampling: SamplingConfig) -> dict:
 
 def sampling_section(default: Callable[[], SamplingConfig] = eval_sampling):
     """A config field holding an evaluation's sampling: `default()` by default, its keys the five, a key left
-    out taking the paper's value, as it does in the eval tools' flags (`tandem.strict.Preset`)."""
-    return preset_section(eval_sampling, SAMPLING_FIELDS, default=default)
+    out keeping the default's value (`tandem.strict.Preset`)."""
+    return preset_section(default, SAMPLING_FIELDS)
 
 
 def flag_sampling(values: dict) -> SamplingConfig:

@@ -80,7 +80,8 @@ def passk_figure(results: list[CheckpointResult], out_stem: str | Path, resample
 def transfer_figure(results: list[CheckpointResult], out_stem: str | Path, resamples: int = DEFAULT_RESAMPLES,
                     seed: int = DEFAULT_SEED) -> list[Path]:
     """Which part of the handoff is the junior's: macro handoff pass@k with and without leaks (left), macro
-    prefix-transfer pass@1 over the fraction (right), each with ±1 SE; [] when no result holds them."""
+    prefix-transfer pass@1 over the fraction (right), each with ±1 SE. A panel without data is left out (no
+    prefix transfer: the left one alone), and no file is written ([]) when no result holds either."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -92,7 +93,9 @@ def transfer_figure(results: list[CheckpointResult], out_stem: str | Path, resam
     handoffs = [(label, h) for label, h in handoffs if h.clean_counts or h.prefix_counts]
     if not handoffs:
         return []
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.4))
+    with_prefix = any(h.prefix_counts for _, h in handoffs)
+    fig, axes = plt.subplots(1, 2 if with_prefix else 1, figsize=(9 if with_prefix else 4.8, 3.4), squeeze=False)
+    left, right = axes[0][0], axes[0][1] if with_prefix else None
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
 
     def points(stats, keys):
@@ -118,8 +121,9 @@ def transfer_figure(results: list[CheckpointResult], out_stem: str | Path, resam
             right.errorbar(xs, ys, yerr=es, color=colour, marker="o", ms=3, capsize=2, label=label)
     left.set_xscale("log", base=2)
     left.set(xlabel="k", ylabel="handoff pass@k (%)", title="handoff: all samples vs no leak")
-    right.set(xlabel="prefix fraction f", ylabel="pass@1 (%)", title="prefix transfer to the junior")
-    for ax in (left, right):
+    if right is not None:
+        right.set(xlabel="prefix fraction f", ylabel="pass@1 (%)", title="prefix transfer to the junior")
+    for ax in axes[0]:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
     fig.tight_layout()

@@ -1,7 +1,8 @@
 """The paper's Table 2 from eval outputs: macro solo and handoff pass@1/4/8 per checkpoint, with bootstrap SEs.
 
-Rows: the published numbers first (`tandem_eval/paper/paper_reference.json`, each with its
-source), then one row per checkpoint. Cells are percentages, `mean ± SE` (SE: bootstrap
+Rows: the published numbers first, in a table of their own under a caption that says they are
+the paper's models on its benchmarks (`tandem_eval/paper/paper_reference.json`, each with its
+source), then one row per checkpoint under a caption naming the benchmarks it averages over. Cells are percentages, `mean ± SE` (SE: bootstrap
 over problems, `tandem_eval.core.bootstrap`). A second table gives every benchmark, and a
 third legibility (the junior's mean cross-entropy on the checkpoint's solo responses) and
 drift (JS divergence of its token usage from the junior's). Where the outputs hold them, a
@@ -125,15 +126,26 @@ def _ref_cell(ref: dict, phase: str, k: int) -> str:
     return "—" if value is None else f"{value:.2f}"
 
 
+def _benchmarks(table: dict) -> list[str]:
+    """The benchmarks the checkpoints' rows average over, in order of first appearance."""
+    names = [b for row in table["checkpoints"].values() for phase in PHASES for b in row.get(phase, {})]
+    return list(dict.fromkeys(b for b in names if b != "macro"))
+
+
 def to_markdown(table: dict) -> str:
     boot = table["bootstrap"]
     head = ["checkpoint"] + [f"{phase} pass@{k}" for phase in PHASES for k in TABLE_KS]
+    header = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines = [f"**Table 2** (preset `{table['preset']}`): macro pass@k in %, mean ± bootstrap SE "
-             f"({boot['resamples']} resamples over problems, seed {boot['seed']}).", "",
-             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for ref in table["reference"]:
-        cells = [_ref_cell(ref, phase, k) for phase in PHASES for k in TABLE_KS]
-        lines.append(f"| *{ref['label']}* | " + " | ".join(cells) + " |")
+             f"({boot['resamples']} resamples over problems, seed {boot['seed']}).", ""]
+    if table["reference"]:  # a table of their own: the paper's models on the paper's benchmarks, not this run's
+        lines += ["*Published reference* (italic): the paper's numbers for its models on its own benchmarks, "
+                  "sources below; compare only where your benchmarks are the same.", "", *header]
+        for ref in table["reference"]:
+            cells = [_ref_cell(ref, phase, k) for phase in PHASES for k in TABLE_KS]
+            lines.append(f"| *{ref['label']}* | " + " | ".join(cells) + " |")
+        lines += ["", f"*Your checkpoints*, on {', '.join(_benchmarks(table)) or 'no benchmark'}:", ""]
+    lines += header
     for label, row in table["checkpoints"].items():
         cells = [_cell(row.get(phase, {}).get("macro", {}).get(f"pass@{k}")) for phase in PHASES for k in TABLE_KS]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
