@@ -1,6 +1,6 @@
 """Wall time of `tandem-rlvr demo --quick`, alone or beside CPU-bound jobs, over several runs.
 
-README's first minute promises a result in about a minute on 2 busy cores. A single
+README's first result quotes this benchmark's range (on 2 cores beside busy jobs). A single
 wall-clock number on a shared (virtual) machine moves with what else runs on the host, so
 this benchmark runs the whole command several times, each in a fresh folder, optionally
 beside `--busy K` busy loops (each in its own session, as another user's job would be:

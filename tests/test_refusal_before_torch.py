@@ -1,4 +1,5 @@
-"""Bad input is refused before torch is imported: a taken --out, a misspelt key, a missing model or file.
+"""Bad input is refused before torch is imported: a taken --out (the demo's included), --resume of a folder that
+holds no run, a misspelt key, a missing model or file.
 
 How fast that is on a quiet machine is measured, not asserted here (a test's wall clock depends on its
 neighbours): `scripts/bench_refusal.py`, figures in `model_spec/PERFORMANCE.md`. What a test can keep is
@@ -43,6 +44,10 @@ def test_every_refusal_comes_before_torch_is_imported(tmp_path):
         ["eval-solo", "--model", str(model), "--benchmarks", str(tmp_path / "x.jsonl"), "--out-dir", str(tmp_path / "e")],
         ["eval-handoff", "--senior", str(model), "--junior", missing, "--benchmarks", "x.jsonl", "--out-dir",
          str(tmp_path / "e")],
+        ["train", "--model", str(model), "--out", str(taken), "--resume"],  # someone else's files: nothing to resume
+        ["demo", "--quick", "--out", str(taken)],  # another run's folder: the demo's own check, before its pipeline
+        ["demo", "--quick", "--seeds", "0", "1", "--out", str(taken)],
+        ["demo", "--quick", "--partner", "weaker", "--out", str(taken)],
     ]
     done = subprocess.run([sys.executable, "-c", _PROBE, json.dumps(cases)], capture_output=True, text=True,
                           timeout=120)
@@ -51,4 +56,5 @@ def test_every_refusal_comes_before_torch_is_imported(tmp_path):
     assert seen == [[2, False]] * len(cases), list(zip(cases, seen))
     errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == len(cases) and "not empty" in errors[0] and "no such benchmark file" in errors[6]
+    assert "nothing to resume in" in errors[-4] and all("holds no demo run" in line for line in errors[-3:])
     assert not (tmp_path / "new").exists() and not (tmp_path / "e").exists()  # refused before any folder

@@ -3,7 +3,8 @@
 Issue 59: with `tensorboard=true` and the package missing, the one-line error was right but
 `config.json` and an empty `metrics.jsonl` stayed, and the retry was refused as "not empty";
 `demo --out` mixed its files into an unrelated run's folder; `train --out MISSING --resume` said
-"train needs model=DIR". Each case runs a command as a user does (`tandem-rlvr ...`), expects one
+"train needs model=DIR", and `train --out DIR --resume` on a folder holding someone else's files (no
+config.json, no checkpoint) trained from scratch into it (so did `sft` and `distill`). Each case runs a command as a user does (`tandem-rlvr ...`), expects one
 `error:` line and exit status 2, and compares a snapshot of the tree (every path, every file's
 bytes) before and after. No case trains a model.
 """
@@ -61,6 +62,15 @@ CASES = {
         lambda m, t: ["sft", "--out", str(t / "missing"), "--resume"], None, "nothing to resume in"),
     "distill --resume, no such folder": (
         lambda m, t: ["distill", "--out", str(t / "missing"), "--resume"], None, "nothing to resume in"),
+    "train --resume, another run's folder": (
+        lambda m, t: ["train", "--model", str(m), "--out", str(t / "other"), "--resume"],
+        lambda t, mp: _unrelated_run(t / "other"), "nothing to resume in"),
+    "sft --resume, another run's folder": (
+        lambda m, t: ["sft", *SFT, "--model", str(m), "--out", str(t / "other"), "--resume"],
+        lambda t, mp: _unrelated_run(t / "other"), "nothing to resume in"),
+    "distill --resume, another run's folder": (
+        lambda m, t: ["distill", "--teacher", str(m), "--student", str(m), "--out", str(t / "other"), "--resume"],
+        lambda t, mp: _unrelated_run(t / "other"), "nothing to resume in"),
     "train into another run's folder": (
         lambda m, t: ["train", "--model", str(m), "--out", str(t / "other")], lambda t, mp: _unrelated_run(t / "other"),
         "is not empty"),
@@ -126,3 +136,31 @@ def test_the_retry_after_a_refused_logger_is_not_refused_as_not_empty(tiny_dir, 
     assert main(["sft", *SFT, "tensorboard=true", "--model", str(tiny_dir), "--out", str(out), "--no-progress"]) == 2
     assert not out.exists()
     capsys.readouterr()
+
+
+@pytest.mark.parametrize("command, expected", [
+    ("train", "no config.json, checkpoint.pt or checkpoint.prev.pt"),
+    ("sft", "no config.json, checkpoint.pt or checkpoint.prev.pt"),
+    ("distill", "no config.json"),
+])
+def test_resume_names_what_a_run_folder_would_hold(command, expected, tiny_dir, tmp_path, capsys):
+    """`--resume` into a folder of someone else's files says what a run of this command leaves there (its saved
+    config, for the trainers also its checkpoints) instead of starting a new run among those files."""
+    other = tmp_path / "other"
+    _unrelated_run(other)
+    models = ["--teacher", str(tiny_dir), "--student", str(tiny_dir)] if command == "distill" else ["--model",
+                                                                                                     str(tiny_dir)]
+    assert main([command, *models, "--out", str(other), "--resume", "--no-progress"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"error: nothing to resume in {other}: it holds no run ({expected}); point --out at the run's folder, or "
+        "drop --resume and choose a new --out")
+
+
+def test_the_names_resume_looks_for_are_the_ones_runs_write():
+    """The torch-free check reads the same names the trainers and distill write (no drift between the two)."""
+    from tandem_app.commands.config_args import CHECKPOINTS, SAVED_CONFIG
+    from tandem_app.distill.run import CONFIG
+    from tandem_app.train.checkpoint import CHECKPOINT_NAME, PREVIOUS_NAME
+    from tandem_app.train.resume import CONFIG_NAME
+
+    assert SAVED_CONFIG == CONFIG_NAME == CONFIG and CHECKPOINTS == (CHECKPOINT_NAME, PREVIOUS_NAME)

@@ -77,18 +77,46 @@ def config_from_args(cls, args: argparse.Namespace, flags: tuple[str, ...]):
     return cfg
 
 
-def use_saved_config(args: argparse.Namespace) -> None:
-    """`--resume --out DIR` alone continues DIR with the config the run saved (DIR/config.json); a DIR that is
-    missing or empty holds nothing to resume, which is said before any config is read (not a missing key)."""
+# What a run's folder holds from its start on: the config it saved (`tandem_app.train.resume.CONFIG_NAME`,
+# `tandem_app.distill.run.CONFIG`), then its checkpoints (`tandem_app.train.checkpoint`); named here, torch-free,
+# so `--resume` on a folder that is no run is refused before the command's imports.
+SAVED_CONFIG = "config.json"
+CHECKPOINTS = ("checkpoint.pt", "checkpoint.prev.pt")
+
+
+def use_saved_config(args: argparse.Namespace, run_files: tuple[str, ...] = (SAVED_CONFIG, *CHECKPOINTS)) -> None:
+    """`--resume --out DIR` alone continues DIR with the config the run saved (DIR/config.json). A DIR that is
+    missing, empty, or holds none of `run_files` (a run's config or checkpoint: someone else's files) holds nothing
+    to resume, which is said before any config is read (not a missing key) and before anything is written."""
     from tandem.errors import TandemError
 
     out = Path(args.out) if args.out else None
     if args.resume and out is not None and (not out.exists() or _empty_folder(out)):
         why = "no such folder" if not out.exists() else "the folder is empty"
         raise TandemError(f"nothing to resume in {out} ({why}); drop --resume to start a new run there")
-    saved = out / "config.json" if out else None
+    if args.resume and out is not None and _others_files(out, run_files):
+        raise TandemError(f"nothing to resume in {out}: it holds no run ({_neither(run_files)}); point --out at the "
+                          "run's folder, or drop --resume and choose a new --out")
+    saved = out / SAVED_CONFIG if out else None
     if args.resume and args.config is None and saved is not None and saved.is_file():
         args.config = str(saved)
+
+
+def _others_files(out: Path, run_files: tuple[str, ...]) -> bool:
+    """`out` holds files but none of a run's: not a run to resume. A folder holding only a lock is left to the run's
+    lock (which names a live holder, or takes a dead one's half-started folder over)."""
+    from tandem.run_lock import LOCK_NAME
+
+    try:
+        names = {p.name for p in out.iterdir()} if out.is_dir() else set()
+    except OSError:  # unreadable: the run's own checks name it
+        return False
+    return bool(names - {LOCK_NAME}) and not any((out / name).is_file() for name in run_files)
+
+
+def _neither(names: tuple[str, ...]) -> str:
+    """'no a', 'no a or b', 'no a, b or c'."""
+    return "no " + (names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}")
 
 
 def _empty_folder(path: Path) -> bool:

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from functools import partial
 
 from tandem_app.commands.config_args import (
+    CHECKPOINTS,
+    SAVED_CONFIG,
     add_config_arguments,
     add_run_arguments,
     config_from_args,
@@ -44,6 +46,7 @@ class ConfigCommand:
     flags: tuple[Flag, ...]
     epilog: Callable[[], str]  # the keys' help, built only when --help prints it
     execute: Callable[[object, argparse.Namespace], str]  # runs the config; returns the final line
+    run_files: tuple[str, ...] = (SAVED_CONFIG, *CHECKPOINTS)  # one of them in --out makes it a run to --resume
 
     @property
     def config_flags(self) -> tuple[str, ...]:
@@ -67,7 +70,7 @@ def run_command(command: ConfigCommand, args: argparse.Namespace) -> int:
     from tandem.errors import RunInterrupted
     from tandem.run_lock import check_new_run_folder
 
-    use_saved_config(args)
+    use_saved_config(args, command.run_files)
     if args.out and not args.resume:  # a taken --out is refused now, before the config's imports (torch)
         check_new_run_folder(args.out)
     cfg = config_from_args(command.config_class(), args, command.config_flags)

@@ -15,9 +15,9 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("demo", help=HELP, description=HELP + ". Finished phases are reused when rerun.")
     p.add_argument(
         "--quick", action="store_true",
-        help="a first result in about a minute on 2 CPU cores (52-55 s idle): a 2-layer model on two-step "
-             "problems, 800 SFT steps, 12 RL steps per method; one seed of a small run (on seed 0 the base "
-             "solves 0.73, GRPO 0.84, TRL 0.88; the paper's findings need the full demo)"
+        help="a first result in 80.5-91.8 s on 2 CPU cores beside two busy jobs (model_spec/PERFORMANCE.md): "
+             "a 2-layer model on two-step problems, 800 SFT steps, 12 RL steps per method; one seed of a small "
+             "run (on seed 0 the base solves 0.73, GRPO 0.84, TRL 0.88; the paper's findings need the full demo)"
     )
     p.add_argument(
         "--out", help="output directory (default runs/demo, runs/demo-quick with --quick, runs/demo-seeds with --seeds)"
@@ -85,10 +85,14 @@ def check_repeats(args: argparse.Namespace) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from tandem.threads import check_threads
-    from tandem_app.experiments.demo import demo_config, run_demo, run_seeds
+    from tandem_app.experiments.demo_folder import DEMO_RECORD, SEED_FOLDERS, check_own_out
 
     check_repeats(args)
     check_threads(args.threads)
+    # Another run's folder is refused now, before the pipeline's imports (torch), as `train` refuses a taken --out.
+    check_own_out(_out(args), SEED_FOLDERS if args.seeds or args.partner else DEMO_RECORD)
+    from tandem_app.experiments.demo import demo_config, run_demo, run_seeds
+
     if args.partner:
         from tandem_app.experiments.partner_demo import run_partner_experiment
 

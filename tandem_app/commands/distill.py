@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
+from tandem_app.commands.config_args import SAVED_CONFIG
 from tandem_app.commands.config_command import ConfigCommand, Flag, add_config_command
 
 HELP = "distil a teacher into a student: the teacher's solo traces, the student's SFT on them, its solo accuracy " \
@@ -49,7 +50,7 @@ COMMAND = ConfigCommand(
     (Flag("teacher", "the teacher's HF model dir (writes the traces)"),
      Flag("student", "the student's HF model dir (fine-tuned on the traces)"),
      Flag("out", "run directory; `--out DIR --resume` alone continues DIR with the config it saved")),
-    _epilog, _execute)
+    _epilog, _execute, run_files=(SAVED_CONFIG,))  # its config.json comes first; its checkpoints are OUT/student's
 
 
 def register(subparsers) -> None:

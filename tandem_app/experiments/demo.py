@@ -44,7 +44,6 @@ from pathlib import Path
 
 from tandem.threads import apply_threads
 from tandem import run_lock
-from tandem.errors import TandemError
 from tandem.jsonl import write_json, write_jsonl
 from tandem.models import load_model, load_tokenizer
 from tandem.sampling import SamplingConfig
@@ -53,6 +52,7 @@ from tandem.config_files import config_to_dict
 from tandem_app.train.data import prompt_ids_batch
 from tandem_app.train.evaluate import EvalConfig, drift_js, evaluate_senior, junior_legibility
 from tandem_app.train.grpo_trainer import GRPOTrainer
+from tandem_app.experiments.demo_folder import DEMO_RECORD, SEED_FOLDERS, check_own_out
 from tandem_app.experiments.method_runs import can_run_side_by_side, train_side_by_side
 from tandem_app.experiments.report import MODEL_DIRS, write_report
 from tandem_app.train.sft import SFTConfig, run_sft
@@ -61,7 +61,6 @@ from tandem_app.zoo import SMALL_SHAPE, TinyModelConfig
 
 METHODS = ("tandem", "grpo")  # the directories and result keys; reports say TRL, the paper's name
 MODELS = ("base", "grpo", "tandem")
-DEMO_RECORD = "demo_config.json"  # the demo's config as it ran (`recorded_config`); marks a folder as a demo's
 PHASE_WORDS = {"build": "building the tiny model", "sft": "SFT of the pre-RL base", "train": "RL of the seniors",
                "eval": "evaluating base, GRPO and TRL seniors"}  # each phase's header, by its first word
 TEST_SPLIT = "test.jsonl"  # the test split as an eval benchmark: {"id", "problem", "answer"} per line
@@ -145,19 +144,6 @@ def recorded_config(cfg: DemoConfig, out: Path) -> DemoConfig:
 
 def _done(run_dir: Path) -> bool:
     return (run_dir / "summary.json").is_file()
-
-
-def check_own_out(out: str | Path, marker: str) -> None:
-    """A non-empty `out` must hold an earlier run of this kind (an entry matching `marker`), as `train` refuses a
-    non-empty --out: the demo never mixes its files into another run's folder. Checked before any folder is made."""
-    out = Path(out)
-    try:
-        entries = [p for p in out.iterdir() if p.name != run_lock.LOCK_NAME] if out.is_dir() else []
-    except OSError:  # unreadable: `run_lock.hold` refuses it, naming the folder and the fix
-        return
-    if entries and not any(p.match(marker) for p in entries):
-        raise TandemError(f"--out {out} is not empty and holds no demo run (no {marker}); choose a new --out, or "
-                          "the folder of an earlier demo to continue it")
 
 
 def run_demo(cfg: DemoConfig, out: str | Path, progress: bool = True) -> Path:
@@ -248,7 +234,7 @@ def run_seeds(seeds: list[int], out: str | Path, quick: bool = False, progress: 
     """The demo once per seed (OUT/seed-S), then OUT/seeds.md: each number's mean and spread."""
     from tandem_app.experiments.seeds import write_seed_table
 
-    check_own_out(out, "seed-*")
+    check_own_out(out, SEED_FOLDERS)
     with run_lock.hold(out):
         for seed in seeds:
             run_demo(demo_config(quick=quick, seed=seed, threads=threads), Path(out) / f"seed-{seed}", progress=progress)

@@ -47,7 +47,8 @@ from tandem.partner_config import RLT_TEACHER_REWARD
 from tandem.partner_score import PartnerRewardConfig
 from tandem_app.task import generate_problems
 from tandem_app.train.data import prompt_ids_batch
-from tandem_app.experiments.demo import DemoConfig, check_own_out, demo_config, run_demo, sft_config, train_config
+from tandem_app.experiments.demo_folder import SEED_FOLDERS, check_own_out
+from tandem_app.experiments.demo import DemoConfig, demo_config, run_demo, sft_config, train_config
 from tandem_app.train.evaluate import drift_js, evaluate_senior, junior_legibility
 from tandem_app.train.grpo_trainer import GRPOTrainer
 from tandem_app.train.sft import run_sft
@@ -250,7 +251,7 @@ def run_partner_experiment(seeds: list[int], out: str | Path, variants: list[str
         from tandem.errors import TandemError
 
         raise TandemError(f"unknown partner variant {unknown[0]!r}; choose from {', '.join(VARIANTS)}")
-    check_own_out(out, "seed-*")
+    check_own_out(out, SEED_FOLDERS)
     with run_lock.hold(out):  # one writer per folder: each seed's folder and run hold their own lock too
         per_seed = {s: run_partner_seed(demo_config(quick=quick, seed=s, threads=threads), out / f"seed-{s}", variants, progress)
                     for s in seeds}
