@@ -20,10 +20,12 @@ from _tandem_wheelhouse.basics import MANIFEST, MIB, Dist, WheelhouseError  # no
 from _tandem_wheelhouse.build import build, resolve_only  # noqa: E402
 from _tandem_wheelhouse.cli import main  # noqa: E402
 from _tandem_wheelhouse.parts import check_complete, join, load_manifest  # noqa: E402
-from _tandem_wheelhouse.target import EXTRAS, PLATFORMS, Target, load_stack, plan_target, stack_requirements  # noqa: E402
+from _tandem_wheelhouse.target import (ENGINE_DEV_TOOLS, ENGINE_EXTRAS, EXTRAS, PLATFORMS, Target,  # noqa: E402
+                                       load_stack, plan_target, stack_requirements)
 
 __all__ = ["MANIFEST", "MIB", "Dist", "WheelhouseError", "build", "resolve_only", "main", "check_complete", "join",
-           "load_manifest", "EXTRAS", "PLATFORMS", "Target", "load_stack", "plan_target", "stack_requirements"]
+           "load_manifest", "ENGINE_DEV_TOOLS", "ENGINE_EXTRAS", "EXTRAS", "PLATFORMS", "Target", "load_stack",
+           "plan_target", "stack_requirements"]
 
 if __name__ == "__main__":
     sys.exit(main())

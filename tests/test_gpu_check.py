@@ -41,15 +41,15 @@ V2_PROBE_OUT = {"vllm": "0.32.0", "runner": "v2", "model_runner": "vllm.v1.worke
                 "equal_to_reference": True}
 
 
-def fake_smi(tmp_path: Path, gpus: int) -> Path:
-    """An nvidia-smi that lists `gpus` H100s (0: exits 9 like nvidia-smi without devices)."""
+def fake_smi(tmp_path: Path, gpus: int, driver: str = "580.95.05", cuda: str = "13.0") -> Path:
+    """An nvidia-smi that lists `gpus` H100s on `driver` (0: exits 9 like nvidia-smi without devices)."""
     smi = tmp_path / "bin" / "nvidia-smi"
     smi.parent.mkdir(parents=True, exist_ok=True)
-    rows = "\\n".join(["NVIDIA H100 80GB HBM3, 81559, 580.95.05"] * gpus)
+    rows = "\\n".join([f"NVIDIA H100 80GB HBM3, 81559, {driver}"] * gpus)
     smi.write_text("#!/usr/bin/env bash\n"
                    + ('echo "No devices were found"; exit 9\n' if gpus == 0 else
                       f'case "$1" in --query-gpu*) printf "{rows}\\n" ;; '
-                      '*) echo "| NVIDIA-SMI 580.95.05  Driver Version: 580.95.05  CUDA Version: 13.0 |" ;; esac\n'))
+                      f'*) echo "| NVIDIA-SMI {driver}  Driver Version: {driver}  CUDA Version: {cuda} |" ;; esac\n'))
     smi.chmod(0o755)
     return smi
 
@@ -270,14 +270,21 @@ def test_the_v2_lanes_split_tests_are_deselected_below_two_gpus(gpus, deselect, 
     assert ("split tests deselected" in checks["vllm_v2"]["reason"]) == (gpus == 1)
 
 
-def test_the_v2_probe_and_tests_compare_fp32_with_full_precision_triton_dots(tmp_path, monkeypatch):
-    """TF32 in Triton's tl.dot (TRITON_ATTN at float32 on an H100) would make greedy equality marginal."""
-    monkeypatch.delenv("TRITON_F32_DEFAULT", raising=False)
+@pytest.mark.parametrize("user_setting", [None, "tf32"])
+def test_every_check_compares_fp32_with_full_precision_triton_dots(user_setting, tmp_path, monkeypatch):
+    """TF32 in Triton's tl.dot (TRITON_ATTN at float32 on an H100) would make greedy equality marginal:
+    every check runs with TRITON_F32_DEFAULT=ieee, the V1 engine checks and launchers as the V2 ones (issue 61)."""
+    if user_setting is None:
+        monkeypatch.delenv("TRITON_F32_DEFAULT", raising=False)
+    else:
+        monkeypatch.setenv("TRITON_F32_DEFAULT", user_setting)
     runner = FakeRunner()
-    run_main(tmp_path, ["--v2-python", "/v2/bin/python"], runner=runner, monkeypatch=monkeypatch)
-    v2 = [env for name, _, env in runner.calls if name.startswith("vllm_v2")]
-    assert len(v2) == 1 + len(v2_lane_files()) and all(env["TRITON_F32_DEFAULT"] == "ieee" for env in v2)
-    assert all("TRITON_F32_DEFAULT" not in env for name, _, env in runner.calls if not name.startswith("vllm_v2"))
+    run_main(tmp_path, ["--v2-python", "/v2/bin/python"], runner=runner, gpus=2, monkeypatch=monkeypatch)
+    names = {name.removesuffix(".log") for name, _, _ in runner.calls}
+    assert {"stack", "async_scheduling", "vllm_engine", "vllm_compiled", "vllm_tp2", "vllm_v2", "bench_vllm",
+            "launch-1", "launch-2"} <= names
+    assert len([n for n in names if n.startswith("vllm_v2")]) == 1 + len(v2_lane_files())
+    assert all(env["TRITON_F32_DEFAULT"] == "ieee" for _, _, env in runner.calls)
 
 
 def test_the_v2_probe_fails_on_any_host_sync_in_vllms_step(tmp_path, monkeypatch):
@@ -306,7 +313,21 @@ def test_a_v2_engine_off_its_runner_graphs_async_or_tokens_fails_and_says_which(
     runner = FakeRunner(v2={**V2_PROBE_OUT, **probe})
     rc, _, checks = run_main(tmp_path, ["--v2-python", "/v2/bin/python"], runner=runner, monkeypatch=monkeypatch)
     assert rc == 1 and checks["vllm_v2"]["status"] == "failed" and words in checks["vllm_v2"]["reason"]
-    assert "vllm_v2-tests.log" not in {name for name, _, _ in runner.calls}
+    assert checks["vllm_v2"]["details"]["probe_passed"] is False
+    ran = [name for name, _, _ in runner.calls if name.startswith("vllm_v2-")]  # the lane files still ran
+    assert ran == [f"vllm_v2-{Path(f).stem}.log" for f in v2_lane_files()]
+    assert checks["vllm_v2"]["reason"].endswith("V2 lane tests (split tests deselected: one GPU) passed")
+
+
+def test_a_v2_engine_that_does_not_start_still_runs_the_lane_files_and_names_both(tmp_path, monkeypatch):
+    """A failing probe never stops the other checks (issue 61): the lane files say what the probe could not."""
+    runner = FakeRunner({"vllm_v2": 1, "vllm_v2-test_scale_vllm_v2_eval": 1})
+    rc, _, checks = run_main(tmp_path, ["--v2-python", "/v2/bin/python"], runner=runner, monkeypatch=monkeypatch)
+    v2 = checks["vllm_v2"]
+    assert rc == 1 and v2["status"] == "failed" and v2["details"]["failed_files"] == ["test_scale_vllm_v2_eval"]
+    assert v2["reason"].startswith("the tandem engine did not start on the V2 stack; V2 lane tests")
+    assert v2["reason"].endswith("failed: test_scale_vllm_v2_eval")
+    assert len([n for n, _, _ in runner.calls if n.startswith("vllm_v2-")]) == len(v2_lane_files())
 
 
 def test_async_scheduling_turned_off_is_a_failure(tmp_path, monkeypatch):
@@ -555,3 +576,119 @@ def test_a_launch_whose_rollout_workers_decoded_on_v2_fails_and_names_the_runner
     assert "v2 model runner (vllm.v1.worker.gpu.model_runner.GPUModelRunner)" in checks["launch_vanilla"]["reason"]
     assert checks["launch_tandem"]["status"] == "passed" and "v1 model runner" in checks["launch_tandem"]["reason"]
     assert checks["launch_tandem"]["details"]["vllm_version"] == TESTED.vllm
+
+
+# ------------------------------------------------------------------ the driver, checked first (issue 61)
+
+from _tandem_gpu_check import proofs  # noqa: E402
+from _tandem_gpu_check.engine_checks import v2_venv_command  # noqa: E402
+from _tandem_gpu_check.machine import driver_problem, forward_compat_driver, parse_gpus  # noqa: E402
+
+# What `nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader,nounits` and plain
+# `nvidia-smi` print on an H100 with each driver branch (the banner's second line, as the driver writes it)
+SMI_SAMPLES = {
+    "R535": ("NVIDIA H100 80GB HBM3, 81559, 535.183.01\n",
+             "+---------------------------------------------------------------------------------------+\n"
+             "| NVIDIA-SMI 535.183.01             Driver Version: 535.183.01   CUDA Version: 12.2     |\n"
+             "|-----------------------------------------+----------------------+----------------------+\n"),
+    "R570": ("NVIDIA H100 80GB HBM3, 81559, 570.133.20\nNVIDIA H100 80GB HBM3, 81559, 570.133.20\n",
+             "+-----------------------------------------------------------------------------------------+\n"
+             "| NVIDIA-SMI 570.133.20             Driver Version: 570.133.20     CUDA Version: 12.8     |\n"
+             "|-----------------------------------------+------------------------+----------------------+\n"),
+    "R580": ("NVIDIA H100 80GB HBM3, 81559, 580.159.04\n",
+             "+-----------------------------------------------------------------------------------------+\n"
+             "| NVIDIA-SMI 580.159.04             Driver Version: 580.159.04     CUDA Version: 13.0     |\n"
+             "+-----------------------------------------+------------------------+----------------------+\n"),
+}
+
+
+@pytest.mark.parametrize("branch, driver, cuda, gpus, ok", [("R535", "535.183.01", "12.2", 1, False),
+                                                           ("R570", "570.133.20", "12.8", 2, False),
+                                                           ("R580", "580.159.04", "13.0", 1, True)])
+def test_the_driver_is_read_from_nvidia_smi_and_judged_against_the_stacks_cuda(branch, driver, cuda, gpus, ok):
+    found = parse_gpus(*SMI_SAMPLES[branch])
+    assert found == [{"name": "NVIDIA H100 80GB HBM3", "memory_mib": "81559", "driver": driver,
+                      "driver_cuda": cuda}] * gpus
+    problem = driver_problem(found[0]["driver"], found[0]["driver_cuda"], TESTED.torch_cuda)
+    if ok:
+        assert problem is None
+    else:
+        assert problem.startswith(f"driver {driver} (CUDA {cuda}) cannot run the stack's CUDA 13.0 build")
+        assert "R580" in problem and "cuda-compat-13-0" in problem and "/usr/local/cuda-13.0/compat" in problem
+        assert "\n" not in problem
+
+
+def test_an_old_driver_passes_with_the_forward_compatibility_libcuda_on_the_library_path(tmp_path):
+    compat = tmp_path / "cuda-13.0" / "compat"
+    compat.mkdir(parents=True)
+    for name in ("libcuda.so", "libcuda.so.1", "libcuda.so.580.65.06", "libnvidia-ptxjitcompiler.so.580.65.06"):
+        (compat / name).write_bytes(b"")
+    path = os.pathsep.join([str(tmp_path / "missing"), str(compat)])
+    assert forward_compat_driver(path) == "580.65.06" and forward_compat_driver("") is None
+    assert driver_problem("535.183.01", "12.2", "cu130", compat=forward_compat_driver(path)) is None
+    assert driver_problem("535.183.01", "13.0", "cu130") is None  # nvidia-smi already reports the compat CUDA
+    assert driver_problem("535.183.01", "12.2", "cu128") is not None and driver_problem("575.51.03", "12.9", "cu128") is None
+    assert driver_problem(None, None, "cu130") is None and driver_problem("535.1", "12.2", "cu999") is None
+
+
+@pytest.mark.parametrize("driver, cuda", [("535.183.01", "12.2"), ("570.133.20", "12.8")])
+def test_a_driver_too_old_for_cu130_is_refused_in_one_line_before_any_install(driver, cuda, tmp_path, monkeypatch):
+    monkeypatch.setenv("GPU_CHECK_NVIDIA_SMI", str(fake_smi(tmp_path, 1, driver=driver, cuda=cuda)))
+    monkeypatch.delenv("LD_LIBRARY_PATH", raising=False)
+    runner = InstallRunner()
+    rc = gpu_check.main(["--out", str(tmp_path / "out"), "--venv", str(tmp_path / "venv")], runner=runner)
+    assert rc == 2 and runner.calls == [] and not (tmp_path / "out" / "gpu_check.json").exists()
+    res = shell(["--out", str(tmp_path / "out")], tmp_path, GPU_CHECK_NVIDIA_SMI=str(fake_smi(tmp_path, 1, driver, cuda)),
+                LD_LIBRARY_PATH="")
+    assert res.returncode == 2 and res.stdout == "" and len(res.stderr.strip().splitlines()) == 1
+    assert res.stderr.startswith(f"gpu_check: driver {driver} (CUDA {cuda})") and "R580" in res.stderr
+
+
+# ------------------------------------------------------------------ the V2 venv has what its tests need (finding 5)
+
+def test_the_v2_skip_message_builds_a_venv_with_pytest_and_the_eval_extra(tmp_path, monkeypatch):
+    _, _, checks = run_main(tmp_path, [], monkeypatch=monkeypatch)
+    reason = checks["vllm_v2"]["reason"]
+    assert "`pip install -e '.[vllm-v2,eval]' pytest` (vLLM 0.32.0)" in reason
+    assert "`pip install -e '.[vllm-latest,eval]' pytest` (0.33.0)" in reason
+    help_text = subprocess.run(["bash", str(REPO / "scripts" / "gpu_check.sh"), "--help"], capture_output=True,
+                               text=True).stdout
+    assert "'.[vllm-v2,eval]' pytest" in help_text and "'.[vllm-latest,eval]' pytest" in help_text
+
+
+def test_what_the_v2_lane_files_import_is_installed_by_the_v2_venv_command():
+    """Each third-party module a V2 lane file imports comes from the command's packages: pytest, the project's
+    dependencies and extras it names, or vLLM's own (torch and filelock; vLLM is the extra)."""
+    import ast
+    import tomllib
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    command = v2_venv_command("vllm-v2")
+    extras = command.split("[", 1)[1].split("]", 1)[0].split(",")
+    tools = command.split("]'", 1)[1].split()
+    names = {"vllm", "torch", "filelock"} | set(tools)  # vllm-v2 installs vLLM, which requires torch and filelock
+    for req in project["dependencies"] + [r for e in extras for r in project["optional-dependencies"][e]]:
+        names.add(req.split(">")[0].split("<")[0].split("=")[0].split("[")[0].strip().replace("-", "_").lower())
+    modules = {"math_verify": "math_verify", "yaml": "pyyaml"}
+    own = {"tandem", "tandem_app", "tandem_eval", "tandem_backends", "tandem_verl", "vllm_source", "hf_trl"}
+    imported = set()
+    for path in sorted(REPO.glob("tests/test_scale_vllm_v2_*.py")) + [REPO / "tests" / "conftest.py"]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                imported |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                imported.add(node.module.split(".")[0])
+    third_party = {m for m in imported if m not in sys.stdlib_module_names and m not in own
+                   and not (REPO / "tests" / f"{m}.py").is_file() and m != "__future__"}  # tests/ helpers
+    assert "pytest" in third_party and "vllm" in third_party
+    assert {modules.get(m, m) for m in third_party} <= names, third_party - names
+
+
+def test_help_lists_what_gpu_check_proves_with_the_unfinished_ones_marked():
+    res = subprocess.run(["bash", str(REPO / "scripts" / "gpu_check.sh"), "--help"], capture_output=True, text=True)
+    text = " ".join(res.stdout.split())
+    for name, status, what, _ in proofs.PROOFS:
+        assert f"{name} [{status}] {' '.join(what.split())}" in text
+    done = {name for name, status, *_ in proofs.PROOFS if status == proofs.IMPLEMENTED}
+    assert done == {"driver_first", "fp32_ieee_everywhere", "probe_never_stops_others", "v2_venv_has_its_tests"}
+    assert {s for _, s, *_ in proofs.PROOFS} == {proofs.IMPLEMENTED, proofs.NOT_YET}

@@ -295,3 +295,27 @@ def test_worker_fails_closed_without_the_wiring():
 
 def test_verl_dir_is_not_a_package():
     assert not (CONFIG_DIR.parent / "__init__.py").exists()  # would shadow the installed verl
+
+
+SPLIT = ["tandem.placement=split", "actor_rollout_ref.rollout.tensor_model_parallel_size=2"]
+NAMED = "+actor_rollout_ref.rollout.engine_kwargs.vllm.attention_backend="
+
+
+def test_a_split_rollout_on_gpus_gets_an_attention_backend_that_reads_each_ranks_heads_from_its_layers(monkeypatch):
+    """Every verl launcher goes through apply_tandem: the backend reaches vLLM in engine_kwargs.vllm (issue 61)."""
+    from vllm_source import placement
+    from vllm_source.compat import SPLIT_DEFAULT_BACKEND
+
+    monkeypatch.setattr(placement, "installed_vllm_version", lambda: "0.28.0")
+    monkeypatch.setattr(placement, "visible_gpus", lambda: 2)
+    cfg = tandem_config(*SPLIT)
+    apply_tandem(cfg)
+    assert cfg.actor_rollout_ref.rollout.engine_kwargs.vllm.attention_backend == SPLIT_DEFAULT_BACKEND
+    cfg = tandem_config(*SPLIT, NAMED + "FLASHINFER")  # one split can use: kept
+    apply_tandem(cfg)
+    assert cfg.actor_rollout_ref.rollout.engine_kwargs.vllm.attention_backend == "FLASHINFER"
+    with pytest.raises(TandemError, match=r"^placement='split' cannot run vLLM 0\.28's FLASH_ATTN attention backend"):
+        apply_tandem(tandem_config(*SPLIT, NAMED + "FLASH_ATTN"))
+    cfg = tandem_config()  # shared placement: vLLM's own choice
+    apply_tandem(cfg)
+    assert "attention_backend" not in cfg.actor_rollout_ref.rollout.engine_kwargs.vllm

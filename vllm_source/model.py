@@ -53,15 +53,30 @@ class TandemForCausalLM(TandemPair):
                                             self_paired=same_parameters(self.junior, self.senior))
 
     def forward(self, input_ids, positions, intermediate_tensors=None, inputs_embeds=None, **kwargs):
+        """[tokens, senior hidden + junior hidden]: one tensor, so vLLM's row selection (logits_indices)
+        applies to both halves.
+
+        The senior's half is copied into the output before the junior's trunk starts. Under
+        piecewise CUDA graphs a compiled trunk returns its last graph piece's output as a weak
+        reference into vLLM's one global graph pool, its memory already handed back (vLLM assumes no
+        other graph runs before it is read: 0.28/0.33 `compilation/cuda_graph.py`, `weak_ref_tensors`);
+        the junior's trunk replays graphs from that same pool and may write over it. Holding the
+        senior's output across the junior's trunk (as `torch.cat` after both did) would sample from
+        overwritten senior hidden states. The output buffer is an ordinary allocation here (or part of
+        one full graph, whose allocations stay live to its end), so the copy is what the junior cannot
+        touch; it costs no more than the `torch.cat` it replaces (each half copied once).
+        """
         self.check_token_ids_only(intermediate_tensors, inputs_embeds)
         senior = self.senior(input_ids, positions, None, None, **kwargs)
+        out = senior.new_empty(senior.shape[0], self.senior_hidden + self.junior_hidden)
+        out[:, : self.senior_hidden].copy_(senior)
+        del senior  # from here on, the senior trunk's output may be overwritten (see above)
         if self._may_skip_junior_trunk and SLOT.all_solo():
             # Every row is solo (e.g. a validation batch): the junior's cache is never read for them.
-            junior = senior.new_zeros(senior.shape[0], self.junior_hidden)
+            out[:, self.senior_hidden :].zero_()
         else:
-            junior = self.junior(input_ids, positions, None, None, **kwargs)
-        # One tensor, so vLLM's row selection (logits_indices) applies to both halves.
-        return torch.cat([senior, junior], dim=-1)
+            out[:, self.senior_hidden :].copy_(self.junior(input_ids, positions, None, None, **kwargs))
+        return out
 
     def compute_logits(self, hidden_states: torch.Tensor) -> torch.Tensor | None:
         self.check_junior_loaded()

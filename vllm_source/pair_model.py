@@ -4,8 +4,8 @@
 and `TandemSplitForCausalLM` (`split.py`: the senior on rank 0, the junior on rank 1).
 It reads the tandem config the engine carries, checks the pair (architecture, vocabulary,
 tokenizers) before any weight loads, and builds the senior and the junior under their
-prefixes, the junior frozen, under its own compile tag, with its checkpoint declared as
-vLLM's `secondary_weights`. The placements differ only in where each model lives, how
+prefixes, the junior frozen, under its own compile tag and compile-cache key (`ROLE_KEY`),
+with its checkpoint declared as vLLM's `secondary_weights`. The placements differ only in where each model lives, how
 the two logits meet, and which weights a rank loads.
 """
 
@@ -14,6 +14,8 @@ from __future__ import annotations
 from vllm_source.runtime import require_vllm
 
 require_vllm()
+
+import copy  # noqa: E402
 
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
@@ -28,6 +30,19 @@ from vllm_source.pairing import check_context, check_pair  # noqa: E402
 from vllm_source.weights import JUNIOR_PREFIX  # noqa: E402
 
 JUNIOR_COMPILE_TAG = "junior"
+# Set on each trunk's copy of its HF config: "senior" or "junior". vLLM keys its ahead-of-time compile
+# cache (VLLM_USE_AOT_COMPILE, on by default with torch >= 2.10) by the trunk's config hash and its
+# forward's code, not by the compile tag (0.28/0.33 `compilation/decorators.py`, `aot_compile_hash_factors`
+# + `_model_hash_key`): a self-paired junior's trunk hashed as the senior's and loaded the artifact the
+# senior had just saved. The config hash includes the HF config's JSON, so the role keeps them apart.
+ROLE_KEY = "tandem_role"
+
+
+def with_role(hf_config, role: str):
+    """A copy of `hf_config` naming the model's role (`ROLE_KEY`); the model code never reads it."""
+    tagged = copy.deepcopy(hf_config)
+    setattr(tagged, ROLE_KEY, role)
+    return tagged
 
 
 def causal_lm_architecture(hf_config, explicit: str | None) -> str:
@@ -119,15 +134,17 @@ class TandemPair(nn.Module):
 
     def build_senior(self, vllm_config: VllmConfig, prefix: str) -> nn.Module:
         return init_vllm_registered_model(
-            vllm_config, prefix=join(prefix, "senior"), hf_config=self._hf_config, architectures=[self._arch]
+            vllm_config, prefix=join(prefix, "senior"), hf_config=with_role(self._hf_config, "senior"),
+            architectures=[self._arch],
         )
 
     def build_junior(self, vllm_config: VllmConfig, prefix: str) -> nn.Module:
         """The frozen junior; vLLM's default loader streams its checkpoint after the senior's (prefix `junior.`)."""
         arch = self._arch if self._junior_hf is self._hf_config else (self._junior_hf.architectures or [self._arch])[0]
-        with junior_compile_tag():
+        with junior_compile_tag():  # its own compile tag and (ROLE_KEY) its own AOT compile cache key
             junior = init_vllm_registered_model(
-                vllm_config, prefix=join(prefix, "junior"), hf_config=self._junior_hf, architectures=[arch]
+                vllm_config, prefix=join(prefix, "junior"), hf_config=with_role(self._junior_hf, "junior"),
+                architectures=[arch],
             )
         junior.requires_grad_(False)
         self.secondary_weights = [DefaultModelLoader.Source(self._junior_path, revision=None, prefix=JUNIOR_PREFIX)]

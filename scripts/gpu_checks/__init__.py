@@ -9,6 +9,7 @@
     engine_checks  async scheduling, the scale lane's engine tests, the V2 runner, bench_vllm
     launchers      the launchers' data and their 2 + 1 resumed GRPO steps, judged from the run's files
     checks         the checks in order, and why one did not run
+    proofs         what gpu_check must prove (issue 61), each implemented or "not implemented yet"
     cli            main(): arguments, the GPU, the wheelhouse's join, the checks, the report
 
 Loaded by path as a package (scripts/gpu_check.py), so its modules import one another

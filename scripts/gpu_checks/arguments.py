@@ -21,12 +21,12 @@ packages. Then it runs on CUDA, each check as one entry of DIR/gpu_check.json:
   vllm_compiled     the lane's compiled-engine tests (pytest -k "compiled")
   vllm_tp2          the lane's tensor-parallel tests and split-placement tests (-k "tensor_parallel or tp2 or split"); 2+ GPUs only
   vllm_v2           the tandem engine on vLLM's V2 model runner, in the interpreter of --v2-python (a venv with
-                    `pip install -e .[vllm-v2]` or `.[vllm-latest]`; skipped without one; runs even where the
-                    V1 stack is unusable): with CUDA graphs and async scheduling on, the runner reported by the
-                    workers is V2 and greedy tokens and masks equal the reference engine's; then each V2 lane
-                    file (tests/test_scale_vllm_v2_*.py) in its own pytest process, split tests deselected
-                    below 2 GPUs; all with TRITON_F32_DEFAULT=ieee (fp32 Triton dots, not TF32), the
-                    engine probe with VLLM_GPU_SYNC_CHECK=error (no host sync in vLLM's step)
+                    `pip install -e '.[vllm-v2,eval]' pytest` or `'.[vllm-latest,eval]' pytest`; skipped
+                    without one; runs even where the V1 stack is unusable): with CUDA graphs and async
+                    scheduling on, the runner reported by the workers is V2 and greedy tokens and masks equal
+                    the reference engine's; then each V2 lane file (tests/test_scale_vllm_v2_*.py) in its own
+                    pytest process (also after a failed engine probe), split tests deselected below 2 GPUs;
+                    the engine probe with VLLM_GPU_SYNC_CHECK=error (no host sync in vLLM's step)
   bench_vllm        scripts/bench_vllm.py --quick (solo vs tandem throughput, JSON kept)
   launchers_data    a tiny DeepScaleR slice from the hub (64 training, 16 validation problems)
   launch_tandem     the tandem launcher: 2 GRPO steps on --model, then a 3rd resumed from the checkpoint
@@ -39,10 +39,13 @@ packages. Then it runs on CUDA, each check as one entry of DIR/gpu_check.json:
   launch_tandem_transfer  launch_tandem with partner_reward.kind=transfer: the junior continues each training
                     response's prefix as a junior-solo request in the GPU engine; reward = verifier + 0.5 R_transfer
 
-Each entry is passed, failed or skipped (with the reason); nothing is reported as passed
-that did not run. Logs go to DIR/logs/. Exit: 0 when no check failed, 1 when one did,
-2 (one line) when no NVIDIA GPU is visible, the arguments are wrong or the wheelhouse is
-missing, incomplete or differs from its manifest. The report's expected_stack is the
+Before any of them the driver is read from nvidia-smi: one that cannot run the stack's CUDA
+(R580+ for cu130, or the forward-compatibility package) is refused in one line, before any
+install. Every check runs with TRITON_F32_DEFAULT=ieee (fp32 Triton dots, not TF32). Each
+entry is passed, failed or skipped (with the reason); nothing is reported as passed that did
+not run. Logs go to DIR/logs/. Exit: 0 when no check failed, 1 when one did,
+2 (one line) when no NVIDIA GPU is visible, its driver is too old, the arguments are wrong or
+the wheelhouse is missing, incomplete or differs from its manifest. The report's expected_stack is the
 release of vllm_source/stack.py that was to be installed. Only the standard library is
 used here; the checks run in the stack's Python.
 """
@@ -55,6 +58,7 @@ import sys
 from pathlib import Path
 
 from .checkout import REPO, STACK, WHEELHOUSE
+from . import proofs
 from .checks import CHECKS
 
 
@@ -71,7 +75,8 @@ def parser() -> OneLineParser:
     """The flags; this module's docstring is --help's text."""
     ap = OneLineParser(prog="scripts/gpu_check.sh", description=__doc__.splitlines()[0],
                        formatter_class=argparse.RawDescriptionHelpFormatter,
-                       epilog="\n".join(__doc__.splitlines()[2:]) + f"\nvLLM releases of stack.py: {STACK.describe()}")
+                       epilog="\n".join(__doc__.splitlines()[2:]) + f"\nvLLM releases of stack.py: {STACK.describe()}"
+                       + "\n\n" + proofs.help_text())
     ap.add_argument("--out", required=True, type=Path, help="report directory (DIR/gpu_check.json, DIR/logs/)")
     ap.add_argument("--python", default=None, help="the GPU stack's interpreter (default: found, else installed)")
     ap.add_argument("--venv", type=Path, default=REPO / ".venv-gpu", help="where to install the stack if none is found")
@@ -80,8 +85,8 @@ def parser() -> OneLineParser:
                     help="install the stack and this package into --venv from DIR (scripts/gpu_wheelhouse.sh) with "
                          "no index, then run the checks in it")
     ap.add_argument("--v2-python", default=os.environ.get("GPU_CHECK_V2_PYTHON"), metavar="PY",
-                    help="interpreter of a venv with vLLM 0.32 or 0.33 (pip install -e .[vllm-v2] or .[vllm-latest]) "
-                         "for the vllm_v2 check")
+                    help="interpreter of a venv with vLLM 0.32 or 0.33 (pip install -e '.[vllm-v2,eval]' pytest, or "
+                         "'.[vllm-latest,eval]' pytest) for the vllm_v2 check")
     ap.add_argument("--model", default="Qwen/Qwen3-0.6B", help="checkpoint for the launcher runs (hub name or path)")
     ap.add_argument("--only", nargs="+", default=None, metavar="NAME", help=f"run only these of: {', '.join(CHECKS)}")
     ap.add_argument("--skip", nargs="+", default=[], metavar="NAME", help="skip these checks")

@@ -1,7 +1,8 @@
 """main(): the arguments, the GPU, the wheelhouse joined and checked, the checks, the report.
 
 Exit 0 when no check failed, 1 when one did, 2 (one line on stderr, no report) when the
-arguments are wrong, no NVIDIA GPU is visible or the wheelhouse cannot serve.
+arguments are wrong, no NVIDIA GPU is visible, its driver is too old for the stack's CUDA
+(checked before any install) or the wheelhouse cannot serve.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import sys
 from .arguments import UsageError, parse_args
 from .checkout import WHEELHOUSE
 from .checks import run_checks
-from .machine import detect_gpus
+from .machine import detect_gpus, driver_problem, forward_compat_driver
 from .report import now_utc, write_report
 from .runner import Runner
 
@@ -24,6 +25,10 @@ def prepare(argv: list[str]):
     if not gpus:
         raise UsageError("gpu_check: no NVIDIA GPU found (nvidia-smi lists none); this command validates a GPU "
                          "machine; on CPU run bash scripts/test_scale.sh")
+    problem = driver_problem(gpus[0]["driver"], gpus[0]["driver_cuda"], args.release.torch_cuda,
+                             forward_compat_driver(os.environ.get("LD_LIBRARY_PATH", "")))
+    if problem:  # first: torch would see no GPU, and the stack check would reinstall the same stack and fail
+        raise UsageError(f"gpu_check: {problem}")
     if args.wheelhouse is not None:
         print(f"gpu_check: joining and checking the wheelhouse {args.wheelhouse} (sha256) ...", flush=True)
         try:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from .checkout import REPO
+from .checkout import REPO, WHEELHOUSE
 from .report import Check, finish
 from .runner import Runner, probe
 
@@ -93,9 +93,17 @@ def bench_check(python: str, out: Path, runner: Runner, env: dict, logs: Path, t
 
 
 V2_TESTS = "tests/test_scale_vllm_v2_*.py"
-# fp32 comparisons against the reference engine: on an H100 float32 attention is TRITON_ATTN, whose
-# tl.dot defaults to TF32; "ieee" makes Triton's fp32 dots full fp32 (greedy ties and LOGPROB_TOL hold).
-V2_ENV = {"TRITON_F32_DEFAULT": "ieee"}
+# The extras the V2 venv needs beyond vLLM: the engine-only wheelhouse's (scripts/wheelhouse/target.py
+# ENGINE_EXTRAS: eval, which the V2 eval tests import) and its dev tools (ENGINE_DEV_TOOLS: pytest, which
+# runs every V2 lane file); `pip install -e .[vllm-v2]` alone has no pytest, so no lane file would import.
+V2_EXTRAS, V2_TOOLS = tuple(WHEELHOUSE.ENGINE_EXTRAS), tuple(WHEELHOUSE.ENGINE_DEV_TOOLS)
+
+
+def v2_venv_command(extra: str) -> str:
+    """The install line of a V2 venv (`extra`: vllm-v2 or vllm-latest) with what the V2 lane's tests need."""
+    return f"pip install -e '.[{','.join((extra, *V2_EXTRAS))}]' {' '.join(V2_TOOLS)}"
+
+
 # The probe's engine fails on any GPU<->CPU sync in vLLM's step after warm-up (vllm/utils/gpu_sync_debug.py,
 # 0.32 and 0.33): the tandem processor decides authors on the device. Not for the lane's tests, which drive
 # vLLM's warm-up and profiling passes (syncs of vLLM's own) after the check is on.
@@ -116,22 +124,24 @@ def v2_check(python: str | None, runner: Runner, env: dict, logs: Path, timeout:
     check, t0, log = Check("vllm_v2"), time.monotonic(), logs / "vllm_v2.log"
     if python is None:
         return finish(check, t0, "skipped", "no V2 stack: pass --v2-python, the interpreter of a venv with "
-                      "`pip install -e .[vllm-v2]` (vLLM 0.32.0) or `.[vllm-latest]` (0.33.0)")
-    env = {**env, **V2_ENV}
+                      f"`{v2_venv_command('vllm-v2')}` (vLLM 0.32.0) or `{v2_venv_command('vllm-latest')}` (0.33.0)")
     got = probe(runner, python, V2_PROBE, {**env, **V2_PROBE_ENV}, log, timeout)
     if got is None:
-        return finish(check, t0, "failed", "the tandem engine did not start on the V2 stack", log)
-    wrong = [what for what, ok in (("runner " + got.get("runner", "?"), got.get("runner") == "v2"),
-                                   ("async scheduling off", got.get("async_scheduling")),
-                                   ("CUDA graphs off", got.get("cudagraph_mode", "NONE").split(".")[-1] != "NONE"),
-                                   ("tokens differ from the reference engine", got.get("equal_to_reference")))
-             if not ok]
-    if wrong:
-        return finish(check, t0, "failed", "V2 engine: " + ", ".join(wrong), log, got)
+        engine = "the tandem engine did not start on the V2 stack"
+    else:
+        wrong = [what for what, ok in (("runner " + got.get("runner", "?"), got.get("runner") == "v2"),
+                                       ("async scheduling off", got.get("async_scheduling")),
+                                       ("CUDA graphs off", got.get("cudagraph_mode", "NONE").split(".")[-1] != "NONE"),
+                                       ("tokens differ from the reference engine", got.get("equal_to_reference")))
+                 if not ok]
+        engine = ("V2 engine: " + ", ".join(wrong) if wrong else
+                  f"vLLM {got.get('vllm')} V2 runner ({got.get('model_runner')}), CUDA graphs "
+                  f"{got.get('cudagraph_mode')}, async scheduling on, no host sync in a step, tokens equal the reference")
+    # the lane's files run whatever the probe found: a failing probe never hides what they would show
     failed = [name.removeprefix("vllm_v2-").removesuffix(".log")
               for name, cmd in v2_test_commands(python, n_gpus) if runner.run(cmd, env, logs / name, timeout) != 0]
     split = "" if n_gpus >= 2 else " (split tests deselected: one GPU)"
-    reason = (f"vLLM {got.get('vllm')} V2 runner ({got.get('model_runner')}), CUDA graphs {got.get('cudagraph_mode')}, "
-              f"async scheduling on, no host sync in a step, tokens equal the reference; V2 lane tests{split} "
-              + ("passed" if not failed else "failed: " + ", ".join(failed)))
-    return finish(check, t0, "failed" if failed else "passed", reason, log, {**got, "failed_files": failed})
+    probe_ok = got is not None and engine.startswith("vLLM ")
+    reason = f"{engine}; V2 lane tests{split} " + ("passed" if not failed else "failed: " + ", ".join(failed))
+    status = "passed" if probe_ok and not failed else "failed"
+    return finish(check, t0, status, reason, log, {**(got or {}), "probe_passed": probe_ok, "failed_files": failed})

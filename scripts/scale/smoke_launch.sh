@@ -10,7 +10,8 @@
 # each rollout worker reports: vllm_source/runner.py), hydra-N/ and the checkpoints under ckpt/RUN.
 # MODEL is the senior (a path or a hub name). RUN is tandem, tandem_split (the tandem launcher
 # with tandem.placement=split: one rollout replica over two workers, senior on tensor-parallel
-# rank 0, junior on rank 1), vanilla, grpo_score or grpo_transfer (the vanilla launcher, for a run given
+# rank 0, junior on rank 1; on GPUs its attention backend, one that reads each rank's heads from
+# its own layers, is named by the launcher's config step, verl/tandem_verl/wiring.py, and logged), vanilla, grpo_score or grpo_transfer (the vanilla launcher, for a run given
 # partner_reward.* keys) or kl_reg (the KL ablation, KL_COEF default 0.001); STEPS
 # is trainer.total_training_steps; extra overrides go last. Output goes to stdout.
 # Environment: SMOKE_DEVICE=cpu (default: verl/cpu_overrides.sh, one worker) or gpu

@@ -29,6 +29,8 @@ logger = logging.getLogger(__name__)
 # registers: verl's stock `verl.trainer.main_ppo` cannot compose the file, so it can never
 # run a `tandem:` block it would ignore (plain GRPO under a tandem name).
 ENTRY_GROUP, ENTRY_NODE = "launched_by", "verl_main_tandem_ppo"
+# The vLLM engine arguments that name an attention backend (vllm_source.split_attention.requested_backend).
+ATTENTION_KEYS = ("attention_backend", "attention_config")
 
 
 def register_entry_node() -> None:
@@ -62,10 +64,15 @@ def apply_tandem(config: DictConfig) -> TandemVerlConfig:
     arr = config.actor_rollout_ref
     if t.process.placement == "split":  # a rollout replica = 2 tensor-parallel ranks: senior, junior
         check_split_world(arr.rollout.tensor_model_parallel_size, arr.rollout.pipeline_model_parallel_size)
-    engine = tandem_engine_kwargs(t.process, arr.model.path)
+    # The attention backend the user named for vLLM, so that split checks it (or, on GPUs, names one it can use).
+    vllm_kwargs = arr.rollout.get("engine_kwargs", {}).get("vllm", None) or {}
+    named = {k: vllm_kwargs[k] for k in ATTENTION_KEYS if vllm_kwargs.get(k) is not None}
+    engine = tandem_engine_kwargs(t.process, arr.model.path, **named)
     with open_dict(config):
         arr.rollout.engine_kwargs.vllm.hf_overrides = engine["hf_overrides"]
         arr.rollout.engine_kwargs.vllm.logits_processors = engine["logits_processors"]
+        if "attention_backend" in engine and "attention_backend" not in named:  # split's default on GPUs
+            arr.rollout.engine_kwargs.vllm.attention_backend = engine["attention_backend"]
         arr.rollout.agent.agent_loop_manager_class = AGENT_LOOP_MANAGER
     if not t.enable:  # GRPO + transfer: the writer is solo; verl's own actor worker and the partner trainer
         with open_dict(config):
