@@ -1,6 +1,7 @@
 """The grader beside its anchors: every disagreement, with which verdict is right.
 
     python scripts/grader_differential.py [--data DIR] [--out model_spec/bench/grader_differential.json]
+    python scripts/grader_differential.py --must-pay [--per-class N]   # issue 60: the renderings, both ways
 
 Grades `tandem_eval.analysis.grader_corpus` (every gold of the shared benchmarks in the ways models
 write it, and the adversarial corpus) with three graders:
@@ -109,6 +110,63 @@ def disagreement_table(disagreements: list[dict]) -> dict[str, int]:
     ).items()))
 
 
+# Which of our rules decides each must-pay class (issue 60), for the must-pay differential's table.
+MUST_PAY_RULES = {
+    "self": "a gold equals itself", "brace_less": "TeX's argument rule (tokens.braced_arguments)",
+    "braced": "TeX's argument rule (tokens.braced_arguments)", "dfrac": "\\dfrac / \\tfrac are \\frac (tokens)",
+    "tfrac": "\\dfrac / \\tfrac are \\frac (tokens)", "left_right": "\\left / \\right are presentation (tokens)",
+    "thin_space": "spacing is presentation (tokens)", "script_braces": "TeX's argument rule for ^ and _",
+    "script_brace_less": "TeX's argument rule for ^ and _", "unit_spelling": "units by one name (lexicon.UNIT_NAMES)",
+    "assignment": "a leading `x =` names the value (answer._unwrap)", "set_order": "lists and sets as multisets",
+    "trailing_period": "the sentence's closing period (answer._end_of_sentence)",
+    "displaystyle": "\\displaystyle is presentation (tokens)", "control": "exact values: a changed digit is another value",
+    "approximation": "an exact value, then `\\approx` its decimal, is the exact value "
+                     "(answer._exact_before_approximation)",
+    "mixed_number": "a whole number, a TeX space, a proper slash fraction is a mixed number (answer._mixed_slash)",
+    "complex_arrangement": "`i` read alike on both sides of a complex pair (timebound._complex_numbers)",
+    "set_or_list": "a set and a bare list are both unordered (compare._values)",
+    "named_value": "a name before the only `=` names the value (answer._name_end)",
+    "plus_infinity": "a leading `+` is presentation (answer._unwrap)",
+    "final_answer_display": "a line that is only \"Final Answer\", then display math (extract._MARKERS)",
+}
+
+
+def rule_for(kind: str) -> str | None:
+    """The rule of ours that decides a must-pay class (`MUST_PAY_RULES`), or None where none is listed."""
+    base = kind.removeprefix("control_").removesuffix("_as_gold")
+    return MUST_PAY_RULES.get("control" if kind.startswith("control_") else base)
+
+
+def must_pay_differential(data: Path | None, per_class: int | None, golds=None) -> dict:
+    """Ours and math-verify (verl's call) on the must-pay cases (`generate_must_pay`), both directions:
+    per class, the cases where one pays and the other does not, with the rule of ours that decides
+    (`rule`: None where `MUST_PAY_RULES` names none, which the tests refuse). `golds` instead of
+    every benchmark gold under `data`: a fixed sample."""
+    from tandem.grading import grade
+    from tandem_eval.analysis.grader_corpus import BENCHMARK_FILES
+    from tandem_eval.analysis.grader_generator import benchmark_golds, generate_must_pay
+
+    cases, seen = [], Counter()
+    for case in generate_must_pay(benchmark_golds(data, BENCHMARK_FILES) if golds is None else golds):
+        if per_class is None or seen[case.kind] < per_class:
+            seen[case.kind] += 1
+            cases.append(case)
+    table: dict[str, Counter] = {}
+    examples: dict[str, list] = {}
+    for case in cases:
+        ours, anchor = grade(case.response, case.gold), math_verify_as_verl(case.response, case.gold)
+        c = table.setdefault(case.kind, Counter())
+        c["cases"] += 1
+        c["ours_pays_math_verify_not"] += ours and not anchor
+        c["math_verify_pays_ours_not"] += anchor and not ours
+        if ours != anchor and len(examples.setdefault(case.kind, [])) < 3:
+            examples[case.kind].append({"response": case.response[:200], "gold": case.gold, "ours": ours,
+                                        "correct": case.correct})
+    return {kind: {**dict(c), "correct": not kind.startswith("control_"), "rule": rule_for(kind),
+                   "examples": examples.get(kind, [])}
+            for kind, c in sorted(table.items()) if c["ours_pays_math_verify_not"] or c["math_verify_pays_ours_not"]}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data", help="the shared benchmark files")
@@ -116,7 +174,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--list-limit", type=int, default=200,
                     help="list an anchor's disagreements one by one up to this many; past it, counts by kind "
                          "and a sha256 of the whole list (default 200)")
+    ap.add_argument("--must-pay", action="store_true",
+                    help="instead: ours and math-verify on the must-pay renderings and their controls (issue 60), "
+                         "every class where one pays and the other does not, printed as JSON")
+    ap.add_argument("--per-class", type=int, default=None, help="with --must-pay: at most this many cases per class")
     args = ap.parse_args(argv)
+    if args.must_pay:
+        table = must_pay_differential(args.data, args.per_class)
+        print(json.dumps(table, indent=1, ensure_ascii=False))
+        unruled = [kind for kind, row in table.items() if not row["rule"]]
+        if unruled:
+            print(f"error: classes where ours and math-verify disagree with no deciding rule: {unruled}", file=sys.stderr)
+            return 1
+        return 0
     from tandem_eval.analysis.grader_corpus import ADVERSARIAL, benchmark_cases
 
     if not args.data.is_dir():

@@ -60,3 +60,45 @@ def test_on_every_real_gold_ours_and_math_verify_disagree_only_where_listed(shar
     with_math_verify = [d for d in result["disagreements"] if d["anchor"] == "math_verify"]
     # One: a broken Minerva gold (a stray `$ $`) that ours reads to its end and math-verify fails.
     assert [(d["source"], d["ours_right"]) for d in with_math_verify] == [("minerva_math.jsonl", True)]
+
+
+# ----------------------------------------------------------------------------- must pay, beside math-verify (issue 60)
+
+
+def _golds_covering_every_rendering(golds, per_class: int = 3) -> list[str]:
+    """A fixed sample: in the data's order, each gold that gives a rendering class fewer than
+    `per_class` earlier golds gave (so every class, the rare ones too, is in it)."""
+    from collections import Counter
+
+    from tandem_eval.analysis.grader_generator import renderings
+
+    chosen, covered = [], Counter()
+    for gold in dict.fromkeys(str(g).strip() for g in golds):
+        kinds = {kind for kind, _ in renderings(gold)}
+        if any(covered[kind] < per_class for kind in kinds):
+            chosen.append(gold)
+            covered.update(kinds)
+    return chosen
+
+
+def test_every_must_pay_class_where_ours_and_math_verify_disagree_names_the_rule_that_decides(shared_data):
+    pytest.importorskip("verl")
+    from tandem_eval.analysis.grader_corpus import BENCHMARK_FILES
+    from tandem_eval.analysis.grader_generator import benchmark_golds, generate_must_pay
+
+    golds = _golds_covering_every_rendering(benchmark_golds(shared_data, BENCHMARK_FILES))
+    kinds = {case.kind for case in generate_must_pay(golds)}
+    assert {"approximation_as_gold", "mixed_number", "named_value", "final_answer_display", "control_dfrac"} <= kinds
+    table = differential_script.must_pay_differential(None, per_class=4, golds=golds)
+    assert table, "the sample shows no disagreement at all: it no longer tests the listing"
+    assert {kind: row["rule"] for kind, row in table.items() if not row["rule"]} == {}
+    # both directions are in the sample, and every class the generator writes has a rule to name
+    assert any(kind.endswith("_as_gold") for kind in kinds)
+    assert [kind for kind in sorted(kinds) if differential_script.rule_for(kind) is None] == []
+    # ours pays no control that math-verify refuses
+    assert all(not row["ours_pays_math_verify_not"] for kind, row in table.items() if not row["correct"])
+
+
+def test_a_class_with_no_listed_rule_is_reported_without_one():
+    assert differential_script.rule_for("control_named_value") == differential_script.MUST_PAY_RULES["control"]
+    assert differential_script.rule_for("a_class_nobody_listed_as_gold") is None

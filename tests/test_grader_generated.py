@@ -7,6 +7,13 @@ second spans and second sentences, a non-unit word in `\\text{}`, a superscript,
 digits split by a space, a second value) and right answers in the forms models write
 (boxed, a sentence, a unit, a decimal, a percent, unicode minus and digits, thin-space
 thousands). The full run is `scripts/grader_generated.py` (`model_spec/GRADER.md`).
+
+From the other side (issue 60), every gold pays against itself and against its equivalent
+renderings (brace forms, `\\dfrac`, `\\left`/`\\right`, thin spaces, script braces, unit
+spellings, `x = `, set order, a trailing period, `\\displaystyle`, and issue 60's held-out forms:
+an approximation after the exact value, a mixed number, a complex number arranged otherwise, a
+set for a list, a named value, `+\\infty`) in both directions, and a `**Final Answer**` line with
+display math, while a digit-changed control of each is never paid.
 """
 
 from __future__ import annotations
@@ -29,8 +36,19 @@ RIGHT_REFUSED_RATE_BOUND = 0.01
 
 
 @pytest.fixture(scope="module")
-def report(shared_data):
-    return generated.run(shared_data)
+def memo():
+    """One verdict per distinct pair of parsed answers, shared by the two runs below."""
+    return {}
+
+
+@pytest.fixture(scope="module")
+def report(shared_data, memo):
+    return generated.run(shared_data, memo=memo)
+
+
+@pytest.fixture(scope="module")
+def must_pay_report(shared_data, report, memo):  # after `report`, so its verdicts are shared
+    return generated.run(shared_data, must_pay=True, memo=memo)
 
 
 def test_at_least_a_hundred_thousand_cases_from_every_gold(report):
@@ -67,3 +85,36 @@ def test_the_generator_labels_a_gold_the_way_a_careful_grader_would():
     assert not by_kind["nudged"].correct
     assert all(not c.correct for c in cases if c.kind == "text_word")
     assert len(NON_UNITS) >= 60
+
+
+def test_every_gold_pays_against_itself(must_pay_report):
+    assert must_pay_report["classes"]["self"]["cases"] >= 1200
+    assert must_pay_report["classes"]["self"]["right_refused"] == 0
+
+
+def test_every_equivalent_rendering_class_pays_all_but_half_a_percent(must_pay_report):
+    for kind, c in must_pay_report["classes"].items():
+        if c["must_pay"]:
+            assert c["right_refused"] <= generated.MUST_PAY_REFUSED_RATE * c["cases"], (kind, c)
+
+
+def test_no_digit_changed_control_of_a_rendering_is_paid(must_pay_report):
+    controls = {k: c for k, c in must_pay_report["classes"].items() if k.startswith("control_")}
+    assert controls and all(not c["must_pay"] for c in controls.values())
+    assert must_pay_report["wrong_paid"] == 0, [f for f in must_pay_report["failures"] if not f["correct"]][:10]
+
+
+def test_every_rendering_class_is_exercised_in_both_directions(must_pay_report):
+    classes = must_pay_report["classes"]
+    for kind in ("brace_less", "braced", "dfrac", "tfrac", "left_right", "thin_space", "script_braces",
+                 "script_brace_less", "unit_spelling", "assignment", "set_order", "trailing_period", "displaystyle",
+                 # issue 60's held-out forms, where a gold's form allows them
+                 "approximation", "mixed_number", "complex_arrangement", "set_or_list", "named_value", "plus_infinity"):
+        assert classes[kind]["cases"] >= 3 and classes[kind + "_as_gold"]["cases"] == classes[kind]["cases"], kind
+    assert classes["final_answer_display"]["cases"] >= 1200  # a response form: graded one way, from every gold
+    assert classes["control_final_answer_display"]["cases"] >= 1000
+
+
+def test_a_gold_with_a_unit_refuses_another_unit(report):
+    c = report["classes"]["wrong_unit"]
+    assert c["cases"] >= 10 and c["wrong_paid"] == 0 and not c["must_pay"]

@@ -4,7 +4,9 @@
 *outermost complete* `\\boxed{...}` / `\\fbox{...}` (nested braces matched, `\\{` `\\}`
 ignored; a box inside it is part of it, so `\\boxed{5 \\text{ or } \\boxed{6}}` is read
 whole; a box inside a box that never closes is no answer); else everything after the last
-"final answer is" / "Final answer:"; else after the last "the answer is" / "Answer:"; else
+"final answer is" / "Final answer:" / "**Final Answer**:" / a line that is only "Final Answer"
+(a `## Final Answer` heading, `**Final Answer**`; display math on the next lines is read); else
+after the last "the answer is" / "Answer:"; else
 after the last `####` (GSM8K style); else nothing (None: graded incorrect). After an answer
 phrase the answer runs to the end of the response: a second `$...$` span or a second
 sentence is part of it, so a hedge written there is read (and refused) rather than cut
@@ -32,7 +34,12 @@ _BOX_START = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])")
 _BRACE_TOKEN = re.compile(r"\\.|[{}]", re.DOTALL)  # an escaped character, or a brace
 _BOX_TOKEN = re.compile(r"[^\s$]+")
 _MARKERS = [  # tried in order; within one marker the last occurrence wins
-    re.compile(r"final answer\s*(?:is|:)\s*:?", re.IGNORECASE),
+    # "final answer is", "Final answer:", "**Final Answer**: 23", or a line that is only the words
+    # (a `## Final Answer` heading, `**Final Answer**`, `Final Answer:`): what follows it, display
+    # math on the next lines included, is the answer.
+    re.compile(r"final answer\s*\**\s*(?:is|:)\s*:?"
+               r"|^[ \t]*(?:#{1,6}[ \t]*)?\**[ \t]*final answer[ \t]*:?[ \t]*\**[ \t]*:?[ \t]*$",
+               re.IGNORECASE | re.MULTILINE),
     re.compile(r"\banswer\s*(?:is|:)\s*:?", re.IGNORECASE),
     re.compile(r"####"),
 ]

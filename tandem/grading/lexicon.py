@@ -51,6 +51,7 @@ _GREEK = ("alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iot
 _STRUCTURE = "frac dfrac tfrac sqrt binom dbinom tbinom cdot times div infty prime dot ddot hat bar vec overline"
 _SETS = "cup cap in setminus emptyset varnothing mid lfloor rfloor lceil rceil hbar odot partial circ"
 _RELATIONS = "le leq ge geq lt gt leqslant geqslant"
+GREEK = frozenset(_GREEK.split()) - {"pi"}  # a Greek letter may name an answer (`\\theta = 65^\\circ`); `\\pi` is a value
 COMMANDS = frozenset(" ".join([_GREEK, _STRUCTURE, _SETS, _RELATIONS]).split()) | FUNCTIONS
 
 HEDGE_WORDS = frozenset(
@@ -71,3 +72,32 @@ TEXT_COMMANDS = frozenset(
     "text textbf textit textrm textnormal textsf mbox mathrm mathbf mathit mathsf operatorname rm".split()
 )
 MATRIX_ENVIRONMENTS = frozenset({"matrix", "pmatrix", "bmatrix"})
+# Commands that write another command's meaning: `\\dfrac` is `\\frac`, and `\\backslash` between
+# sets (`\\mathbb{R}\\backslash\\{5\\}`) is `\\setminus`.
+SAME_COMMANDS = {"dfrac": "frac", "tfrac": "frac", "backslash": "setminus"}
+
+# How many arguments TeX reads after each command (one token or one group each; `^` and `_`
+# take one too): `tandem.grading.tokens.braced_arguments` writes them all in braces.
+ARGUMENT_COUNTS = {"frac": 2, "binom": 2, "dbinom": 2, "tbinom": 2, "sqrt": 1, "overline": 1, "bar": 1, "hat": 1,
+                   "vec": 1, "dot": 1, "ddot": 1, "boxed": 1, "fbox": 1, "mathbb": 1}
+
+# A unit's one name, so that a unit on both sides compares by meaning, never by spelling
+# (`h` / `hr` / `hours`); no conversion: `24 km` is never `24000 m`. Each group is one unit;
+# a word of UNITS in no group is its own name. `units` / `unit` (square units) name no unit.
+_SAME_UNIT = (
+    "mm millimeter millimeters millimetre millimetres", "cm centimeter centimeters centimetre centimetres",
+    "m meter meters metre metres", "km kilometer kilometers kilometre kilometres",
+    "in inch inches", "ft foot feet", "yd yard yards", "mi mile miles",
+    "mg milligram milligrams", "g gram grams", "kg kilogram kilograms", "lb lbs pound pounds",
+    "oz ounce ounces", "ton tons", "tonne tonnes", "ml mL milliliter milliliters", "l L liter liters litre litres",
+    "gallon gallons", "quart quarts", "pint pints", "cup cups",
+    "s sec secs second seconds", "min mins minute minutes", "h hr hrs hour hours", "day days", "week weeks",
+    "month months", "year years", "dollar dollars USD", "cent cents", "euro euros",
+    "degree degrees deg", "rad radian radians", "kph kmh",
+)
+UNIT_NAMES = {word: group.split()[0] for group in _SAME_UNIT for word in group.split()}
+UNIT_ABBREVIATIONS = {"mi / h": "mph", "km / h": "kph"}  # `miles per hour` is `mph`: one unit, two spellings
+GENERIC_UNITS = frozenset({"unit", "units"})  # `12 square units`: no unit to compare
+UNIT_POWERS = {"square": 2, "sq": 2, "cubic": 3, "cu": 3}  # `square cm` is `cm^2`
+PERCENT_WORDS = frozenset({"percent"})  # `125 \text{ percent}` is `125\%`, against a gold that writes a percent
+UNITS = UNITS | frozenset(UNIT_NAMES)  # every spelling a group names is a unit

@@ -15,10 +15,12 @@ work in the main thread, so they are switched off and replaced by:
 
 from __future__ import annotations
 
+import cmath
 import functools
 import json
 import logging
 import os
+import re
 import select
 import signal
 import subprocess
@@ -31,18 +33,58 @@ from tandem.errors import TandemError
 
 
 @functools.lru_cache(maxsize=1024)  # a gold is asked about once per response of its group
-def _strict_parse(latex: str):
+def _strict_parse(latex: str, complex_numbers: bool = False):
     """The whole of `latex` as sympy, or an exception: never a part of it.
 
     math-verify's own `parse` falls back to whatever part of a string it can read (`2` out
     of `\\hbar \\omega(v+1/2) - \\frac{E_0^3 e^2}{...}`), which would make two different
-    answers equal; the grader asks only about whole expressions.
+    answers equal; the grader asks only about whole expressions. With `complex_numbers`, the
+    letter `i` is the imaginary unit.
     """
+    import sympy
     from latex2sympy2_extended import latex2sympy
+
+    parsed = latex2sympy(latex, is_real=not complex_numbers, convert_degrees=False, normalization_config=None)
+    if complex_numbers and isinstance(parsed, sympy.Basic):
+        parsed = parsed.xreplace({s: sympy.I for s in parsed.free_symbols if getattr(s, "name", "") == "i"})
+    return parsed
+
+
+def _complex_numbers(pred: str, gold: str) -> bool:
+    """Whether a pair is about complex numbers: either side writes the imaginary unit, so that both
+    sides read `i` alike (math-verify decides it per side: `2 + (-3)i` and `2-3i` read two different
+    `i`s). Its test misses `3i` (no word boundary), so the letter `i` standing alone counts too."""
     from math_verify.grader import should_treat_as_complex
 
-    return latex2sympy(latex, is_real=not should_treat_as_complex(latex), convert_degrees=False,
-                       normalization_config=None)
+    return any(should_treat_as_complex(s) or _STANDALONE_I.search(s) for s in (pred, gold))
+
+
+_STANDALONE_I = re.compile(r"(?<![A-Za-z\\])i(?![A-Za-z])")
+
+
+def _numerically_apart(pred, gold) -> bool:
+    """Whether two plain sympy expressions differ at a point: their variables set to fixed values
+    (positive, irrational-looking), the difference evaluated to 30 digits and clearly not zero.
+    A difference that is not zero at one point is not zero, so math-verify's verdict could only
+    be refused after it (`_exactly_equal`); anything that does not evaluate to a number says no."""
+    import sympy
+
+    if not (isinstance(pred, sympy.Expr) and isinstance(gold, sympy.Expr)):
+        return False
+    diff = pred - gold
+    symbols = sorted(pred.free_symbols | gold.free_symbols, key=str)
+    if any(not isinstance(s, sympy.Symbol) for s in symbols):
+        return False
+    point = {s: sympy.Rational(7 + 3 * k, 11 + 2 * k) + sympy.sqrt(2 + k) / 10 for k, s in enumerate(symbols)}
+    try:
+        values = [complex(sympy.N(e.xreplace(point), 30)) for e in (diff, pred, gold)]
+    except (TypeError, ValueError, ArithmeticError):  # not a number there (`x(t)`, `\infty`): no decision
+        return False
+    try:
+        scale = max(1.0, abs(values[1]), abs(values[2]))
+        return all(map(cmath.isfinite, values)) and abs(values[0]) > 1e-20 * scale
+    except Exception:  # noqa: BLE001 - a value that cannot be computed decides nothing
+        return False
 
 
 def _exactly_equal(pred, gold) -> bool:
@@ -64,10 +106,13 @@ def math_verify_equal(pred: str, gold: str) -> bool | str:
     import math_verify
 
     logging.getLogger("math_verify").setLevel(logging.ERROR)
+    complex_numbers = _complex_numbers(pred, gold)
     try:
-        gold_parsed, pred_parsed = _strict_parse(gold), _strict_parse(pred)
+        gold_parsed, pred_parsed = _strict_parse(gold, complex_numbers), _strict_parse(pred, complex_numbers)
     except Exception:  # noqa: BLE001 - latex2sympy raises many kinds; each means "not read whole"
         return UNREADABLE
+    if _numerically_apart(pred_parsed, gold_parsed):
+        return False
     if not math_verify.verify(gold_parsed, pred_parsed, timeout_seconds=None):
         return False
     return _exactly_equal(pred_parsed, gold_parsed)

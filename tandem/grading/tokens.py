@@ -19,9 +19,11 @@ import unicodedata
 from dataclasses import dataclass
 from fractions import Fraction
 
-from tandem.grading.lexicon import INVISIBLE_COMMANDS, SPACING_COMMANDS, TEXT_COMMANDS
+from tandem.grading.lexicon import ARGUMENT_COUNTS, INVISIBLE_COMMANDS, SAME_COMMANDS, SPACING_COMMANDS, TEXT_COMMANDS
 
 SYMBOLS = frozenset("+-*/^_=()[]{},;|!'<>:&.")
+# Upright letters that are constants, read as the plain letter: `2 - 3\mathrm{i}` is `2 - 3i`.
+_UPRIGHT_CONSTANTS = frozenset({"i", "e"})
 _SUPERSCRIPTS = dict(zip("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾", "0123456789+-=()"))
 _SUBSCRIPTS = dict(zip("₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎", "0123456789+-=()"))
 _MINUS = frozenset("\u2010\u2011\u2012\u2013\u2043\u2212\ufe63\uff0d")
@@ -173,6 +175,9 @@ def _command(s: str, i: int, in_text: bool, out: list[Token]) -> int | Unreadabl
         close = _matching_brace(s, k)
         if close < 0:
             return Unreadable(f"an unclosed \\{name}{{")
+        if s[k + 1 : close].strip() in _UPRIGHT_CONSTANTS:  # `\mathrm{i}`, `\mathrm{e}`: the constant, as `i`, `e`
+            out.append(Token("word", s[k + 1 : close].strip()))
+            return close + 1
         inner = _tokenize(s[k + 1 : close], in_text=True)
         if isinstance(inner, Unreadable):
             return inner
@@ -227,7 +232,76 @@ def _tokenize(s: str, in_text: bool) -> list[Token] | Unreadable:
     return out
 
 
+# Tokens that can never be a command's argument: TeX would stop with an error there, so the
+# argument is left missing (and the answer reads as whatever is left, usually unparsed).
+_NOT_AN_ARGUMENT = frozenset({"space", "rset", "rowsep", "percent", "dollar", "begin", "end"})
+
+
+def _first_piece(tok: Token) -> tuple[Token, Token | None]:
+    """A number or word split after its first character: TeX reads `\\frac{29}4` as one digit."""
+    if tok.kind not in ("num", "word") or len(tok.text) == 1:
+        return tok, None
+    head = tok.text[0]
+    kind = "num" if head.isdigit() else ("word" if tok.kind == "word" else "sym")
+    return Token(kind, head, tok.in_text), Token(tok.kind, tok.text[1:], tok.in_text)
+
+
+def braced_arguments(toks: list[Token]) -> list[Token]:
+    """TeX's argument rule: every argument of `\\frac`, `\\sqrt`, `^`, `_` (`ARGUMENT_COUNTS`) in braces.
+
+    An argument is one group or one token, spaces before it skipped: `\\frac{29}4` is
+    `\\frac{29}{4}`, `\\frac9{19}` is `\\frac{9}{19}`, `\\sqrt2` is `\\sqrt{2}`, `204_5` is
+    `204_{5}`, and `\\frac123` is `\\frac{1}{2}3` (as TeX typesets it). So a brace-less gold and
+    a braced response (or the reverse) are the same tokens. One pass, no recursion: `owed`
+    holds, per open group, how many arguments the last command there still waits for.
+    """
+    out: list[Token] = []
+    owed: list[list] = [[0, None]]  # per level: [arguments owed, the closer that ends the level]
+    queue = list(reversed(toks))
+    after_sqrt = False
+    while queue:
+        t = queue.pop()
+        level = owed[-1]
+        if level[0] > 0 and t.kind == "space":
+            continue  # TeX skips spaces before an argument
+        if after_sqrt and t.kind == "sym" and t.text == "[":  # `\sqrt[3]{x}`: the optional index first
+            out.append(t)
+            owed.append([0, "]"])
+            after_sqrt = False
+            continue
+        after_sqrt = False
+        if t.kind == "sym" and t.text == "{":
+            if level[0] > 0:
+                level[0] -= 1
+            out.append(t)
+            owed.append([0, "}"])
+            continue
+        if t.kind == "sym" and t.text in "}]" and level[1] == t.text and len(owed) > 1:
+            owed.pop()
+            out.append(t)
+            continue
+        if level[0] > 0:
+            if t.kind in _NOT_AN_ARGUMENT or (t.kind == "sym" and t.text in "}]"):
+                level[0] = 0  # no argument here: TeX would stop; read on as written
+            else:
+                level[0] -= 1
+                head, rest = _first_piece(t)
+                out += [Token("sym", "{"), head, Token("sym", "}")]
+                if rest is not None:
+                    queue.append(rest)
+                continue
+        out.append(t)
+        wants = ARGUMENT_COUNTS.get(t.text, 0) if t.kind == "cmd" else (1 if t.kind == "sym" and t.text in "^_" else 0)
+        level[0] = wants
+        after_sqrt = t.kind == "cmd" and t.text == "sqrt"
+    return out
+
+
 def tokenize(s: str) -> list[Token] | Unreadable:
-    """The tokens of answer `s` (unicode read first), or the first thing that cannot be read."""
-    s = read_unicode(s).replace("{,}", ",").replace("{:}", ":").replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
-    return _tokenize(s, in_text=False)
+    """The tokens of answer `s` (unicode read first, TeX's argument rule applied), or the first
+    thing that cannot be read."""
+    s = read_unicode(s).replace("{,}", ",").replace("{:}", ":")
+    for written, meant in SAME_COMMANDS.items():
+        s = s.replace("\\" + written, "\\" + meant)
+    toks = _tokenize(s, in_text=False)
+    return toks if isinstance(toks, Unreadable) else braced_arguments(toks)
