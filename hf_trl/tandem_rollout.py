@@ -71,6 +71,7 @@ from tandem.partner_score import PartnerRewardConfig
 from tandem.metric_log import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, TANDEM_PREFIX
 from tandem.rollout import RolloutStats, stats_of_masks
 from tandem.sampling import SamplingConfig
+from tandem.trainers import require, require_partner_reward
 from tandem_backends.registry import build_backend
 
 # What `from hf_trl.tandem_rollout import ...` gives (README): the rollout, and the grader as its reward.
@@ -104,8 +105,9 @@ class TandemRolloutFunc:
         check_trl()
         if self.engine_mode not in ENGINE_MODES:
             raise TandemError(f"unknown engine_mode {self.engine_mode!r}; choose one of {', '.join(ENGINE_MODES)}")
-        # RLT's teacher reward: the embedded trainer only; RLTR's transfer reward runs here, on the reference engine
-        self.partner_reward.require_verifier_reward("HF TRL", runs_transfer=True)
+        # what HF TRL runs of the partner reward and the junior update (tandem.trainers), before any model loads
+        require_partner_reward("hf_trl", self.partner_reward)
+        require("hf_trl", "junior_update_kinds", self.tandem.junior_update_rule.kind)
         self.engine, self.trainer, self.senior, self.scorer, self.book = None, None, None, None, None
         self.receiver = None  # kind=transfer: the receiver's solo engine
         self.last_stats, self.history = BatchStats(), []

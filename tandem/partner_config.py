@@ -15,7 +15,8 @@ reward (`RLT_TEACHER_REWARD`: the student score alone, -1 without the closing ta
 leak-free prefix and the verifier grades it; its settings are `transfer`,
 `tandem.transfer_config.TransferConfig`). The embedded trainer, HF TRL (over the reference
 engine) and verl (the rollout engine's junior continues, `tandem_verl.transfer_reward`) run
-`transfer`; a backend that cannot is refused in one line (`require_verifier_reward`).
+`transfer`; what each trainer runs of this section is declared in `tandem.trainers` and refused
+there in one line (`require_partner_reward`).
 """
 
 from __future__ import annotations
@@ -116,16 +117,3 @@ class PartnerRewardConfig:
         """Each term's coefficient: the one set here, else the preset's."""
         preset = PRESETS[self.preset]
         return {name: float(preset[name] if getattr(self, name) is None else getattr(self, name)) for name in TERMS}
-
-    def require_verifier_reward(self, trainer: str, runs_transfer: bool = False) -> None:
-        """Refuse, in one line, the keys only the embedded trainer honours (`trainer`: the backend's name;
-        `runs_transfer`: it runs RLTR's transfer reward, as HF TRL over the reference engine and verl do)."""
-        if self.kind == TRANSFER and not runs_transfer:
-            raise TandemError(f"partner_reward.kind=transfer (RLTR's transfer reward) runs on the embedded trainer, "
-                              f"HF TRL over the reference engine and verl; {trainer} cannot continue the receiver "
-                              "from the prefix: use one of those, or partner_reward.kind=likelihood")
-        if self.verifier_weight != 1.0 or self.format_penalty or self.student:
-            raise TandemError(f"partner_reward: verifier_weight={self.verifier_weight}, format_penalty="
-                              f"{self.format_penalty}, student={self.student!r}: {trainer} adds the partner score "
-                              "to the verifier's reward and scores with the junior or the base; set verifier_weight=1, "
-                              "format_penalty=0, student='' (RLT's teacher reward runs on the embedded trainer)")

@@ -22,6 +22,7 @@ from tandem.partner_score import combined_reward, partner_rewards
 from tandem.rollout import Rollout
 from tandem.solution_prompt import (EXPLANATION_TAGS, FORMAT_TOKENS, INSTRUCTION_TOKEN, SYSTEM, THOUGHT_TAGS,
                                     student_completion, writer_prompt_ids, writer_warmup_response)
+from tandem.trainers import require_partner_reward
 from tandem_app.task import DEMO_TASK, generate_problems
 from tandem_app.train.data import prompt_ids_batch, response_ids
 from tandem_app.zoo import add_format_tokens
@@ -123,10 +124,11 @@ def test_the_rlt_variant_samples_and_scores_at_07_under_a_budget_for_the_longest
 
 
 def test_rlts_reward_keys_are_refused_where_they_are_not_computed_and_checked_here():
-    for trainer in ("HF TRL", "verl"):
-        with pytest.raises(TandemError, match=rf"{trainer} adds the partner score to the verifier's reward"):
-            RLT.require_verifier_reward(trainer)
-    PartnerRewardConfig(weight=0.1, target="solution", writer_sees_solution=True).require_verifier_reward("verl")
+    for trainer, label in (("hf_trl", "HF TRL"), ("verl", "verl")):
+        with pytest.raises(TandemError, match=rf"{label} adds the partner score to the verifier's reward"):
+            require_partner_reward(trainer, RLT)
+    require_partner_reward("embedded", RLT)
+    require_partner_reward("verl", PartnerRewardConfig(weight=0.1, target="solution", writer_sees_solution=True))
     with pytest.raises(TandemError, match="only a writer who sees the solution writes"):
         PartnerRewardConfig(weight=1.0, format_penalty=-1.0)
     with pytest.raises(TandemError, match="format_penalty must be a number <= 0"):

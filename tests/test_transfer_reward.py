@@ -278,12 +278,17 @@ def test_bad_partner_settings_are_refused_in_one_line(kw, says):
     assert "\n" not in str(e.value)
 
 
-def test_a_backend_that_cannot_continue_the_receiver_refuses_the_kind_in_one_line():
+def test_a_backend_that_cannot_continue_the_receiver_refuses_the_kind_in_one_line(monkeypatch):
+    from tandem import trainers
+
+    lacking = trainers.Trainer("other", "a backend", "a backend", replace(
+        trainers.REGISTRY["verl"].capabilities, partner_reward_kinds=("likelihood",)))
+    monkeypatch.setitem(trainers.REGISTRY, "other", lacking)
     with pytest.raises(TandemError, match="HF TRL over the reference engine and verl; a backend cannot") as e:
-        PartnerRewardConfig(kind="transfer", weight=1.0).require_verifier_reward("a backend")
+        trainers.require_partner_reward("other", PartnerRewardConfig(kind="transfer", weight=1.0))
     assert "\n" not in str(e.value)
-    for trainer in ("HF TRL", "verl"):
-        PartnerRewardConfig(kind="transfer", weight=1.0).require_verifier_reward(trainer, runs_transfer=True)
+    for trainer in ("embedded", "hf_trl", "verl"):
+        trainers.require_partner_reward(trainer, PartnerRewardConfig(kind="transfer", weight=1.0))
 
 
 def test_a_receiver_of_another_vocabulary_is_refused_before_any_step(tiny_dir, tmp_path):

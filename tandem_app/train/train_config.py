@@ -17,6 +17,7 @@ from tandem.errors import TandemError
 from tandem.loss_config import PolicyLossConfig
 from tandem.partner_config import PartnerRewardConfig
 from tandem.sampling import SamplingConfig
+from tandem.trainers import require, require_partner_reward
 from tandem_app.task import TaskConfig
 from tandem_app.train.finite import check_finite_numbers, check_lr, check_non_negative, check_positive
 from tandem_app.train.run_settings import RunSettings, check_run_settings
@@ -84,6 +85,8 @@ class TrainConfig(RunSettings, _TrainSteps):
             raise TandemError(f"unknown engine_mode {self.engine_mode!r}; choose one of {', '.join(ENGINE_MODES)}")
         if self.prompts_per_step * self.group_size < self.ppo_mini_batches:
             raise TandemError("train: ppo_mini_batches exceeds the number of responses per step")
+        require_partner_reward("embedded", self.partner_reward)  # what this trainer runs: tandem.trainers
+        require("embedded", "junior_update_kinds", self.tandem.junior_update_rule.kind)
 
     def _check_advantages(self) -> None:
         """A known estimator, and groups that can differ: GRPO's advantage is a reward minus its group's mean."""

@@ -26,6 +26,7 @@ from tandem.errors import TandemError
 from tandem.partner_score import PartnerRewardConfig
 from tandem.strict import build
 from tandem.solution_prompt import require_solution
+from tandem.trainers import require, require_partner_reward
 from tandem_verl.names import (
     AGENT_LOOP_MANAGER,
     PARTNER_TRAINER_MODE,
@@ -52,7 +53,7 @@ def wire_partner_reward(config: DictConfig, t: TandemVerlConfig) -> None:
     than verl's sync one.
     """
     partner = partner_reward_config(config)
-    partner.require_verifier_reward("verl", runs_transfer=True)  # RLT's teacher reward: the embedded trainer only
+    require_partner_reward("verl", partner)  # what verl runs of the section (tandem.trainers), before any wiring
     if partner.transfers:
         wire_transfer(config, t, partner)
         return
@@ -63,12 +64,11 @@ def wire_partner_reward(config: DictConfig, t: TandemVerlConfig) -> None:
     actor, model = config.actor_rollout_ref.actor, config.actor_rollout_ref.model.path
     junior = (t.process.junior_model or model) if t.enable else model  # GRPO: the base scores
     mode = config.trainer.v1.trainer_mode
+    if t.enable and not t.process.junior_update_rule.frozen:  # the reference worker scores, frozen
+        require("verl", "scores_with_following_junior", weight=partner.weight, rule=t.process.junior_update)
     checks = [
         (t.enable or mode in ("sync", PARTNER_TRAINER_MODE),
          f"trainer.v1.trainer_mode={mode}: a GRPO run is scored on verl's sync trainer; set trainer.v1.trainer_mode=sync"),
-        (not t.enable or t.process.junior_update_rule.frozen,
-         f"tandem.junior_update={t.process.junior_update}: verl scores with its "
-         "reference worker, which stays frozen; set tandem.junior_update=frozen"),
         (junior == model or not actor.use_kl_loss or float(actor.kl_loss_coef) == 0.0,
          f"actor.kl_loss_coef={actor.kl_loss_coef}: verl's reference worker holds the junior {junior!r} to score with, "
          "so the KL term would pull toward it, not the base; set kl_loss_coef=0 or score a self-paired run"),

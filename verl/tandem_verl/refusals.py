@@ -2,7 +2,8 @@
 
 `refuse_unsupported` runs before Ray starts (`tandem_verl.wiring.apply_tandem`): a setting
 the tandem rollout or the senior gate cannot honour stops the launch instead of training
-something else under a tandem name. `optimizer_steps_per_step` is the count a junior that
+something else under a tandem name; what verl runs of the tandem process and the partner reward is
+its entry in `tandem.trainers`, asked with `require`. `optimizer_steps_per_step` is the count a junior that
 follows the senior is checked against (and driven by, in `tandem_verl.trainer`).
 """
 
@@ -12,6 +13,7 @@ from omegaconf import DictConfig
 
 from tandem.errors import TandemError
 from tandem.junior_update import check_self_paired, ema_precision_error, steps_per_sync_error
+from tandem.trainers import require
 from tandem_verl.tandem_block import TandemVerlConfig
 
 ENGINE_KWARGS_TAKEN = {"hf_overrides", "logits_processors", "speculative_config"}  # set by the tandem path
@@ -61,11 +63,9 @@ def _refuse_following_junior(config: DictConfig, t: TandemVerlConfig) -> None:
     rule, rollout = t.process.junior_update_rule, config.actor_rollout_ref.rollout
     if rule.frozen:
         return
+    require("verl", "junior_update_kinds", rule.kind)
     check_self_paired(rule, config.actor_rollout_ref.model.path, t.process.junior_model)
-    if t.process.placement != "shared":
-        raise TandemError(f"tandem.junior_update={rule.text} with tandem.placement={t.process.placement}: the junior "
-                          "follows the senior inside each rollout worker, which holds both only with placement=shared; "
-                          "set tandem.placement=shared or tandem.junior_update=frozen")
+    require("verl", "following_junior_placements", t.process.placement, rule=rule.text)
     if rule.kind == "ema" and str(rollout.get("dtype", "bfloat16")) not in ("float32", "fp32"):
         raise TandemError(ema_precision_error(rule, str(rollout.get("dtype", "bfloat16")))
                           + " (actor_rollout_ref.rollout.dtype=float32)")

@@ -15,7 +15,7 @@ import logging
 
 from omegaconf import DictConfig, open_dict
 
-from tandem.errors import TandemError
+from tandem.trainers import require
 from tandem_verl.names import AGENT_LOOP, AGENT_LOOP_MANAGER, TRAINER_MODE, TRANSFER_WRITER_AGENT_LOOP, WORKER_KEY
 from tandem_verl.partner_score_wiring import partner_reward_config, wire_partner_reward
 from tandem_verl.refusals import refuse_unsupported
@@ -52,15 +52,14 @@ def apply_tandem(config: DictConfig) -> TandemVerlConfig:
     receiver = partner_reward_config(config).transfers
     if receiver and not t.enable:  # checked before the partner wiring names its trainer mode
         if not t.process.junior_update_rule.frozen:
-            raise TandemError(f"partner_reward.kind=transfer with tandem.junior_update={t.process.junior_update}: a "
-                              "GRPO run's receiver stays its frozen base (or tandem.junior_model); set "
-                              "tandem.junior_update=frozen")
+            require("verl", "grpo_receiver_follows", rule=t.process.junior_update)
         refuse_unsupported(config, t)
     wire_partner_reward(config, t)
     if not (t.enable or receiver):
         return t
     if t.enable:
         refuse_unsupported(config, t)
+    require("verl", "placements", t.process.placement)
     arr = config.actor_rollout_ref
     if t.process.placement == "split":  # a rollout replica = 2 tensor-parallel ranks: senior, junior
         check_split_world(arr.rollout.tensor_model_parallel_size, arr.rollout.pipeline_model_parallel_size)
