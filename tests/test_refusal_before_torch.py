@@ -48,6 +48,7 @@ def test_every_refusal_comes_before_torch_is_imported(tmp_path):
         ["demo", "--quick", "--out", str(taken)],  # another run's folder: the demo's own check, before its pipeline
         ["demo", "--quick", "--seeds", "0", "1", "--out", str(taken)],
         ["demo", "--quick", "--partner", "weaker", "--out", str(taken)],
+        ["demo", "--quick", "--partner", "weakest", "--out", new],  # an unknown variant, before the pipeline
     ]
     done = subprocess.run([sys.executable, "-c", _PROBE, json.dumps(cases)], capture_output=True, text=True,
                           timeout=120)
@@ -56,5 +57,6 @@ def test_every_refusal_comes_before_torch_is_imported(tmp_path):
     assert seen == [[2, False]] * len(cases), list(zip(cases, seen))
     errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == len(cases) and "not empty" in errors[0] and "no such benchmark file" in errors[6]
-    assert "nothing to resume in" in errors[-4] and all("holds no demo run" in line for line in errors[-3:])
+    assert "nothing to resume in" in errors[-5] and all("holds no demo run" in line for line in errors[-4:-1])
+    assert "unknown partner variant 'weakest'; choose from weaker, sync" in errors[-1]
     assert not (tmp_path / "new").exists() and not (tmp_path / "e").exists()  # refused before any folder

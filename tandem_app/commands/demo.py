@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import shlex
 
+from tandem_app.experiments.partner_variants import VARIANTS, check_variants
+
 HELP = (
     "build a tiny model, SFT it into the pre-RL base, train TRL and GRPO with the same seed and budget, "
     "evaluate solo / handoff accuracy and drift, and write report.md with figures"
@@ -31,7 +33,7 @@ def register(subparsers) -> None:
     p.add_argument(
         "--partner", nargs="+", metavar="NAME",
         help="the partner experiment (tandem_app/experiments/partner_demo.py): after each seed's demo, train these "
-        "TRL/GRPO variants (weaker, sync, ema, score, grpo_score, grpo_answer_score, rlt, transfer, grpo_transfer), "
+        f"TRL/GRPO variants ({', '.join(VARIANTS)}), "
         "evaluate every senior "
         "with the base and a weaker junior, and write OUT/partner.md",
     )
@@ -88,6 +90,7 @@ def _run(args: argparse.Namespace) -> int:
     from tandem_app.experiments.demo_folder import DEMO_RECORD, SEED_FOLDERS, check_own_out
 
     check_repeats(args)
+    check_variants(args.partner or [])
     check_threads(args.threads)
     # Another run's folder is refused now, before the pipeline's imports (torch), as `train` refuses a taken --out.
     check_own_out(_out(args), SEED_FOLDERS if args.seeds or args.partner else DEMO_RECORD)

@@ -52,6 +52,7 @@ from tandem_app.experiments.demo import DemoConfig, demo_config, run_demo, sft_c
 from tandem_app.train.evaluate import drift_js, evaluate_senior, junior_legibility
 from tandem_app.train.grpo_trainer import GRPOTrainer
 from tandem_app.train.sft import run_sft
+from tandem_app.experiments.partner_variants import GRPO_VARIANTS, VARIANTS, check_variants
 from tandem_app.experiments.seeds import spread
 from tandem_app.stats import over_seeds_text, paired_difference
 
@@ -59,8 +60,6 @@ WEAK_SFT_FRACTION = 0.25  # the weaker junior: the base's SFT, same seed and dat
 SYNC, EMA = "sync:20", "ema:0.9"  # per optimizer step; the demo makes 2 per training step (200 in all)
 SCORE_WEIGHT = 0.1  # partner score per unit of verifier reward
 TRANSFER_WEIGHT = 0.5  # R_transfer per unit of verifier reward (RLTR's w was not found: SPEC §15)
-VARIANTS = ("weaker", "sync", "ema", "score", "grpo_score", "grpo_answer_score", "rlt", "transfer", "grpo_transfer")
-GRPO_VARIANTS = ("grpo_score", "grpo_answer_score", "rlt", "grpo_transfer")  # GRPO's config with one thing changed; the rest TRL's
 SENIORS = ("grpo", "tandem", *VARIANTS)  # evaluated; `tandem` is the paper's TRL (frozen base)
 # RLT's setting (`rlt`): RLT samples its teacher and scores its student at 0.7 (teacher_rlt.yaml:
 # temperature, unbias_student_log_probs_temp); 128 tokens hold the demo task's longest worked
@@ -246,11 +245,7 @@ def run_partner_experiment(seeds: list[int], out: str | Path, variants: list[str
                            progress: bool = True, threads: int = 0) -> Path:
     """Every seed (OUT/seed-S), then OUT/partner.md; finished runs and evaluations are reused."""
     out = Path(out)
-    unknown = [v for v in variants if v not in VARIANTS]
-    if unknown:
-        from tandem.errors import TandemError
-
-        raise TandemError(f"unknown partner variant {unknown[0]!r}; choose from {', '.join(VARIANTS)}")
+    check_variants(variants)
     check_own_out(out, SEED_FOLDERS)
     with run_lock.hold(out):  # one writer per folder: each seed's folder and run hold their own lock too
         per_seed = {s: run_partner_seed(demo_config(quick=quick, seed=s, threads=threads), out / f"seed-{s}", variants, progress)

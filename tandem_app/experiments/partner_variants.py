@@ -1,0 +1,15 @@
+"""The partner experiment's variants by name, torch-free, so that `demo --partner` refuses an unknown one
+before the pipeline's imports (`tandem_app/experiments/partner_demo.py` trains them)."""
+
+from __future__ import annotations
+
+from tandem.errors import TandemError
+
+VARIANTS = ("weaker", "sync", "ema", "score", "grpo_score", "grpo_answer_score", "rlt", "transfer", "grpo_transfer")
+GRPO_VARIANTS = ("grpo_score", "grpo_answer_score", "rlt", "grpo_transfer")  # GRPO's config with one thing changed; the rest TRL's
+
+
+def check_variants(names: list[str]) -> None:
+    unknown = [v for v in names if v not in VARIANTS]
+    if unknown:
+        raise TandemError(f"unknown partner variant {unknown[0]!r}; choose from {', '.join(VARIANTS)}")
