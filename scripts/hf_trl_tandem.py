@@ -82,9 +82,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--lr", type=float, default=3e-5, help="learning rate (default: %(default)s)")
     p.add_argument("--loss-type", default="dapo", help="TRL loss_type; dapo and bnpo normalise by senior tokens "
                                                        "(model_spec/SPEC.md) (default: %(default)s)")
-    p.add_argument("--prob-senior", type=float, default=0.5,
+    p.add_argument("--prob-senior", type=float, default=TandemConfig.prob_senior,
                    help="P(senior) at each coin redraw (default: %(default)s)")
-    p.add_argument("--selection-strategy", default="word", help="tandem selection strategy (default: %(default)s)")
+    p.add_argument("--selection-strategy", default=TandemConfig.selection_strategy, help="tandem selection strategy (default: %(default)s)")
     p.add_argument("--n-val", type=int, default=32, help="validation problems (default: %(default)s)")
     p.add_argument("--val-every", type=int, default=0, help="validate every N steps; 0 = start and end only")
     p.add_argument("--base-steps", type=int, default=150,
