@@ -6,9 +6,9 @@ Each request carries `author` (True = the senior writes the next token), `since_
 and returns the state for the next token. Because the author of a token is known before
 it is sampled, an engine samples from that model's distribution only. Coins are
 counter-based (`tandem.coins`), so `replay_mask` recomputes any mask from tokens alone.
-A generation that knows its token budget asks `start_state` for a coin table: the coins
-of the whole budget drawn in one call and looked up per token (the same coins, without
-hashing on every step).
+A generation that knows its token budget asks `start_state` for a coin table: the authors
+the coins of the whole budget name, drawn in one call and looked up per token (the same
+coins, without hashing on every step). A coin is decided in one place, `coin_author`.
 
 Every backend calls these functions; none re-implements them.
 """
@@ -32,13 +32,21 @@ class TandemState:
     since_redraw: torch.Tensor  # int64
     coin_index: torch.Tensor  # int64: index of the next coin to draw
     keys: torch.Tensor  # int64: request keys
-    coins: torch.Tensor | None = None  # float64 [B, n]: coin uniforms 0..n-1 drawn ahead (a cache)
-    covered: int = 0  # tokens `advance` may still consume before `coins` could run out
+    next_authors: torch.Tensor | None = None  # bool [B, n]: the authors coins 0..n-1 name, drawn ahead (a cache)
+    covered: int = 0  # tokens `advance` may still consume before `next_authors` could run out
 
     def select(self, rows: torch.Tensor) -> "TandemState":
-        coins = None if self.coins is None else self.coins[rows]
+        ahead = None if self.next_authors is None else self.next_authors[rows]
         return TandemState(self.author[rows], self.since_redraw[rows], self.coin_index[rows], self.keys[rows],
-                           coins, self.covered)
+                           ahead, self.covered)
+
+
+def coin_author(cfg: TandemConfig, u: torch.Tensor) -> torch.Tensor:
+    """BoolTensor like `u`: the author each coin uniform names (True = senior, with probability prob_senior).
+
+    The one place a coin is decided: engines that draw coins ahead hand `advance` this, not the uniforms.
+    """
+    return u < cfg.prob_senior
 
 
 def start_state(cfg: TandemConfig, keys, n_tokens: int = 0) -> TandemState:
@@ -52,13 +60,14 @@ def start_state(cfg: TandemConfig, keys, n_tokens: int = 0) -> TandemState:
     if not cfg.uses_coins:
         author = torch.full(keys.shape, cfg.first_author == "senior", dtype=torch.bool, device=keys.device)
         return TandemState(author, zeros.clone(), zeros, keys)
-    coins = None
+    ahead = None
     if n_tokens > 0:
-        coins = coin_uniform(cfg.seed, keys[:, None], torch.arange(n_tokens + 1, device=keys.device)[None])
-        first = coins[:, 0]
+        ks = torch.arange(n_tokens + 1, device=keys.device)[None]
+        ahead = coin_author(cfg, coin_uniform(cfg.seed, keys[:, None], ks))
+        first = ahead[:, 0]
     else:
-        first = coin_uniform(cfg.seed, keys, zeros)
-    return TandemState(first < cfg.prob_senior, zeros.clone(), zeros + 1, keys, coins, n_tokens)
+        first = coin_author(cfg, coin_uniform(cfg.seed, keys, zeros))
+    return TandemState(first, zeros.clone(), zeros + 1, keys, ahead, n_tokens)
 
 
 def boundary_hit(is_boundary: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
@@ -78,21 +87,21 @@ def advance(cfg: TandemConfig, is_boundary: torch.Tensor | None, state: TandemSt
     tokens = torch.as_tensor(tokens, dtype=torch.int64, device=state.keys.device)
     since = state.since_redraw + 1
     due = redraw_due(cfg, is_boundary, since, tokens)
-    coins, covered = state.coins, state.covered - 1
+    ahead, covered = state.next_authors, state.covered - 1
     if cfg.uses_coins:
-        if coins is not None:  # coin_index <= tokens consumed + 1 <= table width - 1
-            u = coins.gather(1, state.coin_index[:, None])[:, 0]
+        if ahead is not None:  # coin_index <= tokens consumed + 1 <= table width - 1
+            named = ahead.gather(1, state.coin_index[:, None])[:, 0]
         else:
-            u = coin_uniform(cfg.seed, state.keys, state.coin_index)
-        author = torch.where(due, u < cfg.prob_senior, state.author)
+            named = coin_author(cfg, coin_uniform(cfg.seed, state.keys, state.coin_index))
+        author = torch.where(due, named, state.author)
         coin_index = state.coin_index + due
         if covered <= 0:
-            coins = None
+            ahead = None
     else:
         author = torch.where(due, ~state.author, state.author)
         coin_index = state.coin_index
     since = since.masked_fill(due, 0)
-    return TandemState(author, since, coin_index, state.keys, coins, covered)
+    return TandemState(author, since, coin_index, state.keys, ahead, covered)
 
 
 def redraws_after(cfg: TandemConfig, is_boundary, tokens: torch.Tensor) -> torch.Tensor:
@@ -123,7 +132,7 @@ def replay_mask(cfg: TandemConfig, is_boundary, response_tokens, keys, lengths=N
     due = redraws_after(cfg, is_boundary, tokens).long()
     redraws_before = torch.cumsum(due, dim=1) - due
     if cfg.uses_coins:
-        mask = (coin_uniform(cfg.seed, keys, redraws_before) < cfg.prob_senior).long()
+        mask = coin_author(cfg, coin_uniform(cfg.seed, keys, redraws_before)).long()
     else:
         first = int(cfg.first_author == "senior")
         mask = first ^ (redraws_before % 2)

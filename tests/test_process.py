@@ -10,7 +10,15 @@ import pytest
 import torch
 
 from tandem.config import TandemConfig
-from tandem.process import advance, replay_mask, response_authorship_mask, start_state, stepped_mask
+from tandem.process import (
+    TandemState,
+    advance,
+    coin_author,
+    replay_mask,
+    response_authorship_mask,
+    start_state,
+    stepped_mask,
+)
 from tandem.strategies import REGISTRY
 
 V = 100
@@ -185,6 +193,32 @@ def test_a_coin_table_gives_the_same_states_as_drawing_each_coin(strategy, n_tok
             plain, tabled = plain.select(torch.tensor([1, 5, 9])), tabled.select(torch.tensor([1, 5, 9]))
             tokens = tokens[[1, 5, 9]]
     assert torch.equal(plain.author, tabled.author) and torch.equal(plain.since_redraw, tabled.since_redraw)
+
+
+@pytest.mark.parametrize("prob_senior", [0.0, 0.3, 1.0])
+def test_a_coin_table_holds_the_authors_the_coins_name(prob_senior):
+    cfg = TandemConfig(selection_strategy="word", prob_senior=prob_senior)
+    state = start_state(cfg, torch.arange(64), n_tokens=5)
+    assert state.next_authors.dtype == torch.bool and torch.equal(state.author, state.next_authors[:, 0])
+    assert state.next_authors.float().mean().item() == pytest.approx(prob_senior, abs=0.1)  # 384 coins
+
+
+@pytest.mark.parametrize("named", [True, False])
+@pytest.mark.parametrize("prob_senior", [0.0, 1.0])
+def test_advance_takes_the_next_author_it_is_handed_and_decides_no_coin_again(named, prob_senior):
+    # A redraw is due after every token (`alternating` has no coin; `word` with gap 1 redraws each token).
+    cfg = TandemConfig(selection_strategy="word", max_gap_tokens=1, prob_senior=prob_senior)
+    keys = torch.arange(4)
+    state = TandemState(torch.full((4,), not named), torch.zeros(4, dtype=torch.long), torch.zeros(4, dtype=torch.long),
+                        keys, torch.full((4, 2), named), covered=2)
+    after = advance(cfg, lookup([]), state, torch.tensor([5, 6, 7, 8]))
+    assert after.author.tolist() == [named] * 4  # whatever prob_senior says of the coins' uniforms
+
+
+def test_coin_author_is_the_coin_with_probability_prob_senior():
+    cfg = TandemConfig(prob_senior=0.25)
+    u = torch.tensor([0.0, 0.2499, 0.25, 0.9])
+    assert coin_author(cfg, u).tolist() == [True, True, False, False]
 
 
 @pytest.mark.parametrize("strategy", sorted(REGISTRY))

@@ -44,18 +44,19 @@ class AuthorTable:
         s = start_state(self.cfg, keys)
         self.write(idx, s.author, s.since_redraw, s.coin_index, keys)
 
-    def fold(self, idx: torch.Tensor, tokens: torch.Tensor, says_junior: torch.Tensor | None = None) -> None:
+    def fold(self, idx: torch.Tensor, tokens: torch.Tensor, next_author: torch.Tensor | None = None) -> None:
         """Advance rows `idx` (distinct) by one token each.
 
-        says_junior: None, and `advance` draws each row's coin from its key; or [rows] bool, the one
-        coin each row can draw next, drawn ahead on the host so no key is copied to the device in a step.
+        next_author: None, and `advance` draws each row's coin from its key; or [rows] bool, the author
+        (True = senior) of the one coin each row can draw next, decided ahead on the host
+        (`tandem.process.coin_author`) so that no key is copied to the device in a step.
         """
         author, since, coin, keys = (t[idx] for t in self.tensors())
-        if says_junior is None:
+        if next_author is None:
             nxt = advance(self.cfg, self.is_boundary, TandemState(author, since, coin, keys), tokens)
             drawn = nxt.coin_index - coin
-        else:  # `advance` reads coin `coin_index` of the coins it is given: hand it the one, at index 0
-            state = TandemState(author, since, torch.zeros_like(coin), keys, says_junior[:, None], covered=2)
+        else:  # `advance` reads author `coin_index` of those it is given: hand it the one, at index 0
+            state = TandemState(author, since, torch.zeros_like(coin), keys, next_author[:, None], covered=2)
             nxt = advance(self.cfg, self.is_boundary, state, tokens)
             drawn = nxt.coin_index
         self.author[idx], self.since[idx], self.coin[idx] = nxt.author, nxt.since_redraw, coin + drawn

@@ -20,8 +20,8 @@ committed tokens (`all_token_ids`), gathered on the device.
 Coins: `advance` would draw a coin by hashing the request key on the device, from a Python
 scalar it copies there first (a synchronising copy). Instead `add` draws the request's coins
 on the host ahead, one per possible token (`max_tokens + 1`, at most one redraw per token),
-as a device table of "this coin says junior", and `step` hands `advance` the one coin it can
-use. Starts are staged on the host and uploaded with the next step (`flush`).
+as a device table of the author each coin names (`tandem.process.coin_author`, the one place
+a coin is decided), and `step` hands `advance` the one next author it can use. Starts are staged on the host and uploaded with the next step (`flush`).
 
 A slot is solo until a tandem request is added to it: vLLM's own requests (kernel warm-up,
 profiling passes: no tandem key, `requests.is_vllm_own_request`) and never-used slots get no
@@ -39,7 +39,7 @@ import torch
 from tandem.coins import coin_uniform
 from tandem.config import TandemConfig
 from tandem.errors import TandemError
-from tandem.process import start_state
+from tandem.process import coin_author, start_state
 from vllm_source.author_table import AuthorTable
 from vllm_source.requests import is_junior_solo, is_vllm_own_request, parse_tandem_extra_args
 
@@ -56,8 +56,8 @@ class TandemSlotState:
         self.cfg, self.device, self.max_tokens = cfg, torch.device(device), max_tokens
         n, on = max_num_reqs, {"device": self.device}
         self.table = AuthorTable(cfg, is_boundary, n, self.device)
-        # coin k of each slot's request says junior (coin uniform >= prob_senior); coin strategies only
-        self.junior_coin = torch.zeros(n, max_tokens + 1, dtype=torch.bool, **on) if cfg.uses_coins else None
+        # the author coin k of each slot's request names (True = senior); coin strategies only
+        self.authors_ahead = torch.zeros(n, max_tokens + 1, dtype=torch.bool, **on) if cfg.uses_coins else None
         self.solo = np.ones(n, dtype=bool)  # host: a slot no tandem request was added to is solo
         self.junior_solo = np.zeros(n, dtype=bool)  # host: the junior writes every token of the slot's request
         self.folded = np.zeros(n, dtype=np.int64)  # host: output tokens folded into each slot's state
@@ -116,11 +116,10 @@ class TandemSlotState:
         """
         keys = torch.tensor([key], dtype=torch.int64)
         s = start_state(self.cfg, keys)
-        junior = None
-        if self.junior_coin is not None:
-            draws = coin_uniform(self.cfg.seed, keys, torch.arange(max_tokens + 1))
-            junior = (draws >= self.cfg.prob_senior).numpy()  # host numpy: a step touches torch on the device only
-        return bool(s.author[0]), int(s.since_redraw[0]), int(s.coin_index[0]), key, junior
+        named = None
+        if self.authors_ahead is not None:  # host numpy: a step touches torch on the device only
+            named = coin_author(self.cfg, coin_uniform(self.cfg.seed, keys, torch.arange(max_tokens + 1))).numpy()
+        return bool(s.author[0]), int(s.since_redraw[0]), int(s.coin_index[0]), key, named
 
     def flush(self) -> None:
         """Upload the staged starts (a pinned, non-blocking copy per field; no host wait)."""
@@ -132,11 +131,11 @@ class TandemSlotState:
         idx = self.to_device(slots)
         self.table.write(idx, *(self.to_device(np.array([r[i] for r in rows], dtype=dtype))
                                 for i, dtype in enumerate((bool, np.int64, np.int64, np.int64))))
-        if self.junior_coin is not None:
-            table = np.ones((len(rows), self.junior_coin.shape[1]), dtype=bool)  # past a request's coins: unread
+        if self.authors_ahead is not None:
+            table = np.zeros((len(rows), self.authors_ahead.shape[1]), dtype=bool)  # past a request's coins: unread
             for i, r in enumerate(rows):
                 table[i, : r[4].shape[0]] = r[4]
-            self.junior_coin[idx] = self.to_device(table)
+            self.authors_ahead[idx] = self.to_device(table)
 
     def any_tandem(self, slots: np.ndarray) -> bool:
         """Whether any of `slots` holds a tandem (not solo) request: else the step needs no junior."""
@@ -185,8 +184,8 @@ class TandemSlotState:
     def _advance(self, slots: np.ndarray, tokens: torch.Tensor) -> None:
         """One fold over `slots` (distinct) with one token each, on the device, each with the coin drawn ahead."""
         idx = self.to_device(slots)
-        says_junior = None if self.junior_coin is None else self.junior_coin[idx, self.table.coin[idx]]
-        self.table.fold(idx, tokens, says_junior)
+        named = None if self.authors_ahead is None else self.authors_ahead[idx, self.table.coin[idx]]
+        self.table.fold(idx, tokens, named)
 
     def to_device(self, values: np.ndarray) -> torch.Tensor:
         """A host array on the device: through pinned memory without blocking (a CUDA device), as is on the CPU."""
