@@ -67,7 +67,7 @@ from tandem.grading.gold import check_golds
 from tandem.legacy import SENIOR_FRACTION_FIELD
 from tandem.grading import reward as grade_reward
 from tandem.models import check_same_vocab, load_model, load_receiver, load_tokenizer
-from tandem.partner_score import PartnerRewardConfig
+from tandem.partner_config import PartnerRewardConfig
 from tandem.metric_log import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, TANDEM_PREFIX
 from tandem.rollout import RolloutStats, stats_of_masks
 from tandem.sampling import SamplingConfig

@@ -49,7 +49,7 @@ def record(trainer: str, score_s: list[float], step_s: list[float]) -> dict:
 
 def embedded(model: Path, out: Path, args) -> dict:
     from tandem.metric_log import TIME_PARTNER, TIME_ROLLOUT, TIME_STEP, TIME_UPDATE
-    from tandem.partner_score import PartnerRewardConfig
+    from tandem.partner_config import PartnerRewardConfig
     from tandem.sampling import SamplingConfig
     from tandem_app.train.grpo_trainer import GRPOTrainer
     from tandem_app.train.train_config import TrainConfig
@@ -73,7 +73,7 @@ def hf_trl(model: Path, out: Path, args) -> dict:
     from hf_trl.tandem_rollout import tandem_rollout_func
     from tandem.metric_log import TIME_PARTNER, TRL_STEP_TIME
     from tandem.models import load_model, load_tokenizer
-    from tandem.partner_score import PartnerRewardConfig
+    from tandem.partner_config import PartnerRewardConfig
     from tandem_app.task import generate_problems
 
     rollout = tandem_rollout_func(partner_reward=PartnerRewardConfig(weight=WEIGHT, target=args.target))

@@ -24,6 +24,8 @@ PROCESS_KEYS = {
 LOSS_KEYS = {"tandem_jr_tkn_weight": "junior_token_loss_weight"}
 # Loss keys that the release's configs and our earlier ones put beside the process's keys.
 LOSS_KEYS_BESIDE_PROCESS = ("junior_token_loss_weight", *LOSS_KEYS, "loss_denominator")
+# The release's key for a junior on GPUs of its own: our `placement=split` (`placement`).
+PLACEMENT_KEY = "frozen_gpu_devices"
 # Legacy author names -> the paper's (`first_author`).
 AUTHOR_NAMES = {"primary": "senior", "hot": "senior", "frozen": "junior"}
 # Method names -> ours: `trl` is the paper's abbreviation of tandem training.
@@ -82,14 +84,14 @@ def junior_checkpoint(folder, name: str) -> Path:
 
 def placement(d: dict) -> dict:
     """The release's `frozen_gpu_devices` (the junior on GPUs of its own) is our `split` placement."""
-    if "frozen_gpu_devices" not in d:
+    if PLACEMENT_KEY not in d:
         return d
     d = dict(d)
-    devices = d.pop("frozen_gpu_devices")
+    devices = d.pop(PLACEMENT_KEY)
     if devices in (None, "", [], ()):
         return d
     if d.get("placement", "split") != "split":
-        raise TandemError(f"frozen_gpu_devices={devices!r} (legacy for placement=split) contradicts "
+        raise TandemError(f"{PLACEMENT_KEY}={devices!r} (legacy for placement=split) contradicts "
                           f"placement={d['placement']!r}; keep one of them")
     return {**d, "placement": "split"}
 

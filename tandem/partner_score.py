@@ -48,7 +48,7 @@ from tandem.errors import TandemError
 from tandem.logprobs import join_prompt_response, pad_right, response_logprobs
 from tandem.metric_log import PARTNER_SCORE
 from tandem.models import context_length
-from tandem.partner_config import PRESETS, TARGETS, TERMS, PartnerRewardConfig  # noqa: F401  (the section, re-exported)
+from tandem.partner_config import TARGETS, PartnerRewardConfig
 from tandem.solution_prompt import EXPLANATION_TAGS, split_explanation
 
 ANSWER_MARK = "\\boxed{"  # the student's own answer opener: the `answer` target is read right after it

@@ -396,7 +396,7 @@ def test_a_smaller_junior_of_another_shape_co_writes_a_two_step_run(tiny_dir, ti
 @pytest.mark.parametrize("solo", [False, True], ids=["trl-scored-by-the-junior", "grpo-scored-by-the-base"])
 def test_two_steps_with_the_partner_score_log_it_beside_the_verifier(tiny_dir, tmp_path, solo):
     from tandem.metric_log import PARTNER_SCORE
-    from tandem.partner_score import TERMS, PartnerRewardConfig
+    from tandem.partner_config import TERMS, PartnerRewardConfig
 
     rollout = tandem_rollout_func(solo=solo, partner_reward=PartnerRewardConfig(weight=0.1))
     tokenizer = load_tokenizer(tiny_dir)
@@ -419,7 +419,7 @@ def test_two_steps_with_the_partner_score_log_it_beside_the_verifier(tiny_dir, t
 
 
 def test_the_partner_reward_function_needs_the_target_column_and_a_weight(tiny_dir, tmp_path):
-    from tandem.partner_score import PartnerRewardConfig
+    from tandem.partner_config import PartnerRewardConfig
 
     with pytest.raises(TandemError, match="partner_reward.weight is 0"):
         tandem_rollout_func().partner_reward_func()

@@ -13,7 +13,8 @@ import torch
 
 from tandem.errors import TandemError
 from tandem.metric_log import PARTNER_SCORE
-from tandem.partner_score import TERMS, PartnerRewardConfig, partner_score, partner_terms, target_sequences
+from tandem.partner_config import TERMS, PartnerRewardConfig
+from tandem.partner_score import partner_score, partner_terms, target_sequences
 from tandem.logprobs import pad_right
 from tandem_app.train.grpo_trainer import GRPOTrainer
 from tandem.partner_score import partner_rewards

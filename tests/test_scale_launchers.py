@@ -61,7 +61,7 @@ def test_launcher_bash_syntax(script):
 def test_every_tandem_override_is_a_key_of_the_tandem_config(argvs):
     with initialize_config_dir(config_dir=str(REPO / "verl" / "config"), version_base=None):
         cfg = compose(config_name="tandem_trainer", overrides=argvs["tandem"])
-    assert apply_tandem(cfg).enable
+    assert apply_tandem(cfg).tandem.enable
     from verl.trainer.ppo.utils import need_critic, need_reference_policy
     from verl.utils.config import validate_config
 

@@ -27,7 +27,7 @@ from verl.workers.rollout.replica import TokenOutput  # noqa: E402
 from tandem.boundaries import config_boundary_lookup  # noqa: E402
 from tandem.errors import TandemError  # noqa: E402
 from tandem_verl.agent_loop import VALIDATE_KEY, TandemAgentLoop  # noqa: E402
-from tandem_verl.tandem_block import TandemVerlConfig  # noqa: E402
+from tandem_verl.settings import run_settings  # noqa: E402
 from tandem_verl.wiring import apply_tandem  # noqa: E402
 from tandem.coins import request_key  # noqa: E402
 from tandem.process import replay_mask  # noqa: E402
@@ -83,7 +83,7 @@ def test_training_request_carries_its_key_and_returns_the_replayed_mask(loop_and
     out = run(loop, validate=False)
     key = request_key("u-1", 3)
     assert server.params[0]["extra_args"] == {EXTRA_KEY: key}
-    tcfg = TandemVerlConfig.from_hydra(cfg).process
+    tcfg = run_settings(cfg).tandem.process
     lookup = config_boundary_lookup(tcfg, tokenizer, len(tokenizer))
     want = replay_mask(tcfg, lookup, torch.tensor([tokens]), [key])[0]
     stored = out.as_dict()["authorship_mask"]

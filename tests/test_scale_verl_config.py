@@ -72,7 +72,7 @@ def test_split_placement_needs_a_rollout_replica_of_two_tensor_parallel_ranks():
 
 def test_apply_tandem_points_verl_at_the_tandem_classes():
     cfg = tandem_config("tandem.prob_senior=0.25")
-    t = apply_tandem(cfg)
+    t = apply_tandem(cfg).tandem
     arr = cfg.actor_rollout_ref
     assert t.enable and cfg.trainer.v1.trainer_mode == TRAINER_MODE
     assert arr.rollout.agent.default_agent_loop == AGENT_LOOP
@@ -100,7 +100,7 @@ def test_loss_denominator_reaches_the_worker():
 def test_apply_tandem_leaves_a_disabled_config_untouched():
     cfg = tandem_config("tandem.enable=false")
     before = OmegaConf.to_container(cfg)
-    assert not apply_tandem(cfg).enable
+    assert not apply_tandem(cfg).tandem.enable
     assert OmegaConf.to_container(cfg) == before
 
 
@@ -125,7 +125,7 @@ ONE_STEP = ["data.train_batch_size=8", "actor_rollout_ref.actor.ppo_mini_batch_s
 
 @pytest.mark.parametrize("rule", ["sync:4", "ema:0.99"])
 def test_a_junior_that_follows_the_senior_is_wired_for_the_self_paired_shared_engine(rule):
-    t = apply_tandem(tandem_config(f"tandem.junior_update={rule}", "actor_rollout_ref.rollout.dtype=float32", *ONE_STEP))
+    t = apply_tandem(tandem_config(f"tandem.junior_update={rule}", "actor_rollout_ref.rollout.dtype=float32", *ONE_STEP)).tandem
     assert t.process.junior_update == rule and t.process.placement == "shared"
 
 
@@ -225,7 +225,7 @@ def test_a_grpo_run_with_the_partner_score_is_scored_by_its_base_on_the_partner_
     """RLT's setting: verl's reference worker is the base already; a junior named in the tandem block is ignored."""
     cfg = tandem_config("tandem.enable=false", "partner_reward.weight=0.1", "tandem.junior_model=/models/small",
                         "tandem.junior_update=sync:2")
-    assert not apply_tandem(cfg).enable
+    assert not apply_tandem(cfg).tandem.enable
     assert cfg.trainer.v1.trainer_mode == PARTNER_TRAINER_MODE and SCORER_KEY not in cfg.actor_rollout_ref
     assert cfg.actor_rollout_ref.actor.use_kl_loss is True and cfg.actor_rollout_ref.actor.kl_loss_coef == 0.0
     plain = tandem_config("tandem.enable=false")
@@ -253,7 +253,7 @@ def test_a_grpo_run_with_the_transfer_reward_hosts_its_base_as_the_receiver_besi
     """RLTR on verl: the tandem engine with the base as its junior (self-paired), the writer's loop solo, verl's
     own actor worker on the partner trainer; no reference worker is asked for."""
     cfg = tandem_config("tandem.enable=false", *TRANSFER, "partner_reward.transfer.cuts=[0.3,0.7]")
-    assert not apply_tandem(cfg).enable
+    assert not apply_tandem(cfg).tandem.enable
     arr = cfg.actor_rollout_ref
     assert cfg.trainer.v1.trainer_mode == PARTNER_TRAINER_MODE
     assert arr.rollout.agent.default_agent_loop == TRANSFER_WRITER_AGENT_LOOP
@@ -265,7 +265,7 @@ def test_a_grpo_run_with_the_transfer_reward_hosts_its_base_as_the_receiver_besi
 
 def test_a_tandem_run_with_the_transfer_reward_keeps_its_trainer_and_asks_for_no_scorer():
     cfg = tandem_config("tandem.enable=true", *TRANSFER)
-    assert apply_tandem(cfg).enable
+    assert apply_tandem(cfg).tandem.enable
     assert cfg.trainer.v1.trainer_mode == TRAINER_MODE
     assert cfg.actor_rollout_ref.rollout.agent.default_agent_loop == AGENT_LOOP
     assert SCORER_KEY not in cfg.actor_rollout_ref and cfg.actor_rollout_ref.actor.use_kl_loss is False

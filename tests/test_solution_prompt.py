@@ -5,7 +5,7 @@ import pytest
 from tandem import solution_prompt
 from tandem.errors import TandemError
 from tandem.models import load_tokenizer
-from tandem.partner_score import PartnerRewardConfig
+from tandem.partner_config import PartnerRewardConfig
 
 SOLUTION = "Ann starts with 3 apples.\n\nShe buys 2 more: 3 + 2 = 5.\n\nThe answer is \\boxed{5}."
 

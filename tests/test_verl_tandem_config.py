@@ -8,13 +8,14 @@ from omegaconf import OmegaConf
 pytest.importorskip("verl", reason="verl 0.9.1 is not installed")
 
 from tandem.errors import TandemError  # noqa: E402
+from tandem_verl.settings import run_settings  # noqa: E402
 from tandem_verl.tandem_block import TandemVerlConfig  # noqa: E402
 
 
 def test_typo_in_the_tandem_block_names_the_nearest_key():
     config = OmegaConf.create({"tandem": {"enable": True, "prob_senoir": 0.9}})
     with pytest.raises(TandemError, match=r"^unknown config key 'tandem.prob_senoir': did you mean tandem.prob_senior\?$"):
-        TandemVerlConfig.from_hydra(config)
+        run_settings(config)
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,7 @@ from hf_trl.tandem_rollout import tandem_rollout_func  # noqa: E402
 from tandem.errors import TandemError  # noqa: E402
 from tandem.models import load_model, load_tokenizer  # noqa: E402
 from tandem.metric_log import PARTNER_SCORE  # noqa: E402
-from tandem.partner_score import PartnerRewardConfig  # noqa: E402
+from tandem.partner_config import PartnerRewardConfig  # noqa: E402
 from tandem.solution_prompt import writer_prompt_ids  # noqa: E402
 from tandem_app.task import generate_problems  # noqa: E402
 

@@ -18,7 +18,6 @@ installed verl.
 
 import hydra
 
-from tandem_verl.partner_score_wiring import partner_reward_config
 from tandem_verl.wiring import apply_tandem, register_entry_node
 
 register_entry_node()  # before @hydra.main composes tandem_trainer.yaml
@@ -32,7 +31,7 @@ def main(config) -> None:
     from verl.utils.config import validate_config
     from verl.utils.device import auto_set_device
 
-    tandem = apply_tandem(config)
+    settings = apply_tandem(config)  # the run's settings, read once
     auto_set_device(config)
     if get_platform().device_name == "cpu":  # verl selected our CPU platform, so verl has loaded its module
         from tandem_verl.cpu_platform import check_cpu_config
@@ -40,11 +39,11 @@ def main(config) -> None:
         check_cpu_config(config)
     validate_config(config=config, use_reference_policy=need_reference_policy(config), use_critic=need_critic(config))
     runner = TaskRunnerV1
-    if tandem.enable:
+    if settings.tandem.enable:
         from tandem_verl.trainer import TandemTaskRunner
 
         runner = TandemTaskRunner
-    elif partner_reward_config(config).enabled:  # GRPO scored by its base: verl's trainer plus the score
+    elif settings.partner.enabled:  # GRPO scored by its base: verl's trainer plus the score
         from tandem_verl.trainer import PartnerTaskRunner
 
         runner = PartnerTaskRunner

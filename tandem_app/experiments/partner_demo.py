@@ -44,7 +44,7 @@ from tandem.config_files import config_to_dict
 from tandem.jsonl import write_json
 from tandem.models import load_model, load_tokenizer
 from tandem.partner_config import RLT_TEACHER_REWARD
-from tandem.partner_score import PartnerRewardConfig
+from tandem.partner_config import PartnerRewardConfig
 from tandem_app.task import generate_problems
 from tandem_app.train.data import prompt_ids_batch
 from tandem_app.experiments.demo_folder import SEED_FOLDERS, check_own_out

@@ -22,7 +22,6 @@ see, from outside verl, that training rollouts were co-written and validation wa
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import os
 from typing import Any
@@ -34,36 +33,28 @@ from verl.experimental.agent_loop.agent_loop import AgentLoopOutput, AgentLoopWo
 from verl.experimental.agent_loop.single_turn_agent_loop import SingleTurnAgentLoop
 from verl.trainer.ppo.v1.agent_loop_tq import AgentLoopManagerTQ, AgentLoopWorkerTQ
 
-from omegaconf import OmegaConf
-
 from tandem.boundaries import config_boundary_lookup
+from tandem.coins import request_key
 from tandem.config import TandemConfig
 from tandem.errors import TandemError
-from tandem_verl.names import AGENT_LOOP, VALIDATE_KEY
-from tandem_verl.solution_writer import PlainPromptOutput, SolutionWriterMixin
-from tandem_verl.tandem_block import TandemVerlConfig
-from tandem_verl.transfer_reward import TransferReceiverMixin
-from tandem.coins import request_key
 from tandem.process import response_authorship_mask
+from tandem_verl.names import AGENT_LOOP, VALIDATE_KEY
+from tandem_verl.settings import run_settings
+from tandem_verl.solution_writer import PlainPromptOutput, SolutionWriterMixin
+from tandem_verl.transfer_reward import TransferReceiverMixin
 from vllm_source.requests import tandem_extra_args
 
 TRACE_ENV = "TANDEM_ROLLOUT_TRACE"
 
 
-@functools.lru_cache(maxsize=8)
-def _process_config(tandem_block: str) -> TandemConfig:
-    """The tandem process of a `tandem:` block (as JSON), parsed once per process and block."""
-    return TandemVerlConfig.from_dict(json.loads(tandem_block)).process
+_LOOKUPS: dict[tuple[str, str], torch.Tensor | None] = {}  # (tandem process, tokenizer name) -> lookup
 
 
-_LOOKUPS: dict[tuple[str, str], torch.Tensor | None] = {}  # (tandem block as JSON, tokenizer name) -> lookup
-
-
-def _lookup(tandem_block: str, tokenizer) -> torch.Tensor | None:
-    """The boundary lookup of a `tandem:` block (as JSON) and tokenizer, built once per process."""
-    key = (tandem_block, str(tokenizer.name_or_path))
+def _lookup(cfg: TandemConfig, tokenizer) -> torch.Tensor | None:
+    """The boundary lookup of a tandem process and tokenizer, built once per process."""
+    key = (repr(cfg), str(tokenizer.name_or_path))
     if key not in _LOOKUPS:
-        _LOOKUPS[key] = config_boundary_lookup(_process_config(tandem_block), tokenizer, None)
+        _LOOKUPS[key] = config_boundary_lookup(cfg, tokenizer, None)
     return _LOOKUPS[key]
 
 
@@ -90,9 +81,8 @@ class TandemAgentLoop(TransferReceiverMixin, SolutionWriterMixin, SingleTurnAgen
         params = dict(sampling_params)
         params["extra_args"] = {**(params.get("extra_args") or {}), **tandem_extra_args(key, solo=solo)}
         out = await super().run(params, **kwargs)
-        block = self.config.get("tandem")
-        block = json.dumps(OmegaConf.to_container(block, resolve=True) if block is not None else None, sort_keys=True)
-        cfg, lookup = _process_config(block), _lookup(block, self.tokenizer)
+        cfg = run_settings(self.config).tandem.process
+        lookup = _lookup(cfg, self.tokenizer)
         # Vectorised (about 0.5 ms for 3,000 tokens), and still kept off the event loop that
         # serves every other request of this worker.
         mask = await asyncio.to_thread(response_authorship_mask, cfg, lookup, list(out.response_ids), key, solo)

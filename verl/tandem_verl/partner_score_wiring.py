@@ -1,4 +1,4 @@
-"""The `partner_reward` section on verl: parsed strictly, and verl's reference worker set up to score.
+"""The `partner_reward` section on verl (read by `tandem_verl.settings`): verl's reference worker set up to score.
 
 The partner score scores with verl's reference worker, loaded with the junior
 (`tandem_verl.partner_score` computes the score, `tandem_verl.workers` loads the junior). verl
@@ -20,11 +20,10 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from omegaconf import DictConfig, OmegaConf, open_dict
+from omegaconf import DictConfig, open_dict
 
 from tandem.errors import TandemError
-from tandem.partner_score import PartnerRewardConfig
-from tandem.strict import build
+from tandem.partner_config import PartnerRewardConfig
 from tandem.solution_prompt import require_solution
 from tandem.trainers import require, require_partner_reward
 from tandem_verl.names import (
@@ -33,26 +32,20 @@ from tandem_verl.names import (
     SCORER_KEY,
     SOLUTION_AGENT_LOOP,
 )
+from tandem_verl.settings import RunSettings
 from tandem_verl.tandem_block import TandemVerlConfig
 
 logger = logging.getLogger(__name__)
 
 
-def partner_reward_config(config: DictConfig) -> PartnerRewardConfig:
-    """The `partner_reward` section, parsed strictly (the same keys as on every trainer)."""
-    block = config.get("partner_reward")
-    data = OmegaConf.to_container(block) if isinstance(block, DictConfig) else dict(block or {})
-    return build(PartnerRewardConfig, data, "partner_reward")
-
-
-def wire_partner_reward(config: DictConfig, t: TandemVerlConfig) -> None:
+def wire_partner_reward(config: DictConfig, settings: RunSettings) -> None:
     """Point verl's reference worker at the scorer and turn it on (see the module docstring); mutates `config`.
 
     Refused in one line: a junior that follows the senior (the reference worker is frozen),
     a KL term toward a junior that is not the base, and a GRPO run on another trainer mode
     than verl's sync one.
     """
-    partner = partner_reward_config(config)
+    t, partner = settings.tandem, settings.partner
     require_partner_reward("verl", partner)  # what verl runs of the section (tandem.trainers), before any wiring
     if partner.transfers:
         wire_transfer(config, t, partner)

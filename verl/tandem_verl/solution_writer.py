@@ -15,31 +15,16 @@ Both need `TandemAgentLoopManager`, which marks validation requests.
 
 from __future__ import annotations
 
-import functools
-import json
 from typing import Any
 
 import torch
-from omegaconf import OmegaConf
 from verl.experimental.agent_loop.agent_loop import AgentLoopOutput, register
 from verl.experimental.agent_loop.single_turn_agent_loop import SingleTurnAgentLoop
 
 from tandem.errors import TandemError
 from tandem.solution_prompt import require_solution, writer_prompt_ids
 from tandem_verl.names import PLAIN_PROMPT, SOLUTION_AGENT_LOOP, VALIDATE_KEY
-from tandem_verl.partner_score_wiring import partner_reward_config
-
-
-@functools.lru_cache(maxsize=8)
-def _writer_sees_solution(partner_block: str) -> bool:
-    return partner_reward_config(OmegaConf.create({"partner_reward": json.loads(partner_block)})).writer_sees_solution
-
-
-def writer_sees_solution(config) -> bool:
-    """Whether the run's `partner_reward` section shows the writer the solution (parsed once per process)."""
-    block = config.get("partner_reward")
-    data = OmegaConf.to_container(block, resolve=True) if block is not None else {}
-    return _writer_sees_solution(json.dumps(data, sort_keys=True))
+from tandem_verl.settings import run_settings
 
 
 def row_name(kwargs: dict) -> str:
@@ -76,7 +61,7 @@ class SolutionWriterMixin:
 
     def prepare_writer(self, validate: bool, kwargs: dict) -> None:
         """Before generation: take the row's solution (one error naming a row without one)."""
-        if not validate and writer_sees_solution(self.config):
+        if not validate and run_settings(self.config).partner.writer_sees_solution:
             self._solution = require_solution((kwargs.get("extra_info") or {}).get("solution"), row_name(kwargs))
             self._row = row_name(kwargs)
 

@@ -33,11 +33,11 @@ class TandemVerlConfig:
 
     @classmethod
     def from_dict(cls, d: dict | None) -> TandemVerlConfig:
-        """Parse a block; the legacy switch, process and loss keys and the legacy placement are read via `tandem.legacy`."""
+        """Parse a block (of a full config: `tandem_verl.settings.run_settings`); the legacy switch, process and
+        loss keys and the legacy placement are read via `tandem.legacy` (the placement by `TandemConfig.from_dict`)."""
         d = dict(d or {})
         enable = build(_Switch, {"enable": legacy.pop_switch(d, False)}, "tandem").enable
-        d = legacy.placement(d)
-        valid = ["enable", *LOSS_BLOCK_KEYS, *valid_keys(TandemConfig)]
+        valid = ["enable", *LOSS_BLOCK_KEYS, *valid_keys(TandemConfig), legacy.PLACEMENT_KEY]
         for key in d:
             if key not in valid:
                 raise unknown_key(str(key), valid, "tandem")
@@ -49,12 +49,6 @@ class TandemVerlConfig:
                 "because verl 0.9.1's ppo_loss casts the loss mask to bool"
             )
         return cls(enable=enable, process=process, loss=loss)
-
-    @classmethod
-    def from_hydra(cls, config: DictConfig) -> TandemVerlConfig:
-        """The `tandem:` block of a full verl config (absent = disabled)."""
-        block = config.get("tandem")
-        return cls.from_dict(OmegaConf.to_container(block, resolve=True) if block is not None else None)
 
     @property
     def junior_token_loss_weight(self) -> float:

@@ -42,10 +42,9 @@ from tandem_verl.junior_update import JuniorUpdater, checkpoint_state, saved_jun
 from tandem_verl.names import PARTNER_TRAINER_MODE, SCORER_KEY, TRAINER_MODE
 from tandem_verl.padding_rows import clear_padding_authorship
 from tandem_verl.partner_score import PartnerScorer, scorer_context
-from tandem_verl.partner_score_wiring import partner_reward_config
 from tandem_verl.refusals import optimizer_steps_per_step
 from tandem_verl.reward import health_metrics
-from tandem_verl.tandem_block import TandemVerlConfig
+from tandem_verl.settings import RunSettings, run_settings
 from tandem_verl.transfer_reward import TransferRewarder
 
 
@@ -63,10 +62,15 @@ class RewardStep:
     SOLO = False  # True where the senior writes every token (a GRPO run scored by its base)
 
     @property
+    def settings(self) -> RunSettings:
+        """The run's settings (`tandem_verl.settings`: read once in this Ray actor's process)."""
+        return run_settings(self.config)
+
+    @property
     def partner_scorer(self) -> PartnerScorer | None:
         """The partner score's driver when partner_reward.weight > 0 (built on first use)."""
         if not hasattr(self, "_partner_scorer"):
-            cfg = partner_reward_config(self.config)
+            cfg = self.settings.partner
             self._partner_scorer = None
             if cfg.enabled and not cfg.transfers:
                 arr = self.config.actor_rollout_ref
@@ -80,7 +84,7 @@ class RewardStep:
     def transfer_rewarder(self) -> TransferRewarder | None:
         """RLTR's transfer reward's step when partner_reward.kind=transfer (the agent loops ran the receiver)."""
         if not hasattr(self, "_transfer_rewarder"):
-            cfg = partner_reward_config(self.config)
+            cfg = self.settings.partner
             self._transfer_rewarder = TransferRewarder(cfg) if cfg.transfers else None
         return self._transfer_rewarder
 
@@ -130,8 +134,7 @@ class TandemPPOTrainer(RewardStep, PPOTrainerSync):
     def junior_updater(self) -> JuniorUpdater | None:
         """The junior's driver when tandem.junior_update is not `frozen` (built on first use: the replicas exist then)."""
         if not hasattr(self, "_junior_updater"):
-            # this Ray actor gets verl's config only: the block is parsed here once for it (the rule with it)
-            rule = TandemVerlConfig.from_hydra(self.config).process.junior_update_rule
+            rule = self.settings.tandem.process.junior_update_rule
             self._junior_updater = None
             if not rule.frozen:
                 steps = optimizer_steps_per_step(self.config, self._batch_multiple())
@@ -233,7 +236,7 @@ class _PartnerTaskRunner(TaskRunnerV1.__ray_actor_class__):
     With kind=transfer the base rides in a tandem engine as the receiver, so the tandem replica serves it."""
 
     def run(self, config):
-        if partner_reward_config(config).transfers:
+        if run_settings(config).partner.transfers:
             RolloutReplicaRegistry.register("vllm", _load_tandem_vllm_replica)
         return super().run(config)
 

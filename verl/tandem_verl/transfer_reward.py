@@ -25,12 +25,9 @@ junior's trunk is skipped while a batch holds no receiver) in `TransferWriterAge
 from __future__ import annotations
 
 import asyncio
-import functools
-import json
 from typing import Any
 from uuid import uuid4
 
-from omegaconf import OmegaConf
 from verl.experimental.agent_loop.agent_loop import AgentLoopOutput, register
 from verl.experimental.agent_loop.single_turn_agent_loop import SingleTurnAgentLoop
 
@@ -41,21 +38,9 @@ from tandem.partner_config import PartnerRewardConfig
 from tandem.transfer_reward import merged_result, plan_transfer, result_record, score_transfer
 from tandem_verl.names import TRANSFER_FIELD, TRANSFER_WRITER_AGENT_LOOP, VALIDATE_KEY
 from tandem_verl.partner_score import add_to_rewards, as_list
-from tandem_verl.partner_score_wiring import partner_reward_config
 from tandem_verl.reward import compute_score
+from tandem_verl.settings import run_settings
 from vllm_source.requests import tandem_extra_args
-
-
-@functools.lru_cache(maxsize=8)
-def _partner(partner_block: str) -> PartnerRewardConfig:
-    return partner_reward_config(OmegaConf.create({"partner_reward": json.loads(partner_block)}))
-
-
-def run_partner_reward(config) -> PartnerRewardConfig:
-    """The run's `partner_reward` section (parsed once per process and section)."""
-    block = config.get("partner_reward")
-    data = OmegaConf.to_container(block, resolve=True) if block is not None else {}
-    return _partner(json.dumps(data, sort_keys=True))
 
 
 def gold_answer(kwargs: dict) -> str:
@@ -73,7 +58,7 @@ class TransferReceiverMixin:
 
     async def with_transfer(self, out: AgentLoopOutput, sampling_params: dict[str, Any], kwargs: dict,
                             validate: bool) -> AgentLoopOutput:
-        partner = run_partner_reward(self.config)
+        partner = run_settings(self.config).partner
         if validate or not partner.transfers:
             return out
         gold, source = gold_answer(kwargs), str(kwargs.get("data_source", ""))

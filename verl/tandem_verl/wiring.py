@@ -1,7 +1,8 @@
 """Tandem training on verl 0.9.1: the Hydra config checked and pointed at the tandem classes.
 
 `apply_tandem` is what `verl/main_tandem_ppo.py` runs on the composed config before Ray
-starts: it parses the `tandem:` block (`tandem_block`), sets up the partner score's scorer
+starts: it reads the run's settings once (`settings`: the `tandem:` block and the
+`partner_reward` section), sets up the partner score's scorer
 (`partner_score_wiring`), refuses what the tandem path cannot honour (`refusals`) and writes the
 names verl finds the tandem agent loop, trainer and vLLM engine settings by (`names`). The
 senior gate the actor worker applies is `gate`. None of these need a GPU or Ray, so CPU
@@ -17,9 +18,9 @@ from omegaconf import DictConfig, open_dict
 
 from tandem.trainers import require
 from tandem_verl.names import AGENT_LOOP, AGENT_LOOP_MANAGER, TRAINER_MODE, TRANSFER_WRITER_AGENT_LOOP, WORKER_KEY
-from tandem_verl.partner_score_wiring import partner_reward_config, wire_partner_reward
+from tandem_verl.partner_score_wiring import wire_partner_reward
 from tandem_verl.refusals import refuse_unsupported
-from tandem_verl.tandem_block import TandemVerlConfig
+from tandem_verl.settings import RunSettings, run_settings
 from vllm_source.engine_config import tandem_engine_kwargs
 from vllm_source.placement import check_split_world
 
@@ -40,23 +41,23 @@ def register_entry_node() -> None:
     ConfigStore.instance().store(group=ENTRY_GROUP, name=ENTRY_NODE, node={}, package="_global_")
 
 
-def apply_tandem(config: DictConfig) -> TandemVerlConfig:
-    """Validate the `tandem:` block and point verl at the tandem classes; mutates `config`.
+def apply_tandem(config: DictConfig) -> RunSettings:
+    """Read and validate the run's settings and point verl at the tandem classes; mutates `config`.
 
     With `tandem.enable=False` the config is left untouched (plain GRPO), but for the
     partner score's scorer where `partner_reward.weight > 0`, and with `partner_reward.kind=transfer`
     for a tandem engine that hosts the base (or `tandem.junior_model`) as the receiver beside a
     solo writer (`tandem_verl.transfer_reward.TransferWriterAgentLoop`).
     """
-    t = TandemVerlConfig.from_hydra(config)
-    receiver = partner_reward_config(config).transfers
+    settings = run_settings(config)
+    t, receiver = settings.tandem, settings.partner.transfers
     if receiver and not t.enable:  # checked before the partner wiring names its trainer mode
         if not t.process.junior_update_rule.frozen:
             require("verl", "grpo_receiver_follows", rule=t.process.junior_update)
         refuse_unsupported(config, t)
-    wire_partner_reward(config, t)
+    wire_partner_reward(config, settings)
     if not (t.enable or receiver):
-        return t
+        return settings
     if t.enable:
         refuse_unsupported(config, t)
     require("verl", "placements", t.process.placement)
@@ -76,7 +77,7 @@ def apply_tandem(config: DictConfig) -> TandemVerlConfig:
     if not t.enable:  # GRPO + transfer: the writer is solo; verl's own actor worker and the partner trainer
         with open_dict(config):
             arr.rollout.agent.default_agent_loop = TRANSFER_WRITER_AGENT_LOOP
-        return t
+        return settings
     with open_dict(config):
         arr.rollout.agent.default_agent_loop = AGENT_LOOP
         arr[WORKER_KEY] = t.loss.tandem_settings()
@@ -85,4 +86,4 @@ def apply_tandem(config: DictConfig) -> TandemVerlConfig:
     if not arr.rollout.enforce_eager:
         logger.warning("tandem rollout compiled (enforce_eager=False): where this has run is in model_spec/SCALE.md; "
                        "scripts/gpu_check.sh checks CUDA graphs on a GPU")
-    return t
+    return settings
