@@ -9,4 +9,4 @@
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}"
-exec "${PYTHON:-python}" -m tandem_eval.reproduce "$@"
+exec "${PYTHON:-python}" -m tandem_eval.paper.reproduce "$@"

@@ -9,7 +9,7 @@ does not give back the sampled tokens. This runs both on the same models, prompt
 request keys (`tandem_eval.core.handoff.run_step_handoff` with the step token set, and with
 `step_ids=None`, its text route) and counts the responses that differ.
 
-    python -m tandem_eval.handoff_protocols --senior S --junior J --benchmarks FILE.jsonl --n 4 --out-dir cmp
+    python -m tandem_eval.analysis.handoff_protocols --senior S --junior J --benchmarks FILE.jsonl --n 4 --out-dir cmp
 
 (writes `cmp/handoff_protocols.json`; the other flags are the evaluations' own).
 

@@ -14,8 +14,8 @@ Read from it:
   it (`actor/tandem/`), as a shared log holds it (`tandem/`) or unprefixed (the embedded trainer);
 - the mean response length: `response_length/mean`.
 
-    python -m tandem_eval.training_curves plot --run trl=trl.jsonl --run grpo=grpo.jsonl --out curves
-    python -m tandem_eval.training_curves best-step trl.jsonl --k 4      # prints the step
+    python -m tandem_eval.analysis.training_curves plot --run trl=trl.jsonl --run grpo=grpo.jsonl --out curves
+    python -m tandem_eval.analysis.training_curves best-step trl.jsonl --k 4      # prints the step
 
 The best checkpoint is the step with the highest validation macro pass@k (k = 4, the
 release's docs' rule); ties go to the earlier step.

@@ -8,7 +8,7 @@ junior's: macro handoff pass@k over all samples and over those without a leak, a
 prefix-transfer pass@1 over the fraction (`transfer_figure`). Written as PNG and SVG with
 matplotlib's Agg backend.
 
-    python -m tandem_eval.paper_figures --checkpoint base=DIR/runs/base --checkpoint trl=DIR/runs/trl \\
+    python -m tandem_eval.paper.paper_figures --checkpoint base=DIR/runs/base --checkpoint trl=DIR/runs/trl \\
         --out DIR/figures/passk
 """
 

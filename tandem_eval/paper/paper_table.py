@@ -12,7 +12,7 @@ the leak, final-author and budget rates per phase (`rates`). Written as Markdown
 the JSON holds, per checkpoint label, `solo` and `handoff` pass@k per benchmark and
 `macro` (fractions, with `se`; the leak-controlled ones with `left_out` per k).
 
-    python -m tandem_eval.paper_table --checkpoint base=DIR/runs/base --checkpoint trl=DIR/runs/trl --out DIR/table
+    python -m tandem_eval.paper.paper_table --checkpoint base=DIR/runs/base --checkpoint trl=DIR/runs/trl --out DIR/table
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Each `--run LABEL=PATH` names an eval output directory (or its `summary.json`); 
 are drawn solid and handoff runs dashed, one colour per label, one panel per benchmark,
 k on a log2 axis. Writes a PNG with matplotlib's Agg backend (no display needed).
 
-    python -m tandem_eval.plot --run base=runs/solo-base --run tandem=runs/solo-tandem \\
+    python -m tandem_eval.paper.plot --run base=runs/solo-base --run tandem=runs/solo-tandem \\
         --run base=runs/handoff-base --run tandem=runs/handoff-tandem --out passk.png
 """
 
