@@ -14,9 +14,8 @@ import torch
 
 from tandem.errors import TandemError
 from tandem.metric_log import PARTNER_SCORE
+from tandem.partner_config import PRESETS, PartnerRewardConfig
 from tandem.partner_score import (
-    PRESETS,
-    PartnerRewardConfig,
     combined_reward,
     masked_reduce,
     partner_score,

@@ -17,6 +17,7 @@ if __package__ in (None, ""):  # run as a script: make the repository importable
 
 from tandem_eval.core import flags  # noqa: E402
 from tandem_eval.core.run_config import EvalRun  # noqa: E402
+from tandem_eval.core import tool  # noqa: E402
 
 _D = flags.DEFAULTS.sampling
 DESCRIPTION = (
@@ -44,10 +45,7 @@ def run(args) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    from tandem_eval.core import tool
-
-    return tool.main(__name__, argv)
+main = tool.entry(__name__)  # main(argv=None) -> exit status: parse, run, one-line errors
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ from tandem.errors import TandemError  # noqa: E402
 from tandem_eval.core import flags  # noqa: E402
 from tandem_eval.core.resume import file_stem  # noqa: E402
 from tandem_eval.core.run_config import EvalRun  # noqa: E402
+from tandem_eval.core import tool  # noqa: E402
 
 DESCRIPTION = (
     "Handoff pass@k: --senior and --junior alternate one reasoning step at a time (steps end at a blank line), "
@@ -122,10 +123,7 @@ LEAK_LEGEND = ("pass@k over each problem's clean samples (the senior never wrote
                "unreadable), budget = share that spent the token budget; — = nothing to rate")
 
 
-def main(argv: list[str] | None = None) -> int:
-    from tandem_eval.core import tool
-
-    return tool.main(__name__, argv)
+main = tool.entry(__name__)  # main(argv=None) -> exit status: parse, run, one-line errors
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ import sys
 from tandem.jsonl import write_json
 from tandem.grading import grader
 from tandem_eval.core.sampling import record
+from tandem_eval.core import tool
 
 DESCRIPTION = "Count the responses on which the token handoff (ours) and the text handoff (the release's) differ."
 
@@ -97,10 +98,7 @@ def run(args) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    from tandem_eval.core import tool
-
-    return tool.main(__name__, argv)
+main = tool.entry(__name__)  # main(argv=None) -> exit status: parse, run, one-line errors
 
 
 if __name__ == "__main__":

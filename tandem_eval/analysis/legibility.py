@@ -25,6 +25,7 @@ from tandem.errors import TandemError
 from tandem.jsonl import read_json, read_jsonl, write_json
 from tandem.metrics import junior_cross_entropy, js_divergence, top_shifts, unigram_counts
 from tandem.threads import apply_threads, check_threads
+from tandem_eval.core import tool
 
 
 def read_samples(path: str | Path) -> list[dict]:
@@ -169,10 +170,7 @@ def run(args) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    from tandem_eval.core import tool
-
-    return tool.main(__name__, argv)
+main = tool.entry(__name__)  # main(argv=None) -> exit status: parse, run, one-line errors
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from tandem.errors import TandemError
 from tandem.metric_log import SENIOR_TOKEN_FRACTION, TANDEM_PREFIX, read_metrics
+from tandem_eval.core import tool
 
 # The senior token fraction under each prefix a log gives it: verl's actor, a shared log, the embedded trainer.
 SENIOR_FRACTION_KEYS = tuple(prefix + SENIOR_TOKEN_FRACTION for prefix in ("actor/" + TANDEM_PREFIX, TANDEM_PREFIX, ""))
@@ -166,10 +167,7 @@ def run(args) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    from tandem_eval.core import tool
-
-    return tool.main(__name__, argv)
+main = tool.entry(__name__)  # main(argv=None) -> exit status: parse, run, one-line errors
 
 
 if __name__ == "__main__":

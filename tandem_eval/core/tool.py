@@ -4,13 +4,15 @@ A tool declares its flags with `add_arguments(parser)` (which the `tandem-rlvr e
 subcommands reuse) or, when it needs a parser of its own (subcommands, a `prog`), with
 `build_parser()`. `parser(tool)` builds the parser either way; `main(tool, argv)` parses,
 runs, and turns an expected mistake into one `error: ...` line and exit status 2. Each
-tool's own `main` is `tool.main(__name__, argv)`.
+tool's own `main` is `tool.entry(__name__)`.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
+from collections.abc import Callable
 from types import ModuleType
 
 from tandem.errors import run_reporting_errors
@@ -34,3 +36,8 @@ def main(tool: str | ModuleType, argv: list[str] | None = None) -> int:
     """Parse `argv`, run the tool, and report an expected mistake in one line (exit status 2)."""
     module = _module(tool)
     return run_reporting_errors(module.run, parser(module).parse_args(argv))
+
+
+def entry(tool: str) -> Callable[..., int]:
+    """The tool's `main(argv=None)`: `main(tool, argv)` for the module named `tool`."""
+    return functools.partial(main, tool)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from tandem_eval.core.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, pass_at_k_with_se
 from tandem_eval.paper.paper_results import PHASES, CheckpointResult, check_comparable, load_checkpoint
+from tandem_eval.core import tool
 
 DESCRIPTION = "pass@k curves per benchmark and macro, solo and handoff, several checkpoints, bootstrap SE bands."
 FORMATS = ("png", "svg")
@@ -167,10 +168,7 @@ def run(args) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    from tandem_eval.core import tool
-
-    return tool.main(__name__, argv)
+main = tool.entry(__name__)  # main(argv=None) -> exit status: parse, run, one-line errors
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ from tandem.jsonl import write_json
 from tandem_eval.core.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, pass_at_k_with_se
 from tandem_eval.core.leak import pass_at_k_over_clean_with_se
 from tandem_eval.paper.paper_results import PHASES, CheckpointResult, check_comparable, load_checkpoint
+from tandem_eval.core import tool
 
 REFERENCE_FILE = Path(__file__).with_name("paper_reference.json")
 TABLE_KS = (1, 4, 8)
@@ -219,10 +220,7 @@ def run(args) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    from tandem_eval.core import tool
-
-    return tool.main(__name__, argv)
+main = tool.entry(__name__)  # main(argv=None) -> exit status: parse, run, one-line errors
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from tandem.errors import TandemError
 from tandem.jsonl import read_json
+from tandem_eval.core import tool
 
 
 def load_summary(path: str | Path) -> dict:
@@ -103,10 +104,7 @@ def run(args) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    from tandem_eval.core import tool
-
-    return tool.main(__name__, argv)
+main = tool.entry(__name__)  # main(argv=None) -> exit status: parse, run, one-line errors
 
 
 if __name__ == "__main__":

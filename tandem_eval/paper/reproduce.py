@@ -47,6 +47,7 @@ from tandem.jsonl import write_json
 from tandem_eval.paper.checkpoints import check_available, check_model, resolve_checkpoints
 from tandem_eval.analysis.prefix_transfer import DEFAULT_FRACTIONS, check_fractions
 from tandem_eval.core.presets import DEFAULT_PRESET
+from tandem_eval.core import tool
 
 PRESET = "paper"
 
@@ -237,10 +238,7 @@ def run(args) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    from tandem_eval.core import tool
-
-    return tool.main(__name__, argv)
+main = tool.entry(__name__)  # main(argv=None) -> exit status: parse, run, one-line errors
 
 
 if __name__ == "__main__":

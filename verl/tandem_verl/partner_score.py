@@ -39,8 +39,8 @@ import torch
 from tandem.errors import TandemError
 from tandem_verl.names import PLAIN_PROMPT
 from tandem.metric_log import VERIFIER_SCORE, batch_metrics
+from tandem.partner_config import PartnerRewardConfig
 from tandem.partner_score import (
-    PartnerRewardConfig,
     check_fits,
     partner_score,
     partner_terms,
