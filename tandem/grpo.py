@@ -26,38 +26,40 @@ ADV_ESTIMATORS: dict[str, Callable] = {}
 POLICY_LOSSES: dict[str, Callable] = {}
 
 
-def register_adv_est(name: str):
-    """Decorator: register an advantage estimator under `name`."""
+def _registrar(table: dict[str, Callable], kind: str, name: str):
+    """Decorator: register a function in `table` under `name`; a second function under one name is refused."""
 
     def decorator(fn):
-        if name in ADV_ESTIMATORS and ADV_ESTIMATORS[name] is not fn:
-            raise ValueError(f"advantage estimator {name!r} is already registered")
-        ADV_ESTIMATORS[name] = fn
+        if name in table and table[name] is not fn:
+            raise ValueError(f"{kind} {name!r} is already registered")
+        table[name] = fn
         return fn
 
     return decorator
 
 
+def _lookup(table: dict[str, Callable], kind: str, name: str) -> Callable:
+    if name not in table:
+        raise TandemError(f"unknown {kind} {name!r}; choose one of {', '.join(table)}")
+    return table[name]
+
+
+def register_adv_est(name: str):
+    """Decorator: register an advantage estimator under `name`."""
+    return _registrar(ADV_ESTIMATORS, "advantage estimator", name)
+
+
 def get_adv_estimator_fn(name: str) -> Callable:
-    if name not in ADV_ESTIMATORS:
-        raise TandemError(f"unknown advantage estimator {name!r}; choose one of {', '.join(ADV_ESTIMATORS)}")
-    return ADV_ESTIMATORS[name]
+    return _lookup(ADV_ESTIMATORS, "advantage estimator", name)
 
 
 def register_policy_loss(name: str):
     """Decorator: register a policy loss under `name`."""
-
-    def decorator(fn):
-        POLICY_LOSSES[name] = fn
-        return fn
-
-    return decorator
+    return _registrar(POLICY_LOSSES, "policy loss", name)
 
 
 def get_policy_loss_fn(name: str) -> Callable:
-    if name not in POLICY_LOSSES:
-        raise TandemError(f"unknown policy loss {name!r}; choose one of {', '.join(POLICY_LOSSES)}")
-    return POLICY_LOSSES[name]
+    return _lookup(POLICY_LOSSES, "policy loss", name)
 
 
 # --- advantages -----------------------------------------------------------------------
