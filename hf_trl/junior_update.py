@@ -3,10 +3,10 @@
 With `tandem.junior_update` `sync:K` or `ema:BETA`, the tandem rollout registers a
 `JuniorUpdater` on the trainer. After each optimizer step it applies the rule to the junior
 (TRL's `global_step` counts optimizer steps, as the rule does); at each of TRL's saves it
-writes the junior's weights to `checkpoint-N/junior.pt` (`tandem.junior_update.CHECKPOINT_NAME`),
+writes the junior's weights to `checkpoint-N/junior.pt` (`tandem.process.junior_update.CHECKPOINT_NAME`),
 so a run resumed at step N > 0 reads its junior back before its first step (or when the
 callback is registered, if that is later). A checkpoint of an earlier version holds the
-junior under its old file name, read through `tandem.legacy.junior_checkpoint`.
+junior under its old file name, read through `tandem.io.legacy.junior_checkpoint`.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import os
 import torch
 from transformers import TrainerCallback
 
-from tandem import legacy
+from tandem.io import legacy
 from tandem.errors import TandemError
-from tandem.junior_update import CHECKPOINT_NAME, JuniorUpdate, after_optimizer_step
+from tandem.process.junior_update import CHECKPOINT_NAME, JuniorUpdate, after_optimizer_step
 
 CHECKPOINT_FILE = CHECKPOINT_NAME + ".pt"  # the junior's weights in each of TRL's checkpoint directories
 
@@ -31,7 +31,7 @@ def checkpoint_folder(args, state) -> str:
 class JuniorUpdater(TrainerCallback):
     """Drives the junior update of one trainer; see the module docstring.
 
-    `update(step)`, `state()` and `restore(state)` are `tandem.junior_update.JuniorUpdater`'s;
+    `update(step)`, `state()` and `restore(state)` are `tandem.process.junior_update.JuniorUpdater`'s;
     `resume(args, trainer_state)` is TRL's side: it finds the checkpoint of a resumed run and
     hands its tensors to `restore`.
     """

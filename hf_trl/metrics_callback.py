@@ -1,11 +1,11 @@
 """TRL's step logs as metrics rows under the shared names, and a stop at a non-finite step.
 
-TRL logs the tandem statistics under `tandem.metric_log.TANDEM_PREFIX`
+TRL logs the tandem statistics under `tandem.io.metric_log.TANDEM_PREFIX`
 (`"tandem/senior_token_fraction"`, ...) beside its own metrics. `MetricsCallback` hands
 each logged training step to a metrics logger (`log(step, metrics)`, e.g.
 `tandem_app.train.metrics.MetricsLogger`) under the names the embedded trainer's
 `metrics.jsonl` uses, the prefix dropped (`shared_names`), so one reader
-(`tandem.metric_log.read_metrics`) serves both. It validates on the steps asked for, and a
+(`tandem.io.metric_log.read_metrics`) serves both. It validates on the steps asked for, and a
 step whose loss or gradient norm is not finite stops training, saying which step and what
 in `non_finite`.
 """
@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 
 from transformers import TrainerCallback
 
-from tandem.metric_log import GRAD_NORM, LOSS, SENIOR_TOKEN_FRACTION, TANDEM_PREFIX, TRL_REWARD, VAL_ACCURACY
+from tandem.io.metric_log import GRAD_NORM, LOSS, SENIOR_TOKEN_FRACTION, TANDEM_PREFIX, TRL_REWARD, VAL_ACCURACY
 
 
 def shared_names(logs: Mapping) -> dict:

@@ -4,14 +4,14 @@ TRL calls each reward function with the completions and every dataset column (an
 key the rollout returned) as keyword arguments, one value per row, plus `log_metric` for
 metrics logged beside the reward; it sums the functions' rewards. `grader_reward` is the
 verifier (`tandem.grading.reward` against the `answer` column). `partner_reward_function`
-builds the partner score's (`tandem.partner_score`) from a bound `TandemRolloutFunc`, whose
+builds the partner score's (`tandem.rewards.partner_score`) from a bound `TandemRolloutFunc`, whose
 scorer, tokenizer and sampling it reads when TRL calls it. With
 `partner_reward.writer_sees_solution` the scorer reads each row's plain prompt (the rollout's
 `plain_prompt_ids`), never the writer's, and a co-writing junior's log-probs of the response,
 read by the engine after the writer's prompt, are read again after the plain one.
 
 Under `partner_reward.kind=transfer` the bound rollout's function is RLTR's transfer reward
-instead (`transfer_reward_function`): `tandem.transfer_reward.run_transfer` with the rollout's
+instead (`transfer_reward_function`): `tandem.rewards.transfer_reward.run_transfer` with the rollout's
 receiver engine, its sampling and budget, the rows' request keys and the verifier, so TRL's sum
 `verifier + weight * R_transfer` is the embedded trainer's reward, and the same `transfer/*`
 metrics are logged through `log_metric`.
@@ -26,9 +26,9 @@ from tandem.errors import TandemError
 from tandem.grading import reward as grade_reward
 from tandem.grading.grader import reward_health
 from tandem.grading.grader import stats as grader_stats
-from tandem.metric_log import PARTNER_SCORE, TIME_PARTNER, TRL_TRANSFER_REWARD
-from tandem.partner_score import partner_rewards, read_after, step_metrics
-from tandem.transfer_reward import run_transfer
+from tandem.io.metric_log import PARTNER_SCORE, TIME_PARTNER, TRL_TRANSFER_REWARD
+from tandem.rewards.partner_score import partner_rewards, read_after, step_metrics
+from tandem.rewards.transfer_reward import run_transfer
 
 
 

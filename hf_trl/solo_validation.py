@@ -10,9 +10,9 @@ from __future__ import annotations
 import torch
 
 from hf_trl.trainer_access import reachable_senior, tokenize_prompts
-from tandem.coins import request_key
+from tandem.process.coins import request_key
 from tandem.grading import reward
-from tandem.sampling import SamplingConfig
+from tandem.rollout.sampling import SamplingConfig
 from tandem_backends.registry import build_backend
 
 

@@ -1,7 +1,7 @@
 """The writer who sees the solution in TRL (`partner_reward.writer_sees_solution`): each row's writer prompt.
 
 With the setting on, a training batch is written from RLT's teacher prompt,
-`tandem.solution_prompt.writer_prompt_ids(tokenizer, question, solution)`, and those ids are
+`tandem.rewards.solution_prompt.writer_prompt_ids(tokenizer, question, solution)`, and those ids are
 what the rollout returns to TRL as `prompt_ids`, so TRL's policy loss is conditioned on what
 the writer read. The question is the prompt's last user turn (a text prompt is the question
 itself); the scorer, as RLT's student, keeps reading the plain prompt.
@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 
 from tandem.errors import TandemError
-from tandem.solution_prompt import require_solution, writer_prompt_ids
+from tandem.rewards.solution_prompt import require_solution, writer_prompt_ids
 
 COLUMN = "solution"
 

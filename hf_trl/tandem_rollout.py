@@ -10,17 +10,17 @@ its `dapo`/`bnpo` denominators count masked tokens only) and any extra keys, whi
 hands to the reward functions as keyword arguments, one value per row.
 
 `tandem_rollout_func` builds such a function. Each call runs the project's reference
-engine (`tandem.engine.TandemEngine`) over the trainer's live senior (the model TRL
+engine (`tandem.reference.engine.TandemEngine`) over the trainer's live senior (the model TRL
 trains, unwrapped as TRL unwraps it) and a frozen junior (by default a frozen copy of
 the senior taken before the first update: the paper's self-paired junior; with
 `tandem.junior_update` `sync:K` or `ema:BETA` that copy follows the senior after each
 optimizer step, through `hf_trl.junior_update.JuniorUpdater`, and is saved in each
-checkpoint). Every row's request key is `tandem.coins.request_key` of (mode, step, prompt
+checkpoint). Every row's request key is `tandem.process.coins.request_key` of (mode, step, prompt
 ids) and the row's sample number, so a rerun replays the same coins and tokens. It returns
 the authorship mask as `env_mask` and the response's senior token fraction as an extra key
-(named `tandem.legacy.SENIOR_FRACTION_FIELD`: reward functions take it by that keyword). The
+(named `tandem.io.legacy.SENIOR_FRACTION_FIELD`: reward functions take it by that keyword). The
 batch's authorship statistics are logged every step under the shared names
-(`RolloutStats.metrics` with the prefix `tandem.metric_log.TANDEM_PREFIX`:
+(`RolloutStats.metrics` with the prefix `tandem.io.metric_log.TANDEM_PREFIX`:
 `"tandem/senior_token_fraction"`, `"tandem/mean_handoffs"`, ... in TRL's logs; `last_stats`
 here). Evaluation batches (`trainer.model.training` False) are written by the senior alone
 unless `solo_eval=False`. With `partner_reward.writer_sees_solution` a training batch is
@@ -39,7 +39,7 @@ TRL's vLLM mode (it builds its own single-model vLLM `LLM`, which cannot run the
 model: `trl/generation/vllm_generation.py`, `self.llm = LLM(model=model.name_or_path, ...)`
 with no logits processor and no second model); a junior of another vocabulary;
 `num_generations` not dividing the generation batch; a transfer receiver of another vocabulary
-(`tandem.models.load_receiver`, the embedded trainer's check); a senior the rollout cannot read
+(`tandem.models.loading.load_receiver`, the embedded trainer's check); a senior the rollout cannot read
 (PEFT adapters, DeepSpeed ZeRO-3 or FSDP shards, a processor instead of a tokenizer, an
 architecture the reference engine does not run): `hf_trl.trl_version` and
 `hf_trl.trainer_access`. TRL's reward functions (the grader, the partner score) are in
@@ -60,17 +60,17 @@ from hf_trl.solution_writer import SolutionBook
 from hf_trl.trainer_access import (check_generation_settings, reachable_senior, text_tokenizer, tokenize_prompts,
                                    trainer_sampling)
 from hf_trl.trl_version import check_trl
-from tandem.coins import request_key
-from tandem.config import ENGINE_MODES, TandemConfig
+from tandem.process.coins import request_key
+from tandem.process.config import ENGINE_MODES, TandemConfig
 from tandem.errors import TandemError
 from tandem.grading.gold import check_golds
-from tandem.legacy import SENIOR_FRACTION_FIELD
+from tandem.io.legacy import SENIOR_FRACTION_FIELD
 from tandem.grading import reward as grade_reward
-from tandem.models import check_same_vocab, load_model, load_receiver, load_tokenizer
-from tandem.partner_config import PartnerRewardConfig
-from tandem.metric_log import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, TANDEM_PREFIX
-from tandem.rollout import RolloutStats, stats_of_masks
-from tandem.sampling import SamplingConfig
+from tandem.models.loading import check_same_vocab, load_model, load_receiver, load_tokenizer
+from tandem.rewards.partner_config import PartnerRewardConfig
+from tandem.io.metric_log import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, TANDEM_PREFIX
+from tandem.rollout.contract import RolloutStats, stats_of_masks
+from tandem.rollout.sampling import SamplingConfig
 from tandem.trainers import require, require_partner_reward
 from tandem_backends.registry import build_backend
 
@@ -79,7 +79,7 @@ __all__ = ["TandemRolloutFunc", "tandem_rollout_func", "grader_reward"]
 
 @dataclass
 class BatchStats:
-    """Authorship statistics of the last generation batch (all processes; `tandem.rollout.rollout_stats`)."""
+    """Authorship statistics of the last generation batch (all processes; `tandem.rollout.contract.rollout_stats`)."""
 
     step: int = -1
     mode: str = "train"
@@ -213,8 +213,8 @@ class TandemRolloutFunc:
         return out
 
     def partner_reward_func(self, verifier: Callable[[str, str], float] = grade_reward):
-        """A TRL reward function: `partner_reward.weight` times the partner score (`tandem.partner_score`), or
-        under `kind=transfer` times R_transfer (`tandem.transfer_reward`, each continuation graded by `verifier`,
+        """A TRL reward function: `partner_reward.weight` times the partner score (`tandem.rewards.partner_score`), or
+        under `kind=transfer` times R_transfer (`tandem.rewards.transfer_reward`, each continuation graded by `verifier`,
         the project's grader unless given; pass the one the run rewards with).
 
         Pass it beside the verifier's (`reward_funcs=[grader_reward, rollout.partner_reward_func()]`):

@@ -10,7 +10,7 @@ temperature) and the prompt ids TRL's generation path would make (`tokenize_prom
 from __future__ import annotations
 
 from tandem.errors import TandemError
-from tandem.sampling import SamplingConfig
+from tandem.rollout.sampling import SamplingConfig
 
 
 def check_generation_settings(trainer) -> None:

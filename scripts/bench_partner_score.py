@@ -1,4 +1,4 @@
-"""Benchmark: what the partner score (`tandem.partner_score`) costs per training step, per trainer.
+"""Benchmark: what the partner score (`tandem.rewards.partner_score`) costs per training step, per trainer.
 
 The embedded trainer (`tandem_app.train.grpo_trainer`) and HF TRL's `GRPOTrainer` with the
 project's rollout function (`hf_trl`) run the same TRL setting side by side in one process: a
@@ -48,9 +48,9 @@ def record(trainer: str, score_s: list[float], step_s: list[float]) -> dict:
 
 
 def embedded(model: Path, out: Path, args) -> dict:
-    from tandem.metric_log import TIME_PARTNER, TIME_ROLLOUT, TIME_STEP, TIME_UPDATE
-    from tandem.partner_config import PartnerRewardConfig
-    from tandem.sampling import SamplingConfig
+    from tandem.io.metric_log import TIME_PARTNER, TIME_ROLLOUT, TIME_STEP, TIME_UPDATE
+    from tandem.rewards.partner_config import PartnerRewardConfig
+    from tandem.rollout.sampling import SamplingConfig
     from tandem_app.train.grpo_trainer import GRPOTrainer
     from tandem_app.train.train_config import TrainConfig
 
@@ -71,9 +71,9 @@ def hf_trl(model: Path, out: Path, args) -> dict:
     from trl import GRPOConfig, GRPOTrainer
 
     from hf_trl.tandem_rollout import tandem_rollout_func
-    from tandem.metric_log import TIME_PARTNER, TRL_STEP_TIME
-    from tandem.models import load_model, load_tokenizer
-    from tandem.partner_config import PartnerRewardConfig
+    from tandem.io.metric_log import TIME_PARTNER, TRL_STEP_TIME
+    from tandem.models.loading import load_model, load_tokenizer
+    from tandem.rewards.partner_config import PartnerRewardConfig
     from tandem_app.task import generate_problems
 
     rollout = tandem_rollout_func(partner_reward=PartnerRewardConfig(weight=WEIGHT, target=args.target))

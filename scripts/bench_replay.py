@@ -1,6 +1,6 @@
 """Time the authorship-mask replay of one finished response, stepped vs vectorised, side by side.
 
-verl's agent loop replays each response's mask from its tokens (`tandem.process
+verl's agent loop replays each response's mask from its tokens (`tandem.process.authorship
 .response_authorship_mask`). This times the per-token stepping of `advance` (the
 engine's own order of work, `stepped_mask`) against the vectorised `replay_mask`, on
 responses of a Qwen3-sized vocabulary with a third of the ids word boundaries, one
@@ -21,8 +21,8 @@ import time
 
 import torch
 
-from tandem.config import TandemConfig
-from tandem.process import replay_mask, stepped_mask
+from tandem.process.config import TandemConfig
+from tandem.process.authorship import replay_mask, stepped_mask
 
 VOCAB = 151_936  # Qwen3's
 

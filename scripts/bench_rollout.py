@@ -3,7 +3,7 @@
 Builds two tiny zoo models (untrained weights, identical configs; EOS is disabled so
 every response runs its full budget), then times `TandemEngine.generate` in each mode on
 the same prompts: `solo` (senior alone), `paired`, `lockstep` and `lazy` (see
-tandem/engine.py), for each batch size, response length and strategy. Every
+tandem/reference/engine.py), for each batch size, response length and strategy. Every
 configuration is timed `--repeats` times, alternating modes so drift in machine load
 hits all alike, and the median is kept. Each tandem record carries its ratio over the
 solo run timed beside it. Besides wall-clock tokens/s it records tokens per second of
@@ -26,10 +26,10 @@ from pathlib import Path
 
 import torch
 
-from tandem.config import ENGINE_MODES, TandemConfig
-from tandem.jsonl import write_json
-from tandem.models import load_model, load_tokenizer
-from tandem.sampling import SamplingConfig
+from tandem.process.config import ENGINE_MODES, TandemConfig
+from tandem.io.jsonl import write_json
+from tandem.models.loading import load_model, load_tokenizer
+from tandem.rollout.sampling import SamplingConfig
 from tandem_app.zoo import build_tiny
 from tandem_backends.registry import build_backend
 

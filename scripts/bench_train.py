@@ -44,7 +44,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def summarize(rows: list[dict]) -> dict:
-    from tandem.metric_log import RESPONSE_LENGTH, SENIOR_TOKEN_FRACTION, TIME_ROLLOUT, TIME_STEP, TIME_UPDATE
+    from tandem.io.metric_log import RESPONSE_LENGTH, SENIOR_TOKEN_FRACTION, TIME_ROLLOUT, TIME_STEP, TIME_UPDATE
 
     out = {"steps": len(rows)}
     for key in (TIME_STEP, TIME_ROLLOUT, TIME_UPDATE, "cpu_step"):
@@ -60,9 +60,9 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     import torch
 
-    from tandem.jsonl import write_json
-    from tandem.metric_log import TIME_ROLLOUT, TIME_STEP, TIME_UPDATE
-    from tandem.sampling import SamplingConfig
+    from tandem.io.jsonl import write_json
+    from tandem.io.metric_log import TIME_ROLLOUT, TIME_STEP, TIME_UPDATE
+    from tandem.rollout.sampling import SamplingConfig
     from tandem_app.train.grpo_trainer import GRPOTrainer
     from tandem_app.train.train_config import TrainConfig
     from tandem_app.zoo import build_tiny

@@ -6,7 +6,7 @@ Both embedded trainers start from the same base with the quick demo's RL recipe
 and RLTR's cuts (one uniform fraction per response, `transfer.cuts=[]`), the receiver being
 the base (a GRPO run's). A third arm, `grpo_transfer_per_budget`, is the same transfer with
 the receiver called once per distinct remaining budget, as before the one batched call
-(`tandem.transfer_reward.shared_calls` swapped for `per_budget_calls` during its steps only:
+(`tandem.rewards.transfer_reward.shared_calls` swapped for `per_budget_calls` during its steps only:
 with a call at each row's own cap, `within_cap` cuts nothing, so this is the old grouping).
 Steps alternate (grpo, transfer, per-budget transfer, grpo, ...) after one warm-up step each,
 so background load hits every arm alike. A base that writes real solutions matters here:
@@ -36,7 +36,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from tandem.metric_log import (
+from tandem.io.metric_log import (
     ACCURACY,
     RESPONSE_LENGTH,
     STOP_FRACTION,
@@ -105,10 +105,10 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     import torch
 
-    import tandem.transfer_reward as transfer_reward
-    from tandem.jsonl import write_json
-    from tandem.partner_config import PartnerRewardConfig
-    from tandem.transfer_config import TransferConfig
+    import tandem.rewards.transfer_reward as transfer_reward
+    from tandem.io.jsonl import write_json
+    from tandem.rewards.partner_config import PartnerRewardConfig
+    from tandem.rewards.transfer_config import TransferConfig
     from tandem_app.experiments.demo import demo_config, train_config
     from tandem_app.train.grpo_trainer import GRPOTrainer
 

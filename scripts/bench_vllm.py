@@ -105,7 +105,7 @@ def make_engines(paths, placements):
     """{"solo": LLM, placement: LLM, ...}: the senior's own engine and one tandem engine per placement."""
     import vllm
 
-    from tandem.config import TandemConfig
+    from tandem.process.config import TandemConfig
     from vllm_source.compat import engine_defaults
     from vllm_source.engine import make_llm
 
@@ -124,7 +124,7 @@ def rollout_runs(paths, tok, batches, lengths, repeats, placements) -> list[dict
     """Solo and tandem engines on the same prompts; one record per (placement, batch, length)."""
     import vllm
 
-    from tandem.coins import request_key
+    from tandem.process.coins import request_key
     from vllm_source.requests import tandem_extra_args
 
     engines = make_engines(paths, placements)
@@ -174,7 +174,7 @@ def handoff_runs(base: Path, n_prompts: int, repeats: int) -> list[dict]:
     """The eval's handoff on vLLM: one tandem engine vs two engines taking turns (same samples)."""
     import json
 
-    from tandem.coins import request_key
+    from tandem.process.coins import request_key
     from tandem_eval.core.backends import EvalBackend
     from tandem_backends.settings import EngineSettings
     from tandem_eval.core.sampling import eval_sampling
@@ -231,8 +231,8 @@ def main():
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
     os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", "nobind")
     os.environ.setdefault("OMP_NUM_THREADS", "1")  # unset, vLLM CPU ran 30-40x slower here (PERFORMANCE.md)
-    from tandem.jsonl import write_json
-    from tandem.models import load_tokenizer
+    from tandem.io.jsonl import write_json
+    from tandem.models.loading import load_tokenizer
     from tandem_app.zoo import build_tiny
 
     placements = [p.strip() for p in args.placement.split(",") if p.strip()]

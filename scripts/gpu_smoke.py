@@ -17,7 +17,7 @@ the others:
   wheels        the wheel folder against its manifest and the list, then installed (GPU) or only
                 checked with pip's cp312 target install (--dry-run)
   machine       torch, CUDA, the GPU's name, capability and memory, the versions the steps import
-  engine_fp32   the embedded tandem engine (tandem.engine.TandemEngine) on CUDA equal to CPU at fp32:
+  engine_fp32   the embedded tandem engine (tandem.reference.engine.TandemEngine) on CUDA equal to CPU at fp32:
                 greedy tokens and authorship masks of the tiny zoo (tandem_app/zoo.py), every decoding mode
   handoff_bf16  tandem-rlvr eval-handoff of two tiny models on a small JSONL at bf16 on the GPU, with its
                 accuracy (pass@1)

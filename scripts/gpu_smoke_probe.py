@@ -87,10 +87,10 @@ def generate(device: str, senior_dir: Path, junior_dir: Path, n_prompts: int, n_
     """Greedy tandem rollouts (bernoulli authors, p 0.5) on `device` at fp32 in each decoding mode."""
     import torch
 
-    from tandem.coins import request_key
-    from tandem.config import TandemConfig
-    from tandem.models import load_model, load_tokenizer
-    from tandem.sampling import SamplingConfig
+    from tandem.process.coins import request_key
+    from tandem.process.config import TandemConfig
+    from tandem.models.loading import load_model, load_tokenizer
+    from tandem.rollout.sampling import SamplingConfig
     from tandem_app.train.data import prompt_ids_batch
     from tandem_backends.reference import build
 
@@ -124,7 +124,7 @@ def first_difference(a: list, b: list) -> dict | None:
 
 
 def engine(args) -> dict:
-    """The embedded tandem engine (tandem.engine.TandemEngine) on CUDA equal to CPU at fp32: greedy tokens and
+    """The embedded tandem engine (tandem.reference.engine.TandemEngine) on CUDA equal to CPU at fp32: greedy tokens and
     authorship masks of every decoding mode; with --device cpu, the CPU half (the modes agree with each other)."""
     n_prompts, n_tokens = (4, 12) if args.tiny else (8, 48)
     senior, junior = zoo(Path(args.work))

@@ -18,9 +18,9 @@ greedy, graded by the same grader (at the start, every `--val-every` steps, at t
 
 Writes DIR/metrics.jsonl (one line per step under the shared metric names, as the embedded
 trainer's: `step`, `reward`, `senior_token_fraction`, `loss`, `mean_handoffs`, ...; `val_acc`
-on validation steps; `tandem.metric_log.read_metrics` reads it), DIR/summary.json (final reward,
+on validation steps; `tandem.io.metric_log.read_metrics` reads it), DIR/summary.json (final reward,
 validation accuracy, senior fraction, wall time), and with `--wandb` an offline wandb run
-under DIR. The run holds DIR's lock (`tandem.run_lock`: a second process on DIR is
+under DIR. The run holds DIR's lock (`tandem.io.run_lock`: a second process on DIR is
 refused); numeric flags must be finite, and a step whose loss or gradient norm is not
 finite stops the run with one line, saving no model (`hf_trl.metrics_callback`; validation
 is `hf_trl.solo_validation`).
@@ -39,12 +39,12 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # run as a file from a checkout
     sys.path.insert(0, str(REPO))
 
-from tandem import run_lock  # noqa: E402
-from tandem.config import TandemConfig  # noqa: E402
+from tandem.io import run_lock  # noqa: E402
+from tandem.process.config import TandemConfig  # noqa: E402
 from tandem.errors import RunFailed, RunInterrupted, TandemError, run_reporting_errors  # noqa: E402
-from tandem.jsonl import write_json  # noqa: E402
-from tandem.legacy import SENIOR_FRACTION_FIELD  # noqa: E402 - summary.json's field, kept
-from tandem.metric_log import (  # noqa: E402
+from tandem.io.jsonl import write_json  # noqa: E402
+from tandem.io.legacy import SENIOR_FRACTION_FIELD  # noqa: E402 - summary.json's field, kept
+from tandem.io.metric_log import (  # noqa: E402
     LOSS,
     MEAN_HANDOFFS,
     SENIOR_TOKEN_FRACTION,
@@ -235,7 +235,7 @@ def train(a) -> int:
 
     from hf_trl.metrics_callback import MetricsCallback
     from hf_trl.solo_validation import solo_accuracy
-    from tandem.models import load_model, load_tokenizer
+    from tandem.models.loading import load_model, load_tokenizer
 
     t0 = time.time()
     train_rows, val_rows = task_rows(a)

@@ -1,9 +1,9 @@
 """Validity benchmark: does the partner score read the explanation it is given?
 
-The partner score (`tandem.partner_score`) is meant to reward an explanation by how well the
+The partner score (`tandem.rewards.partner_score`) is meant to reward an explanation by how well the
 scorer (the student) predicts the target after reading it. This script checks that on a
 scorer and a data set, with the very function every trainer uses
-(`tandem.partner_score.target_sequences`). Per problem it scores the target after four
+(`tandem.rewards.partner_score.target_sequences`). Per problem it scores the target after four
 explanations:
 
 - `own`: the row's own solution,
@@ -104,7 +104,7 @@ def prompt_ids(tokenizer, question: str) -> list[int]:
 
 def as_response(tokenizer, text: str) -> list[int]:
     """`text` as a finished response: its tokens and the end-of-turn token, as a rollout ends."""
-    from tandem.partner_score import end_of_turn_ids
+    from tandem.rewards.partner_score import end_of_turn_ids
 
     return tokenizer(text, add_special_tokens=False)["input_ids"] + [end_of_turn_ids(tokenizer)[0]]
 
@@ -114,7 +114,7 @@ def sample_responses(model, tokenizer, prompts: list[list[int]], max_new: int, t
     """The scorer's own sampled response to each prompt, ending at its first end-of-turn token."""
     import torch
 
-    from tandem.partner_score import end_of_turn_ids
+    from tandem.rewards.partner_score import end_of_turn_ids
 
     ends = end_of_turn_ids(tokenizer)
     torch.manual_seed(seed)
@@ -134,8 +134,8 @@ def sample_responses(model, tokenizer, prompts: list[list[int]], max_new: int, t
 
 def mean_target_logprobs(model, tokenizer, prompts, explanations, golds, target: str, temperature: float) -> list[float]:
     """Per row: the scorer's mean log-prob per target token after the explanation, read as every trainer reads it."""
-    from tandem import partner_score as ps
-    from tandem.models import context_length
+    from tandem.rewards import partner_score as ps
+    from tandem.models.loading import context_length
 
     pairs = [ps.target_sequences(tokenizer, p, e, g, target) for p, e, g in zip(prompts, explanations, golds)]
     for row, (context, scored) in enumerate(pairs):
@@ -166,7 +166,7 @@ def run(args) -> dict:
 
 
 def _run(args) -> dict:
-    from tandem.models import load_model, load_tokenizer
+    from tandem.models.loading import load_model, load_tokenizer
 
     rows = read_rows(args.data, args.n, args.target)
     tokenizer, model = load_tokenizer(args.scorer), load_model(args.scorer)
@@ -180,7 +180,7 @@ def _run(args) -> dict:
               for k in KINDS}
     return {"scorer": str(args.scorer), "data": str(args.data), "target": args.target,
             "temperature": args.temperature, "seed": args.seed,
-            "score": "mean log-prob per target token after the explanation (tandem.partner_score.target_sequences)",
+            "score": "mean log-prob per target token after the explanation (tandem.rewards.partner_score.target_sequences)",
             **summarize(scores), "per_problem": scores}
 
 

@@ -103,7 +103,7 @@ def load_solutions(spec: str, rows: int) -> list[str | None]:
         table = pq.read_table(spec)
         values = table.column(SOLUTION_COLUMN).to_pylist() if SOLUTION_COLUMN in table.column_names else []
     elif spec.endswith(".jsonl"):
-        from tandem.jsonl import read_jsonl
+        from tandem.io.jsonl import read_jsonl
 
         values = [row.get(SOLUTION_COLUMN) for row in read_jsonl(spec)]
     else:

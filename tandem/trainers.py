@@ -88,8 +88,8 @@ def register_trainer(entry: Trainer) -> Trainer:
     return entry
 
 
-RULES = ("frozen", "sync", "ema")  # tandem.junior_update's kinds (tandem.junior_update.parse_junior_update)
-KINDS = ("likelihood", "transfer")  # partner_reward.kind (tandem.partner_config.KINDS)
+RULES = ("frozen", "sync", "ema")  # tandem.junior_update's kinds (tandem.process.junior_update.parse_junior_update)
+KINDS = ("likelihood", "transfer")  # partner_reward.kind (tandem.rewards.partner_config.KINDS)
 
 for _entry in (
     # The reference engine runs one placement; the junior follows as a deep copy the trainer updates.
@@ -144,7 +144,7 @@ def require(name: str, capability: str, value=True, **context) -> Trainer:
 
 
 def require_partner_reward(name: str, partner) -> Trainer:
-    """A `partner_reward` section (`tandem.partner_config.PartnerRewardConfig`) checked against trainer `name`:
+    """A `partner_reward` section (`tandem.rewards.partner_config.PartnerRewardConfig`) checked against trainer `name`:
     its kind, RLT's teacher reward keys, and whether the writer sees the solution."""
     require(name, "partner_reward_kinds", partner.kind)
     if partner.verifier_weight != 1.0 or partner.format_penalty or partner.student:

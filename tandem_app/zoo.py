@@ -7,7 +7,7 @@ whatever its weight seed. It carries a ChatML chat template. The model is a rand
 initialised `Qwen3ForCausalLM`; `tandem-rlvr sft` turns it into a pre-RL base.
 
 `add_format_tokens` copies a zoo model with a tokenizer built with RLT's format
-(`tandem.solution_prompt.FORMAT_TOKENS` as single tokens, after the BPE's ids, so every
+(`tandem.rewards.solution_prompt.FORMAT_TOKENS` as single tokens, after the BPE's ids, so every
 other token keeps its id and the model its weights): trained on task text only, the BPE
 splits RLT's tags and instruction into near-single characters (issue 44).
 """
@@ -98,7 +98,7 @@ def build_tiny(out: str | Path, seed: int = 0, cfg: TinyModelConfig | None = Non
     """Write an HF model + tokenizer directory at `out`; return its path."""
     from transformers import Qwen3Config, Qwen3ForCausalLM
 
-    from tandem.run_lock import check_out_path, unwritable
+    from tandem.io.run_lock import check_out_path, unwritable
 
     cfg = cfg or TinyModelConfig()
     out = check_out_path(out)  # a file, or a path under one: one line before the tokenizer is trained
@@ -140,8 +140,8 @@ def add_format_tokens(src: str | Path, out: str | Path) -> Path:
     """
     import shutil
 
-    from tandem.models import load_tokenizer
-    from tandem.solution_prompt import FORMAT_TOKENS, has_format_tokens
+    from tandem.models.loading import load_tokenizer
+    from tandem.rewards.solution_prompt import FORMAT_TOKENS, has_format_tokens
 
     src, out = Path(src), Path(out)
     if (out / "config.json").is_file() and has_format_tokens(load_tokenizer(out)):

@@ -1,4 +1,4 @@
-"""The reference engine's builders (`tandem.engine.TandemEngine`, CPU or one GPU): the 'engine' entry.
+"""The reference engine's builders (`tandem.reference.engine.TandemEngine`, CPU or one GPU): the 'engine' entry.
 
 `build` makes one engine over paths or HF models already loaded. `build_role` makes a run's
 role on the models `RoleBackends` loads once and shares: the team is one engine holding both
@@ -13,8 +13,8 @@ from pathlib import Path
 def build(senior, junior=None, tandem=None, *, tokenizer=None, junior_tokenizer=None, dtype: str = "float32",
           device: str = "cpu", mode: str = "auto"):
     """A `TandemEngine` over `senior` and `junior`: paths, or loaded HF models (then `tokenizer` is required)."""
-    from tandem.engine import TandemEngine
-    from tandem.models import load_model, load_tokenizer
+    from tandem.reference.engine import TandemEngine
+    from tandem.models.loading import load_model, load_tokenizer
 
     def model(m):
         return load_model(m, dtype, device) if isinstance(m, (str, Path)) else m

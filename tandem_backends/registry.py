@@ -95,7 +95,7 @@ def require(name: str, capability: str, asker: str) -> Backend:
 
 
 def build_backend(name: str, senior, junior=None, tandem=None, **options):
-    """One rollout backend (`tandem.rollout.RolloutBackend`) of backend `name` over `senior` (and `junior`).
+    """One rollout backend (`tandem.rollout.contract.RolloutBackend`) of backend `name` over `senior` (and `junior`).
 
     Without a junior it holds the senior alone and generates solo; `tandem` is the process (None:
     `TandemConfig()`). The options are the entry's own (`tandem_backends.reference.build`,

@@ -15,7 +15,7 @@ from __future__ import annotations
 from functools import cached_property
 
 from tandem.errors import TandemError
-from tandem.threads import apply_threads
+from tandem.models.threads import apply_threads
 from tandem_backends.registry import Backend, backend
 from tandem_backends.settings import EngineSettings
 
@@ -44,20 +44,20 @@ class RoleBackends:
     @cached_property
     def tokenizer(self):
         """The senior's tokenizer (prompts and outputs are in its vocabulary)."""
-        from tandem.models import load_tokenizer
+        from tandem.models.loading import load_tokenizer
 
         return load_tokenizer(self.settings.senior)
 
     @cached_property
     def junior_tokenizer(self):
-        from tandem.models import load_tokenizer
+        from tandem.models.loading import load_tokenizer
 
         return None if self.settings.junior is None else load_tokenizer(self.settings.junior)
 
     @cached_property
     def same_vocab(self) -> bool:
         """Whether both models share one vocabulary; a mismatch is refused unless the settings allow it."""
-        from tandem.models import check_same_vocab
+        from tandem.models.loading import check_same_vocab
 
         if self.settings.junior is None:
             return True
@@ -80,7 +80,7 @@ class RoleBackends:
         """
         if self._checked:
             return
-        from tandem.models import check_partner_rows, check_tokenizer_rows
+        from tandem.models.loading import check_partner_rows, check_tokenizer_rows
 
         s = self.settings
         senior_rows = check_tokenizer_rows(s.senior, self.tokenizer, "senior")
@@ -105,7 +105,7 @@ class RoleBackends:
 
     def model(self, role: str):
         """The reference engine's HF model for 'senior' or 'junior' (loaded once, shared by its backends)."""
-        from tandem.models import load_model
+        from tandem.models.loading import load_model
 
         if role not in self._models:
             if not self._models:  # before the first model: torch's threads for the pair's size

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tandem.config import ENGINE_MODES, TandemConfig
-from tandem.devices import check_device
+from tandem.process.config import ENGINE_MODES, TandemConfig
+from tandem.models.devices import check_device
 from tandem.errors import TandemError
-from tandem.threads import check_threads
+from tandem.models.threads import check_threads
 from tandem_backends.registry import backend, require
 
 HANDOFF_ROUTES = ("two-engine", "tandem")
@@ -41,9 +41,9 @@ class EngineSettings:
     seed: int = 0  # the vLLM engines' own seed (each request is seeded by the sampling and its key)
     device: str = "cpu"  # engine: where the models are loaded
     dtype: str = "auto"  # engine: float32 on CPU, bfloat16 on GPU; vllm: the checkpoint's
-    mode: str = "auto"  # engine: the decoding mode (`tandem.config.ENGINE_MODES`)
+    mode: str = "auto"  # engine: the decoding mode (`tandem.process.config.ENGINE_MODES`)
     batch_size: int = 64  # engine: rows per generate call (vLLM schedules a whole call itself)
-    threads: int = 0  # engine: torch CPU threads; 0 = auto, 1 for small models (tandem/threads.py)
+    threads: int = 0  # engine: torch CPU threads; 0 = auto, 1 for small models (tandem/models/threads.py)
     gpu_memory_utilization: float | None = None  # vllm: None = 0.85 for one engine, 0.42 each for two
     vllm_handoff: str = "two-engine"  # vllm: how the handoff runs (`HANDOFF_ROUTES`)
     max_model_len: int | None = None  # vllm: the engines' context (None = the model's own)

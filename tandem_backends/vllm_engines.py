@@ -13,7 +13,7 @@ from dataclasses import replace
 
 def build(senior, junior=None, tandem=None, *, dtype: str = "float32", **vllm_kwargs):
     """A `VLLMEngine` over the paths; `dtype` and `vllm_kwargs` go to `vllm.LLM`; the junior is `junior`."""
-    from tandem.config import TandemConfig
+    from tandem.process.config import TandemConfig
     from vllm_source.engine import VLLMEngine
 
     cfg = None if junior is None else replace(tandem or TandemConfig(), junior_model=str(junior))

@@ -195,21 +195,21 @@ def quick_demo(tmp_path_factory) -> Path:
 # a junior with other weights (seed 1), and four prompts of different lengths.
 @pytest.fixture(scope="module")
 def tok(tiny_dir):
-    from tandem.models import load_tokenizer
+    from tandem.models.loading import load_tokenizer
 
     return load_tokenizer(tiny_dir)
 
 
 @pytest.fixture(scope="module")
 def senior(tiny_dir):
-    from tandem.models import load_model
+    from tandem.models.loading import load_model
 
     return load_model(tiny_dir, dtype="float64")
 
 
 @pytest.fixture(scope="module")
 def junior(tiny_dir_seed1):
-    from tandem.models import load_model
+    from tandem.models.loading import load_model
 
     return load_model(tiny_dir_seed1, dtype="float64")
 

@@ -18,7 +18,7 @@ import types
 
 import torch
 
-from tandem.config import TandemConfig
+from tandem.process.config import TandemConfig
 from vllm_source.engine_config import tandem_engine_kwargs
 
 CUDA_OPS = "vllm._C_stable_libtorch"  # the CUDA wheel's custom-op library, absent from the CPU build

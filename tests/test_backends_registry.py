@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tandem.config import TandemConfig
+from tandem.process.config import TandemConfig
 from tandem.errors import TandemError
 from tandem_backends.registry import NAMES, REGISTRY, Backend, Capabilities, backend, capability_names, require
 from tandem_backends.roles import RoleBackends

@@ -2,15 +2,15 @@
 
 import pytest
 
-from tandem.boundaries import (
+from tandem.process.boundaries import (
     boundary_ids, config_boundary_lookup, derive_boundary_ids, lookup_size, special_ids, word_marker,
 )
-from tandem.config import TandemConfig
+from tandem.process.config import TandemConfig
 from tandem.errors import TandemError
 
 
 def load(shared_data, name):
-    from tandem.models import load_tokenizer
+    from tandem.models.loading import load_tokenizer
 
     if name == "llama2":
         pytest.importorskip("sentencepiece", reason="the Llama-2 tokenizer.model needs sentencepiece")

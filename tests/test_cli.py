@@ -111,8 +111,8 @@ def test_every_subcommand_explains_its_flags(command, flags, capsys):
 
 
 def test_rollout_defaults_are_the_configs_own(capsys):
-    from tandem.config import TandemConfig
-    from tandem.sampling import SamplingConfig
+    from tandem.process.config import TandemConfig
+    from tandem.rollout.sampling import SamplingConfig
 
     with pytest.raises(SystemExit):
         main(["rollout", "--help"])

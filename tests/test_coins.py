@@ -2,7 +2,7 @@
 
 import torch
 
-from tandem.coins import coin_uniform, mix64, request_key, sample_uniform
+from tandem.process.coins import coin_uniform, mix64, request_key, sample_uniform
 
 M64 = (1 << 64) - 1
 

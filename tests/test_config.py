@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from tandem.config import TandemConfig
+from tandem.process.config import TandemConfig
 from tandem.errors import TandemError
-from tandem.loss_config import PolicyLossConfig, TandemLossConfig
+from tandem.loss.loss_config import PolicyLossConfig, TandemLossConfig
 
 
 def test_defaults_are_the_papers_canonical_config():

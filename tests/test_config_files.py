@@ -1,8 +1,8 @@
-"""Config files and `key=value` overrides: the one line each mistake gets (tandem.config_files, tandem.strict)."""
+"""Config files and `key=value` overrides: the one line each mistake gets (tandem.io.config_files, tandem.io.strict)."""
 
 import pytest
 
-from tandem.config_files import load_config, read_config_file
+from tandem.io.config_files import load_config, read_config_file
 from tandem.errors import TandemError
 from tandem_app.train.train_config import TrainConfig
 

@@ -16,9 +16,9 @@ import typing
 import pytest
 import yaml
 
-from tandem.config_files import config_to_dict, load_config
+from tandem.io.config_files import config_to_dict, load_config
 from tandem.errors import TandemError
-from tandem.strict import PRESET, _unwrap_optional
+from tandem.io.strict import PRESET, _unwrap_optional
 from tandem_app.commands.rollout import RolloutOverrides
 from tandem_app.distill.config import DistillConfig
 from tandem_app.experiments.demo import DemoConfig
@@ -27,7 +27,7 @@ from tandem_app.train.train_config import TrainConfig
 
 ROOTS = (TrainConfig, SFTConfig, DistillConfig, DemoConfig, RolloutOverrides)
 # Keys a config holds equal by its own documented rule: a run has one seed (`TrainConfig._one_seed`), set
-# through any of them (`tandem.seed` is `seed`'s legacy place, `tandem.legacy.TRAIN_MOVED`).
+# through any of them (`tandem.seed` is `seed`'s legacy place, `tandem.io.legacy.TRAIN_MOVED`).
 ONE_SEED = ("seed", "tandem.seed", "sampling.seed")
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tandem.config_files import config_diff, config_to_dict
+from tandem.io.config_files import config_diff, config_to_dict
 from tandem.errors import TandemError
 from tandem_app.commands.cli import main
 from tandem_app.experiments.demo import demo_config, train_config

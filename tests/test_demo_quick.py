@@ -43,7 +43,7 @@ def test_quick_demo_writes_report_figures_and_results(quick_demo):
 def check_accuracy_against_the_graded_samples(out, results):
     """Each accuracy is the share of correct samples; the base's solo samples re-graded from their tokens agree."""
     from tandem.grading import reward
-    from tandem.models import load_tokenizer
+    from tandem.models.loading import load_tokenizer
     from tandem_app.task import generate_problems
     from tandem_app.experiments.demo import demo_config
 
@@ -95,8 +95,8 @@ def test_the_seed_table_reads_finished_runs(quick_demo, tmp_path):
 
 def _write_runs(out, grpo_rewards, tandem_rewards, form="flat"):
     """metrics.jsonl of a GRPO and a TRL run: a reward and terse share per step, validation every 2 steps."""
-    from tandem.jsonl import write_jsonl
-    from tandem.metric_log import metrics_row
+    from tandem.io.jsonl import write_jsonl
+    from tandem.io.metric_log import metrics_row
 
     for method, rewards in (("grpo", grpo_rewards), ("tandem", tandem_rewards)):
         rows = [(s, {"reward_mean": r, "terse_frac": r / 2}) for s, r in enumerate(rewards)]
@@ -169,8 +169,8 @@ def test_the_demo_ends_with_its_table_the_model_folders_and_the_report_the_readm
 
 
 def test_a_run_shorter_than_the_window_or_without_validation_draws_only_what_it_has(tmp_path):
-    from tandem.jsonl import write_jsonl
-    from tandem.metric_log import metrics_row
+    from tandem.io.jsonl import write_jsonl
+    from tandem.io.metric_log import metrics_row
     from tandem_app.experiments.report import SMOOTH, reward_figure
 
     for method in ("grpo", "tandem"):  # 3 steps, no validation rows (val_every=0)

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tandem.config_files import config_to_dict
-from tandem.strict import build
+from tandem.io.config_files import config_to_dict
+from tandem.io.strict import build
 from tandem_app.experiments import demo
 from tandem_app.experiments.demo import METHODS, QUICK_TASK, DemoConfig, demo_config, sft_config, train_config
 

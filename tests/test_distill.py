@@ -113,7 +113,7 @@ def _other_vocab(tiny_dir, tmp_path):
 
 
 def test_a_student_of_another_vocabulary_is_refused_unless_retokenize(tiny_dir, tmp_path, capsys):
-    from tandem.models import load_tokenizer
+    from tandem.models.loading import load_tokenizer
     from tandem_app.distill.preflight import check_vocab
 
     other = _other_vocab(tiny_dir, tmp_path)

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tandem.errors import TandemError
-from tandem.rollout import Rollout
+from tandem.rollout.contract import Rollout
 from tandem_app.distill.config import DistillConfig
 from tandem_app.distill.preflight import Inputs, check_solutions
 from tandem_app.distill.problems import file_problems, load_split, question_prompt_ids
@@ -34,7 +34,7 @@ class FakeTeacher:
 
 @pytest.fixture(scope="module")
 def tok(tiny_dir):
-    from tandem.models import load_tokenizer
+    from tandem.models.loading import load_tokenizer
 
     return load_tokenizer(tiny_dir)
 
@@ -66,7 +66,7 @@ def test_the_token_budget_stops_before_the_trace_that_would_pass_it(tok):
 
 
 def test_the_writer_who_sees_the_solution_writes_from_rlts_prompt_and_the_student_learns_the_plain_one(tok):
-    from tandem.solution_prompt import writer_prompt_ids
+    from tandem.rewards.solution_prompt import writer_prompt_ids
 
     cfg = DistillConfig(n_train_problems=3, writer_sees_solution=True)
     inputs = _inputs(tok, cfg)

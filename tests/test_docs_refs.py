@@ -97,9 +97,9 @@ def _is_config_key(dotted: str) -> bool:
     import dataclasses
     import typing
 
-    from tandem.config import TandemConfig
+    from tandem.process.config import TandemConfig
     from tandem_verl.tandem_block import LOSS_BLOCK_KEYS
-    from tandem.strict import valid_keys
+    from tandem.io.strict import valid_keys
     from tandem_app.train.train_config import TrainConfig
 
     parts = dotted.split(".")
@@ -116,10 +116,10 @@ def _is_config_key(dotted: str) -> bool:
 
 
 def test_the_checks_can_fail():
-    assert not _resolves("tandem.config.NoSuchThing") and not _resolves("tandem.no_such_module")
+    assert not _resolves("tandem.process.config.NoSuchThing") and not _resolves("tandem.no_such_module")
     assert not _is_config_key("tandem.prob_senoir") and not _is_config_key("loss.clip_ratoi")
-    assert _is_config_key("loss.loss_denominator") and _resolves("tandem.coins.request_key")
-    assert ("x", "tandem.coins.request_key") not in _refs(PATH)
+    assert _is_config_key("loss.loss_denominator") and _resolves("tandem.process.coins.request_key")
+    assert ("x", "tandem.process.coins.request_key") not in _refs(PATH)
 
 
 @pytest.mark.parametrize("where, name", _refs(NAME))

@@ -10,14 +10,14 @@ import math
 import pytest
 import torch
 
-from tandem.boundaries import config_boundary_lookup
-from tandem.config import TandemConfig
-from tandem.engine import TandemEngine
+from tandem.process.boundaries import config_boundary_lookup
+from tandem.process.config import TandemConfig
+from tandem.reference.engine import TandemEngine
 from tandem.errors import TandemError
-from tandem.models import load_model, load_tokenizer
-from tandem.process import replay_mask
-from tandem.sampling import SamplingConfig
-from tandem.strategies import REGISTRY
+from tandem.models.loading import load_model, load_tokenizer
+from tandem.process.authorship import replay_mask
+from tandem.rollout.sampling import SamplingConfig
+from tandem.process.strategies import REGISTRY
 
 
 SAMPLE = SamplingConfig(temperature=1.0, max_new_tokens=48, seed=5)

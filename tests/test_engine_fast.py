@@ -9,11 +9,11 @@ architecture against Hugging Face's own forward.
 import pytest
 import torch
 
-from tandem.config import TandemConfig
-from tandem.decoder import CachedDecoder
-from tandem.engine import TandemEngine
-from tandem.models import load_model, load_tokenizer
-from tandem.sampling import SamplingConfig
+from tandem.process.config import TandemConfig
+from tandem.reference.decoder import CachedDecoder
+from tandem.reference.engine import TandemEngine
+from tandem.models.loading import load_model, load_tokenizer
+from tandem.rollout.sampling import SamplingConfig
 
 
 SAMPLE = SamplingConfig(temperature=1.0, max_new_tokens=40, seed=5)

@@ -95,7 +95,7 @@ def test_bad_fields_spec_names_the_format():
 
 
 def test_chat_prompt_uses_the_template_and_the_instruction(tiny_dir):
-    from tandem.models import load_tokenizer
+    from tandem.models.loading import load_tokenizer
 
     tok = load_tokenizer(tiny_dir)
     text = chat_prompt_text(tok, "What is 2+3?")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tandem.jsonl import read_jsonl
+from tandem.io.jsonl import read_jsonl
 from tandem_eval.analysis import legibility
 from tandem_eval.core import tool
 from tandem_eval.paper import plot

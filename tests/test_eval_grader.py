@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tandem.jsonl import read_jsonl
+from tandem.io.jsonl import read_jsonl
 from tandem_eval import grade, grader, is_equivalent
 from tandem_eval.grader import extract_answer, normalize_answer
 

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from tandem.errors import TandemError
-from tandem.rollout import Rollout
-from tandem.sampling import SamplingConfig
+from tandem.rollout.contract import Rollout
+from tandem.rollout.sampling import SamplingConfig
 from tandem_eval.core.backends import EvalBackend
 from tandem_backends.settings import EngineSettings
 from tandem_eval.core.sampling import eval_sampling
@@ -132,7 +132,7 @@ def test_turn_loop_ends_when_the_budget_is_spent():
 
 
 def _mismatched_copy(src, dst):
-    from tandem.models import load_tokenizer
+    from tandem.models.loading import load_tokenizer
 
     shutil.copytree(src, dst)
     tok = load_tokenizer(dst)

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from tandem.errors import TandemError
-from tandem.jsonl import read_jsonl
+from tandem.io.jsonl import read_jsonl
 from tandem_eval.analysis import prefix_transfer
 from tandem_eval.core import leak
 from tandem_eval.core.leak import NOT_VISIBLE, UNDETERMINED, VISIBLE
@@ -19,7 +19,7 @@ from tandem_eval.core.rows import SampleRow
 
 @pytest.fixture(scope="module")
 def tok(tiny_dir):
-    from tandem.models import load_tokenizer
+    from tandem.models.loading import load_tokenizer
 
     return load_tokenizer(tiny_dir)
 

@@ -48,7 +48,7 @@ def test_drift_counts_only_problems_answered_by_both():
 
 
 def test_batched_cross_entropy_equals_one_response_at_a_time(tiny_dir):
-    from tandem.models import load_model
+    from tandem.models.loading import load_model
 
     model = load_model(tiny_dir)
     pairs = [([1, 5, 9], [20, 21, 22, 23]), ([1, 7], [30]), ([1, 2, 3, 4, 5, 6], [40, 41])]
@@ -63,7 +63,7 @@ def test_batched_cross_entropy_equals_one_response_at_a_time(tiny_dir):
 
 
 def test_responses_beyond_the_juniors_context_are_dropped(tiny_dir):
-    from tandem.models import load_model
+    from tandem.models.loading import load_model
 
     model = load_model(tiny_dir)
     too_long = model.config.max_position_embeddings

@@ -9,8 +9,8 @@ from dataclasses import replace
 import pytest
 
 from tandem.errors import TandemError
-from tandem.jsonl import read_jsonl
-from tandem.rollout import Rollout
+from tandem.io.jsonl import read_jsonl
+from tandem.rollout.contract import Rollout
 from tandem_eval.core import presets, runner, tool
 from tandem_eval.core.backends import EvalBackend
 from tandem_eval.core.run_config import EvalRun
@@ -36,7 +36,7 @@ def test_paper_preset_holds_the_releases_values():
 
 
 def test_paper_prompt_is_problem_then_instruction_without_thinking(shared_data):
-    from tandem.models import load_tokenizer
+    from tandem.models.loading import load_tokenizer
 
     tok = load_tokenizer(shared_data / "tokenizers" / "qwen3")
     text = chat_prompt_text(tok, "What is 1+1?", PAPER_INSTRUCTION, "")
@@ -114,7 +114,7 @@ def test_paper_preset_run_records_itself_and_refuses_another_preset(tiny_dir, mi
 
 
 def test_budget_rule_caps_each_response(tiny_dir, mini, tmp_path, monkeypatch):
-    from tandem.models import load_tokenizer
+    from tandem.models.loading import load_tokenizer
 
     tok = load_tokenizer(tiny_dir)
     lens = [len(tok(chat_prompt_text(tok, f"What is {i}+3?", PAPER_INSTRUCTION, ""))["input_ids"]) for i in range(5)]
@@ -182,7 +182,7 @@ def test_paper_preset_gives_vllm_engines_the_releases_context(tiny_dir):
 
 
 def test_paper_legibility_scores_the_text_tokens_and_drops_what_the_release_drops(tiny_dir):
-    from tandem.models import load_tokenizer
+    from tandem.models.loading import load_tokenizer
     from tandem_eval.analysis.legibility import legibility
 
     tok = load_tokenizer(tiny_dir)

@@ -1,6 +1,6 @@
 """The evaluation's sampling is a preset of the one sampling config, not a class of its own.
 
-`tandem_eval.core.sampling.eval_sampling()` is a `tandem.sampling.SamplingConfig` holding the paper's
+`tandem_eval.core.sampling.eval_sampling()` is a `tandem.rollout.sampling.SamplingConfig` holding the paper's
 values; an evaluation records its five keys, and a config section of it (`eval.sampling`,
 distill's `eval_sampling`) takes those five keys, a key left out keeping the section's default.
 """
@@ -11,10 +11,10 @@ from dataclasses import asdict, replace
 
 import pytest
 
-from tandem.config_files import config_to_dict, load_config
+from tandem.io.config_files import config_to_dict, load_config
 from tandem.errors import TandemError
-from tandem.sampling import SamplingConfig
-from tandem.strict import build
+from tandem.rollout.sampling import SamplingConfig
+from tandem.io.strict import build
 from tandem_app.distill.config import DistillConfig
 from tandem_app.train.eval_config import EvalConfig
 from tandem_eval.core import tool

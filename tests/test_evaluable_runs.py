@@ -45,7 +45,7 @@ def test_every_model_the_demo_saves_records_the_bare_problem_as_its_prompt(quick
 
 
 def test_save_every_leaves_the_newest_hf_checkpoints_loadable(quick_demo):
-    from tandem.models import load_model
+    from tandem.models.loading import load_model
 
     cfg = demo_config(quick=True)
     train_steps = [cfg.train.save_every * i for i in range(1, cfg.train.steps // cfg.train.save_every + 1)]
@@ -100,7 +100,7 @@ def test_a_prompt_record_that_cannot_be_read_is_refused(tmp_path):
 
 
 def test_hf_checkpoints_keep_the_newest_k_and_none_with_zero(tiny_dir, tmp_path):
-    from tandem.models import load_model, load_tokenizer
+    from tandem.models.loading import load_model, load_tokenizer
 
     model, tokenizer = load_model(tiny_dir), load_tokenizer(tiny_dir)
     for step in (2, 4, 6):

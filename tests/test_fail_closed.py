@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tandem.errors import TandemError
-from tandem.jsonl import read_jsonl, read_text
+from tandem.io.jsonl import read_jsonl, read_text
 from tandem_app.commands.cli import COMMANDS, main
 
 REPO = Path(__file__).resolve().parents[1]
@@ -144,7 +144,7 @@ def test_eval_handoff_refuses_a_junior_with_more_embedding_rows_before_any_model
     def no_model(*args, **kwargs):
         raise AssertionError("a model was loaded before the pair was checked")
 
-    monkeypatch.setattr("tandem.models.load_model", no_model)
+    monkeypatch.setattr("tandem.models.loading.load_model", no_model)
     data, out = _file(tmp_path, "ok.jsonl", NOT_UTF8.split(b"\n")[0] + b"\n"), tmp_path / "eval"
     line = _refused(["eval-handoff", "--senior", str(tiny_dir), "--junior", str(wide_teacher), "--benchmarks",
                      str(data), "--n", "1", "--max-new-tokens", "4", "--out-dir", str(out)], capsys)

@@ -156,7 +156,7 @@ def _distill_config():
 
 
 def _tandem_config():
-    from tandem.config import TandemConfig
+    from tandem.process.config import TandemConfig
 
     return TandemConfig
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tandem import grpo, loss_config, senior_gate
+from tandem.loss import grpo, loss_config, senior_gate
 from tandem.errors import TandemError
-from tandem.models import load_model
-from tandem.logprobs import join_prompt_response, response_logprobs
+from tandem.models.loading import load_model
+from tandem.loss.logprobs import join_prompt_response, response_logprobs
 
 
 def test_token_weights_are_one_for_senior_junior_weight_for_junior_zero_for_padding():
@@ -129,7 +129,7 @@ def test_release_denominator_needs_the_response_mask():
 
 def test_trainer_honours_the_loss_denominator(tiny_dir, tmp_path):
     """The trainer's update: the release's gradient is the senior fraction times ours (one on-policy step)."""
-    from tandem.sampling import SamplingConfig
+    from tandem.rollout.sampling import SamplingConfig
     from tandem_app.train.grpo_trainer import GRPOTrainer
     from tandem_app.train.train_config import TrainConfig
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tandem import grpo
+from tandem.loss import grpo
 from tandem.errors import TandemError
 
 REGISTRIES = [

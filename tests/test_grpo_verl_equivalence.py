@@ -1,4 +1,4 @@
-"""`tandem.grpo` computes what verl 0.9.1's core_algos computes, on the same tensors.
+"""`tandem.loss.grpo` computes what verl 0.9.1's core_algos computes, on the same tensors.
 
 The authorship gate is folded into verl's `response_mask`: for junior weight 0 as a 0/1
 mask, and for a non-zero junior weight as a float mask (verl's `agg_loss` and
@@ -16,7 +16,7 @@ import torch
 from verl.trainer.ppo import core_algos  # noqa: E402
 from verl.workers.config import ActorConfig  # noqa: E402
 
-from tandem import grpo, loss_config, senior_gate
+from tandem.loss import grpo, loss_config, senior_gate
 
 B, T, N = 12, 9, 4  # responses, padded length, group size
 

@@ -3,7 +3,7 @@
 Public contract: DIR/metrics.jsonl, one line per step under the shared metric names (the
 embedded trainer's), with at least `step`, `reward`, `senior_token_fraction` and
 `mean_handoffs`; a log of an earlier version (`senior_fraction`, `num_handoffs`) reads back
-through `tandem.metric_log.read_metrics` under the same names. `--base-steps 0` keeps the
+through `tandem.io.metric_log.read_metrics` under the same names. `--base-steps 0` keeps the
 default model path (the zoo's tiny model) but skips its SFT, so the run takes seconds.
 """
 
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tandem import legacy
-from tandem.metric_log import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, read_metrics
+from tandem.io import legacy
+from tandem.io.metric_log import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION, read_metrics
 
 pytest.importorskip("trl")
 

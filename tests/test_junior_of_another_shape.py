@@ -12,11 +12,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tandem.config import TandemConfig
-from tandem.engine import TandemEngine
-from tandem.models import check_same_vocab, load_model, load_tokenizer
-from tandem.sampling import SamplingConfig
-from tandem.strategies import REGISTRY
+from tandem.process.config import TandemConfig
+from tandem.reference.engine import TandemEngine
+from tandem.models.loading import check_same_vocab, load_model, load_tokenizer
+from tandem.rollout.sampling import SamplingConfig
+from tandem.process.strategies import REGISTRY
 from tandem_app.zoo import SMALL_SHAPE, TinyModelConfig
 
 GREEDY = SamplingConfig(temperature=0.0, max_new_tokens=32)

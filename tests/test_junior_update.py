@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tandem.config import TandemConfig
+from tandem.process.config import TandemConfig
 from tandem.errors import TandemError
-from tandem.junior_update import (
+from tandem.process.junior_update import (
     JuniorUpdate,
     after_optimizer_step,
     check_self_paired,

@@ -1,10 +1,10 @@
-"""One room owns every legacy and release name: `tandem/legacy.py`.
+"""One room owns every legacy and release name: `tandem/io/legacy.py`.
 
 The spellings below are the release's or an earlier version's; the code reads them (config
-keys, old metrics logs, old checkpoints) only through `tandem.legacy`, so no other source
+keys, old metrics logs, old checkpoints) only through `tandem.io.legacy`, so no other source
 file may spell them, not even in a docstring. Generic words that are also present names
 (`enabled`, `frozen`, `num_handoffs` of one response) are left out of the scan; their
-translation is still `tandem.legacy`'s (`pop_switch`, `AUTHOR_NAMES`, `metric_name`). The
+translation is still `tandem.io.legacy`'s (`pop_switch`, `AUTHOR_NAMES`, `metric_name`). The
 output field `senior_fraction` is kept for its readers but written from
 `legacy.SENIOR_FRACTION_FIELD` only, so the scan covers it.
 """
@@ -12,14 +12,14 @@ output field `senior_fraction` is kept for its readers but written from
 import re
 from pathlib import Path
 
-from tandem import legacy
-from tandem.config import TandemConfig
-from tandem.loss_config import TandemLossConfig
-from tandem.strict import build
+from tandem.io import legacy
+from tandem.process.config import TandemConfig
+from tandem.loss.loss_config import TandemLossConfig
+from tandem.io.strict import build
 
 ROOT = Path(__file__).resolve().parents[1]
 CODE = ("tandem", "tandem_app", "tandem_backends", "tandem_eval", "vllm_source", "hf_trl", "verl", "scripts")
-KEYS = (*legacy.PROCESS_KEYS, *legacy.LOSS_KEYS, "frozen_gpu_devices", "primary_model",
+KEYS = (*legacy.PROCESS_KEYS, *legacy.LOSS_KEYS, legacy.PLACEMENT_KEY, "primary_model",
         *(name for name in legacy.METRIC_NAMES if "/" in name), legacy.SENIOR_FRACTION_FIELD)
 # A checkpoint name as a path or a string; `tandem_junior` alone is also the rollout server's RPC.
 PATHS = tuple(rf"{re.escape(n)}/|{re.escape(n)}\b(?!\.pt)(?=[\"'])" if "." not in n else re.escape(n)
@@ -29,7 +29,7 @@ PATHS = tuple(rf"{re.escape(n)}/|{re.escape(n)}\b(?!\.pt)(?=[\"'])" if "." not i
 def _sources():
     for folder in CODE:
         for path in sorted((ROOT / folder).rglob("*.py")):
-            if path != ROOT / "tandem" / "legacy.py":
+            if path != ROOT / "tandem" / "io" / "legacy.py":
                 yield path
 
 
@@ -40,7 +40,7 @@ def test_no_source_file_but_the_legacy_room_spells_a_legacy_name():
              for path in _sources()
              for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
              for m in pattern.finditer(line)]
-    assert not found, "legacy spellings outside tandem/legacy.py:\n" + "\n".join(found)
+    assert not found, "legacy spellings outside tandem/io/legacy.py:\n" + "\n".join(found)
 
 
 def test_the_config_classes_take_their_legacy_tables_from_the_room():

@@ -85,7 +85,7 @@ def test_a_killed_demo_leaves_no_run_training_on(quick_demo, tmp_path):
     import sys
     import time
 
-    from tandem.run_lock import LOCK_NAME, _alive
+    from tandem.io.run_lock import LOCK_NAME, _alive
 
     parent = subprocess.Popen([sys.executable, "-c", KILLED_PARENT, str(quick_demo), str(tmp_path)])
     locks = [tmp_path / m / LOCK_NAME for m in METHODS]

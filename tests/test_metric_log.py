@@ -1,4 +1,4 @@
-"""`tandem.metric_log`: every step name a constant, one naming function for batch logs, two row forms, one reader."""
+"""`tandem.io.metric_log`: every step name a constant, one naming function for batch logs, two row forms, one reader."""
 
 import json
 import re
@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from tandem import metric_log
+from tandem.io import metric_log
 from tandem.errors import TandemError
 from tandem.grading.grader import HEALTH_METRICS
-from tandem.grpo import actor_loss
-from tandem.loss_config import PolicyLossConfig
-from tandem.metric_log import (
+from tandem.loss.grpo import actor_loss
+from tandem.loss.loss_config import PolicyLossConfig
+from tandem.io.metric_log import (
     MEAN_HANDOFFS,
     SENIOR_TOKEN_FRACTION,
     TANDEM_PREFIX,
@@ -21,7 +21,7 @@ from tandem.metric_log import (
     read_metrics,
     row_metrics,
 )
-from tandem.rollout import stats_of_masks
+from tandem.rollout.contract import stats_of_masks
 
 
 def test_batch_metrics_puts_the_shared_names_under_a_prefix_as_plain_floats():
@@ -95,10 +95,10 @@ def test_the_trainers_step_names_are_spelled_only_in_the_metric_log():
     quoted = re.compile(r"[\"']({})[\"']".format("|".join(map(re.escape, STEP_NAMES))))
     found = [f"{rel}:{i}: {m.group(1)}"
              for folder in SCANNED for path in sorted((ROOT / folder).rglob("*.py"))
-             if (rel := path.relative_to(ROOT).as_posix()) not in ("tandem/metric_log.py", SMOKE_SUMMARY)
+             if (rel := path.relative_to(ROOT).as_posix()) not in ("tandem/io/metric_log.py", SMOKE_SUMMARY)
              for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
              for m in quoted.finditer(line)]
-    assert not found, "step names spelled outside tandem/metric_log.py:\n" + "\n".join(found)
+    assert not found, "step names spelled outside tandem/io/metric_log.py:\n" + "\n".join(found)
 
 
 def test_the_policy_loss_is_logged_under_its_constants():

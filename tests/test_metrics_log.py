@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from tandem.errors import TandemError
-from tandem.metric_log import read_metrics
+from tandem.io.metric_log import read_metrics
 from tandem_app.train.metrics import MetricsLogger
 from tandem_app.train.sft import SFTConfig
 from tandem_app.train.train_config import TrainConfig

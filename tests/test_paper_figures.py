@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tandem.errors import TandemError
-from tandem.metric_log import metrics_row, read_metrics
+from tandem.io.metric_log import metrics_row, read_metrics
 from tandem_eval.analysis import training_curves
 from tandem_eval.paper import paper_figures, paper_table
 from tandem_eval.core.bootstrap import pass_at_k_with_se

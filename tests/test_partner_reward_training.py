@@ -12,12 +12,12 @@ import pytest
 import torch
 
 from tandem.errors import TandemError
-from tandem.metric_log import PARTNER_SCORE
-from tandem.partner_config import TERMS, PartnerRewardConfig
-from tandem.partner_score import partner_score, partner_terms, target_sequences
-from tandem.logprobs import pad_right
+from tandem.io.metric_log import PARTNER_SCORE
+from tandem.rewards.partner_config import TERMS, PartnerRewardConfig
+from tandem.rewards.partner_score import partner_score, partner_terms, target_sequences
+from tandem.loss.logprobs import pad_right
 from tandem_app.train.grpo_trainer import GRPOTrainer
-from tandem.partner_score import partner_rewards
+from tandem.rewards.partner_score import partner_rewards
 
 from test_train_resume import _cfg, _rows, _text_reward  # noqa: E402
 
@@ -82,7 +82,7 @@ def test_a_scorer_whose_context_cannot_hold_the_row_is_named_not_truncated(tiny_
 
 
 def test_the_section_is_read_from_key_value_overrides_strictly():
-    from tandem.config_files import load_config
+    from tandem.io.config_files import load_config
     from tandem_app.train.train_config import TrainConfig
 
     cfg = load_config(TrainConfig, None, ["model=m", "out=o", "partner_reward.weight=0.5",

@@ -1,4 +1,4 @@
-"""The partner score (`tandem.partner_score`): RLT's student-scores-teacher reward on a tandem response.
+"""The partner score (`tandem.rewards.partner_score`): RLT's student-scores-teacher reward on a tandem response.
 
 Hand-built log-prob tensors give the formula's value exactly; the masked reductions agree
 with RLT's (`trainers/teacher_base.py`: mean = masked sum / mask count; min and max over
@@ -13,16 +13,16 @@ import pytest
 import torch
 
 from tandem.errors import TandemError
-from tandem.metric_log import PARTNER_SCORE
-from tandem.partner_config import PRESETS, PartnerRewardConfig
-from tandem.partner_score import (
+from tandem.io.metric_log import PARTNER_SCORE
+from tandem.rewards.partner_config import PRESETS, PartnerRewardConfig
+from tandem.rewards.partner_score import (
     combined_reward,
     masked_reduce,
     partner_score,
     partner_terms,
     step_metrics,
 )
-from tandem.strict import build
+from tandem.io.strict import build
 
 NEG = -1e9  # a padding value that must never be read
 
@@ -111,7 +111,7 @@ def _response(tok, text: str) -> list[int]:
 
 
 def test_the_answer_target_is_read_inside_the_students_turn_right_after_its_own_boxed(tok):
-    from tandem.partner_score import target_sequences
+    from tandem.rewards.partner_score import target_sequences
 
     prompt = tok("Mia has 3 apples.", add_special_tokens=False)["input_ids"]
     text = "Mia has 3. She gets 2: 3 + 2 = 5. The answer is \\boxed{5}."
@@ -123,7 +123,7 @@ def test_the_answer_target_is_read_inside_the_students_turn_right_after_its_own_
 
 
 def test_the_solution_target_follows_the_explanation_after_a_step_break_with_no_end_of_turn_or_cue(tok):
-    from tandem.partner_score import end_of_turn_ids, target_sequences
+    from tandem.rewards.partner_score import end_of_turn_ids, target_sequences
 
     prompt = tok("Mia has 3 apples.", add_special_tokens=False)["input_ids"]
     text, solution = "3 + 2 = 5. \\boxed{5}", "Mia has 3 + 2 = 5."
@@ -133,7 +133,7 @@ def test_the_solution_target_follows_the_explanation_after_a_step_break_with_no_
 
 
 def test_an_empty_explanation_leaves_the_student_its_bare_turn(tok):
-    from tandem.partner_score import target_sequences
+    from tandem.rewards.partner_score import target_sequences
 
     prompt = tok("Mia has 3 apples.", add_special_tokens=False)["input_ids"]
     assert target_sequences(tok, prompt, [], "Mia has 3.", "solution")[0] == prompt
@@ -141,7 +141,7 @@ def test_an_empty_explanation_leaves_the_student_its_bare_turn(tok):
 
 
 def test_an_explanation_without_an_answer_gets_the_students_answer_opener(tok):
-    from tandem.partner_score import target_sequences
+    from tandem.rewards.partner_score import target_sequences
 
     context, _ = target_sequences(tok, [], _response(tok, "She has 5"), "5", "answer")
     assert tok.decode(context) == "She has 5 \\boxed{"

@@ -9,8 +9,8 @@ import math
 import pytest
 import torch
 
-from tandem.config import TandemConfig
-from tandem.process import (
+from tandem.process.config import TandemConfig
+from tandem.process.authorship import (
     TandemState,
     advance,
     coin_author,
@@ -19,7 +19,7 @@ from tandem.process import (
     start_state,
     stepped_mask,
 )
-from tandem.strategies import REGISTRY
+from tandem.process.strategies import REGISTRY
 
 V = 100
 
@@ -244,7 +244,7 @@ def test_the_registry_holds_the_papers_strategies_and_each_states_what_it_reads(
 
 
 def test_a_strategy_cannot_be_registered_twice():
-    from tandem.strategies import register_strategy
+    from tandem.process.strategies import register_strategy
 
     with pytest.raises(ValueError, match="registered twice"):
         register_strategy(REGISTRY["word"])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tandem.grading.grader import HEALTH_METRICS
-from tandem.sampling import SamplingConfig
+from tandem.rollout.sampling import SamplingConfig
 from tandem_app.train.grpo_trainer import GRPOTrainer
 from tandem_app.train.rollout_batch import rollout_metrics
 from tandem_app.train.train_config import TrainConfig

@@ -16,11 +16,11 @@ import pytest
 import torch
 
 from tandem.errors import TandemError
-from tandem.models import load_model, load_tokenizer
-from tandem.partner_config import RLT_TEACHER_REWARD, PartnerRewardConfig
-from tandem.partner_score import combined_reward, partner_rewards
-from tandem.rollout import Rollout
-from tandem.solution_prompt import (EXPLANATION_TAGS, FORMAT_TOKENS, INSTRUCTION_TOKEN, SYSTEM, THOUGHT_TAGS,
+from tandem.models.loading import load_model, load_tokenizer
+from tandem.rewards.partner_config import RLT_TEACHER_REWARD, PartnerRewardConfig
+from tandem.rewards.partner_score import combined_reward, partner_rewards
+from tandem.rollout.contract import Rollout
+from tandem.rewards.solution_prompt import (EXPLANATION_TAGS, FORMAT_TOKENS, INSTRUCTION_TOKEN, SYSTEM, THOUGHT_TAGS,
                                     student_completion, writer_prompt_ids, writer_warmup_response)
 from tandem.trainers import require_partner_reward
 from tandem_app.task import DEMO_TASK, generate_problems

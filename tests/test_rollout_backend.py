@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from tandem.config import TandemConfig
-from tandem.engine import TandemEngine
+from tandem.process.config import TandemConfig
+from tandem.reference.engine import TandemEngine
 from tandem.errors import TandemError
-from tandem.models import load_model, load_tokenizer
-from tandem.sampling import SamplingConfig
+from tandem.models.loading import load_model, load_tokenizer
+from tandem.rollout.sampling import SamplingConfig
 from tandem_backends.registry import build_backend
 
 GREEDY = SamplingConfig(temperature=0.0, max_new_tokens=12, seed=0)

@@ -1,10 +1,10 @@
-"""The one home of rollout statistics (`tandem.rollout.rollout_stats`) and its metric names."""
+"""The one home of rollout statistics (`tandem.rollout.contract.rollout_stats`) and its metric names."""
 
 from __future__ import annotations
 
 import torch
 
-from tandem.rollout import (
+from tandem.rollout.contract import (
     JUNIOR_ONLY_RESPONSE_FRACTION,
     MEAN_HANDOFFS,
     SENIOR_TOKEN_FRACTION,

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from tandem import run_lock
+from tandem.io import run_lock
 from tandem.errors import RunFailed, run_reporting_errors
-from tandem.sampling import SamplingConfig
+from tandem.rollout.sampling import SamplingConfig
 from tandem_app.commands.cli import main
 from tandem_app.train.checkpoint import save_checkpoint
 from tandem_app.train.grpo_trainer import GRPOTrainer
@@ -112,7 +112,7 @@ def test_a_second_train_on_a_folder_in_use_is_refused_naming_the_holder(tiny_dir
 RACER = """
 import sys, time
 from pathlib import Path
-from tandem import run_lock
+from tandem.io import run_lock
 from tandem.errors import TandemError
 folder, go = Path(sys.argv[1]), Path(sys.argv[2])
 Path(sys.argv[3]).touch()  # ready

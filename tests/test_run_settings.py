@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from tandem.config_files import config_to_dict, load_config
+from tandem.io.config_files import config_to_dict, load_config
 from tandem.errors import TandemError
 from tandem_app.distill.config import DistillConfig
 from tandem_app.train.run_settings import DeviceSettings, RunSettings

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from tandem.errors import TandemError
-from tandem.sampling import SamplingConfig, filtered_probs, sample_tokens
+from tandem.rollout.sampling import SamplingConfig, filtered_probs, sample_tokens
 
 
 def draw(logits_row, cfg, n=20000, seed=0):

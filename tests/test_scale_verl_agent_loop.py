@@ -24,13 +24,13 @@ from verl.experimental.agent_loop.agent_loop import DictConfigWrap  # noqa: E402
 from verl.utils.dataset.rl_dataset import RLHFDataset  # noqa: E402
 from verl.workers.rollout.replica import TokenOutput  # noqa: E402
 
-from tandem.boundaries import config_boundary_lookup  # noqa: E402
+from tandem.process.boundaries import config_boundary_lookup  # noqa: E402
 from tandem.errors import TandemError  # noqa: E402
 from tandem_verl.agent_loop import VALIDATE_KEY, TandemAgentLoop  # noqa: E402
 from tandem_verl.settings import run_settings  # noqa: E402
 from tandem_verl.wiring import apply_tandem  # noqa: E402
-from tandem.coins import request_key  # noqa: E402
-from tandem.process import replay_mask  # noqa: E402
+from tandem.process.coins import request_key  # noqa: E402
+from tandem.process.authorship import replay_mask  # noqa: E402
 from vllm_source.requests import EXTRA_KEY, EXTRA_SOLO  # noqa: E402
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "verl" / "config"

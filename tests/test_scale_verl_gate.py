@@ -108,10 +108,10 @@ def test_release_denominator_divides_by_all_response_tokens():
 
 @pytest.mark.parametrize("denominator", ["senior_tokens", "all_response_tokens"])
 def test_verl_gate_matches_the_embedded_loss(denominator):
-    """verl's ppo_loss behind the gate == tandem.grpo.actor_loss on the padded batch, for both settings."""
-    from tandem.grpo import actor_loss
-    from tandem.senior_gate import token_weights
-    from tandem.loss_config import PolicyLossConfig
+    """verl's ppo_loss behind the gate == tandem.loss.grpo.actor_loss on the padded batch, for both settings."""
+    from tandem.loss.grpo import actor_loss
+    from tandem.loss.senior_gate import token_weights
+    from tandem.loss.loss_config import PolicyLossConfig
 
     data, seq_logp, adv = actor_batch()
     apply_senior_gate(data, 0.0, denominator)
@@ -166,7 +166,7 @@ def test_gate_counts_senior_fraction_and_junior_only_responses():
     m = counts.metrics()
     assert m["tandem/senior_token_fraction"] == pytest.approx(5 / 11)
     assert m["tandem/junior_only_response_fraction"] == pytest.approx(1 / 3)
-    assert m["tandem/mean_handoffs"] == pytest.approx((2 + 0 + 3) / 3)  # tandem.rollout's names, verl's prefix
+    assert m["tandem/mean_handoffs"] == pytest.approx((2 + 0 + 3) / 3)  # tandem.rollout.contract's names, verl's prefix
 
 
 def test_gate_handles_padded_layout():

@@ -11,7 +11,7 @@ pytest.importorskip("hydra", reason="hydra-core is not installed")
 
 from hydra import compose, initialize_config_dir  # noqa: E402
 
-from tandem import legacy  # noqa: E402
+from tandem.io import legacy  # noqa: E402
 from tandem.errors import TandemError  # noqa: E402
 from tandem_verl import settings as settings_module  # noqa: E402
 from tandem_verl.settings import run_settings  # noqa: E402

@@ -107,13 +107,13 @@ def test_the_split_run_adds_its_smaller_juniors_partner_score_to_every_reward(sm
                                                    ("grpo_score", "scale_senior", 2)])
 def test_the_logged_partner_terms_equal_the_core_function_on_the_same_tokens_offline(smoke, run, scorer, steps,
                                                                                       request):
-    """Each scored response's terms (trace) against `tandem.partner_score` on the scorer's log-probs recomputed
+    """Each scored response's terms (trace) against `tandem.rewards.partner_score` on the scorer's log-probs recomputed
     with Hugging Face (the split run's smaller junior; the GRPO run's base): the target built as the core builds
     it, the same log-probs and terms to 1e-4."""
-    from tandem.models import load_model, load_tokenizer
-    from tandem.partner_score import partner_score, partner_terms, target_sequences
-    from tandem.partner_score import scored_logprobs
-    from tandem.logprobs import pad_right
+    from tandem.models.loading import load_model, load_tokenizer
+    from tandem.rewards.partner_score import partner_score, partner_terms, target_sequences
+    from tandem.rewards.partner_score import scored_logprobs
+    from tandem.loss.logprobs import pad_right
 
     scorer_dir = request.getfixturevalue(scorer)  # the scorer's model directory
     rows = [json.loads(x) for x in Path(smoke[run]["partner_trace"]).read_text().splitlines()]

@@ -2,7 +2,7 @@
 
 Inside verl 0.9.1's real single-turn loop with a fake LLM server that records the prompt ids
 it is sent: a training request of the tandem loop and of the solo loop (GRPO + partner score,
-RLT's setting) gets `tandem.solution_prompt.writer_prompt_ids`, and carries the plain prompt
+RLT's setting) gets `tandem.rewards.solution_prompt.writer_prompt_ids`, and carries the plain prompt
 as `plain_prompt_ids` for the partner score; validation keeps the plain prompt; a row without
 a solution is one error before anything is generated. The wiring's refusals run without Ray.
 """
@@ -24,7 +24,7 @@ from verl.utils.dataset.rl_dataset import RLHFDataset  # noqa: E402
 from verl.workers.rollout.replica import TokenOutput  # noqa: E402
 
 from tandem.errors import TandemError  # noqa: E402
-from tandem.solution_prompt import writer_prompt_ids  # noqa: E402
+from tandem.rewards.solution_prompt import writer_prompt_ids  # noqa: E402
 from tandem_verl.agent_loop import TandemAgentLoop  # noqa: E402
 from tandem_verl.names import AGENT_LOOP, AGENT_LOOP_MANAGER, PLAIN_PROMPT, SOLUTION_AGENT_LOOP, VALIDATE_KEY  # noqa: E402
 from tandem_verl.solution_writer import SolutionWriterAgentLoop  # noqa: E402

@@ -3,7 +3,7 @@
 The centre piece drives `TandemBatchState` the way vLLM V1's persistent batch does —
 rows added into freed slots, removed, condensed (one-way moves), swapped, requests
 preempted and resumed, the newest token a `-1` placeholder until just before sampling —
-and checks that the author used for every token equals `tandem.process.replay_mask`.
+and checks that the author used for every token equals `tandem.process.authorship.replay_mask`.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from types import SimpleNamespace as NS
 import pytest
 import torch
 
-from tandem.boundaries import boundary_lookup
-from tandem.config import TandemConfig
+from tandem.process.boundaries import boundary_lookup
+from tandem.process.config import TandemConfig
 from tandem.errors import TandemError
-from tandem.coins import request_key
-from tandem.process import replay_mask, response_authorship_mask
+from tandem.process.coins import request_key
+from tandem.process.authorship import replay_mask, response_authorship_mask
 from vllm_source.batch_state import PLACEHOLDER, TandemBatchState
 from vllm_source.engine_config import (
     ARCHITECTURE,

@@ -1,4 +1,4 @@
-"""The vLLM tandem backend, run for real, against the reference engine (`tandem.engine`).
+"""The vLLM tandem backend, run for real, against the reference engine (`tandem.reference.engine`).
 
 Runs in the scale lane (`bash scripts/test_scale.sh`: vLLM's CPU build, or vLLM on a GPU)
 and skips where vLLM is not installed. Under greedy decoding in float32 the vLLM tandem
@@ -27,16 +27,16 @@ import pytest
 pytest.importorskip("vllm", reason="vLLM is not installed; the scale lane (bash scripts/test_scale.sh) runs this")
 pytestmark = pytest.mark.vllm
 
-from tandem.config import TandemConfig  # noqa: E402
-from tandem.engine import TandemEngine  # noqa: E402
+from tandem.process.config import TandemConfig  # noqa: E402
+from tandem.reference.engine import TandemEngine  # noqa: E402
 from tandem.errors import TandemError  # noqa: E402
-from tandem.models import load_model, load_tokenizer  # noqa: E402
-from tandem.coins import request_key  # noqa: E402
-from tandem.sampling import SamplingConfig  # noqa: E402
+from tandem.models.loading import load_model, load_tokenizer  # noqa: E402
+from tandem.process.coins import request_key  # noqa: E402
+from tandem.rollout.sampling import SamplingConfig  # noqa: E402
 from tandem_app.task import generate_problems  # noqa: E402
 from tandem_app.train.data import prompt_ids_batch  # noqa: E402
 from tandem_app.train.tiny_base import SMOKE_TASK  # noqa: E402
-from tandem.strategies import REGISTRY  # noqa: E402
+from tandem.process.strategies import REGISTRY  # noqa: E402
 from vllm_source.compat import validation_error_type  # noqa: E402
 from vllm_source.engine import VLLMEngine, sampling_params  # noqa: E402
 from vllm_source.requests import tandem_extra_args  # noqa: E402
@@ -45,7 +45,7 @@ from vllm_source.runtime import vllm_platform  # noqa: E402
 MAX_NEW = 40
 SAMPLES = 2  # responses per prompt, each with its own request key
 PROMPT_IDS = ["p0", "p1", "p2"]
-STRATEGIES = {  # this file's settings of each registered strategy (tandem/strategies.py)
+STRATEGIES = {  # this file's settings of each registered strategy (tandem/process/strategies.py)
     "word": dict(prob_senior=0.5, max_gap_tokens=4),
     "bernoulli": dict(prob_senior=0.5),
     "sentence": dict(first_author="senior"),
@@ -181,7 +181,7 @@ def word_llm(word_engine):
 def follower(model, rule: str):
     """A `JuniorUpdater` over the engine's own senior and junior (same shapes: `scale_junior` is the senior's
     shape with other weights), as a verl rollout worker builds it for a self-paired junior."""
-    from tandem.junior_update import parse_junior_update
+    from tandem.process.junior_update import parse_junior_update
     from vllm_source.junior_update import JuniorUpdater
 
     return JuniorUpdater(parse_junior_update(rule), model.junior, model.senior, model.junior_guard, self_paired=True)
@@ -244,8 +244,8 @@ def test_vllm_refuses_a_junior_with_another_vocabulary(scale_senior, tmp_path):
 
 MULTIPROCESS_SCRIPT = """
 import json, sys
-from tandem.config import TandemConfig
-from tandem.sampling import SamplingConfig
+from tandem.process.config import TandemConfig
+from tandem.rollout.sampling import SamplingConfig
 from vllm_source.engine import VLLMEngine
 
 if __name__ == "__main__":
@@ -275,7 +275,7 @@ def test_vllm_multiprocess_engine_registers_the_model_through_the_plugin_entry_p
 
 
 def test_a_senior_only_engine_is_a_rollout_backend_that_generates_solo_only(scale_senior, tokenizer, prompts):
-    from tandem.rollout import Rollout, RolloutBackend
+    from tandem.rollout.contract import Rollout, RolloutBackend
 
     engine = VLLMEngine(str(scale_senior), None, **LLM_KWARGS)
     try:

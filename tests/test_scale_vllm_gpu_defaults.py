@@ -2,7 +2,7 @@
 
 A GPU run (and verl's rollout) differs from the lane's default engine in ways vLLM's CPU
 build can run too; each is checked here under greedy decoding against the reference
-engine (`tandem.engine`), tokens and authorship masks exactly:
+engine (`tandem.reference.engine`), tokens and authorship masks exactly:
 
 - `enforce_eager=False`: the CPU build compiles both trunks with torch.compile (the junior
   under its own compile tag);
@@ -43,7 +43,7 @@ from test_scale_vllm_engine import (  # noqa: E402,F401  (fixtures: the lane's p
     rows,
     tokenizer,
 )
-from tandem.config import TandemConfig  # noqa: E402
+from tandem.process.config import TandemConfig  # noqa: E402
 from vllm_source.engine import VLLMEngine  # noqa: E402
 
 WORD = dict(selection_strategy="word", prob_senior=0.5, max_gap_tokens=4)

@@ -20,11 +20,11 @@ pytest.importorskip("vllm", reason="vLLM is not installed; the scale lane (bash 
 pytestmark = pytest.mark.vllm
 
 from runner_replay import Req, RunnerReplay, run_random_schedule  # noqa: E402
-from tandem.boundaries import boundary_lookup  # noqa: E402
-from tandem.coins import request_key  # noqa: E402
-from tandem.config import TandemConfig  # noqa: E402
+from tandem.process.boundaries import boundary_lookup  # noqa: E402
+from tandem.process.coins import request_key  # noqa: E402
+from tandem.process.config import TandemConfig  # noqa: E402
 from tandem.errors import TandemError  # noqa: E402
-from tandem.process import replay_mask  # noqa: E402
+from tandem.process.authorship import replay_mask  # noqa: E402
 from vllm_source.handoff import SLOT  # noqa: E402
 from vllm_source.requests import tandem_extra_args  # noqa: E402
 
@@ -158,7 +158,7 @@ def test_a_wiped_junior_is_restored_from_its_host_copy_at_the_next_weight_sync(
     """What a level-2 sleep does to the junior (its weights discarded), and what the next sync does about it."""
     import gc
 
-    from tandem.sampling import SamplingConfig
+    from tandem.rollout.sampling import SamplingConfig
     from vllm_source.engine import VLLMEngine
 
     monkeypatch.setenv("TANDEM_VLLM_CPU_LIVE_WEIGHTS", "1")  # the CPU build computes from the live weights

@@ -21,7 +21,7 @@ import pytest
 pytest.importorskip("vllm", reason="vLLM is not installed; the scale lane (bash scripts/test_scale.sh) runs this")
 pytestmark = pytest.mark.vllm
 
-from tandem.config import TandemConfig  # noqa: E402
+from tandem.process.config import TandemConfig  # noqa: E402
 from tandem.errors import TandemError  # noqa: E402
 from test_scale_vllm_engine import LLM_KWARGS, in_process_engines  # noqa: E402,F401
 from vllm_source.engine import VLLMEngine  # noqa: E402
@@ -59,7 +59,7 @@ def test_each_worker_of_a_multi_process_engine_reports_its_runner_through_the_pl
     report = tmp_path / "engines.jsonl"
     script = tmp_path / "run.py"
     script.write_text(textwrap.dedent(f"""
-        from tandem.config import TandemConfig
+        from tandem.process.config import TandemConfig
         from vllm_source.engine import VLLMEngine
         if __name__ == "__main__":  # vLLM spawns its engine process from here
             engine = VLLMEngine({str(scale_senior)!r}, TandemConfig(), **{LLM_KWARGS!r})

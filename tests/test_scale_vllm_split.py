@@ -26,16 +26,16 @@ pytestmark = pytest.mark.vllm
 
 import torch  # noqa: E402
 
-from tandem.coins import request_key  # noqa: E402
-from tandem.config import TandemConfig  # noqa: E402
-from tandem.engine import TandemEngine  # noqa: E402
+from tandem.process.coins import request_key  # noqa: E402
+from tandem.process.config import TandemConfig  # noqa: E402
+from tandem.reference.engine import TandemEngine  # noqa: E402
 from tandem.errors import TandemError  # noqa: E402
-from tandem.models import load_model, load_tokenizer  # noqa: E402
-from tandem.sampling import SamplingConfig  # noqa: E402
+from tandem.models.loading import load_model, load_tokenizer  # noqa: E402
+from tandem.rollout.sampling import SamplingConfig  # noqa: E402
 from tandem_app.task import generate_problems  # noqa: E402
 from tandem_app.train.data import prompt_ids_batch  # noqa: E402
 from tandem_app.train.tiny_base import SMOKE_TASK  # noqa: E402
-from tandem.strategies import REGISTRY  # noqa: E402
+from tandem.process.strategies import REGISTRY  # noqa: E402
 from vllm_source.compat import validation_error_type  # noqa: E402
 from vllm_source.engine import VLLMEngine  # noqa: E402
 from vllm_source.placement import check_split_devices  # noqa: E402
@@ -49,7 +49,7 @@ if vllm_platform() != "cpu" and torch.cuda.device_count() < 2:
 MAX_NEW = 40
 SAMPLES = 2
 PROMPT_IDS = ["p0", "p1", "p2"]
-STRATEGIES = {  # this file's settings of each registered strategy (tandem/strategies.py)
+STRATEGIES = {  # this file's settings of each registered strategy (tandem/process/strategies.py)
     "word": dict(prob_senior=0.5, max_gap_tokens=4),
     "bernoulli": dict(prob_senior=0.5),
     "sentence": dict(first_author="senior"),

@@ -30,13 +30,13 @@ vllm = pytest.importorskip("vllm", reason="vLLM is not installed; the V2 lane (b
 pytestmark = pytest.mark.vllm
 
 from conftest import _scale_base  # noqa: E402
-from tandem.coins import request_key  # noqa: E402
-from tandem.config import TandemConfig  # noqa: E402
-from tandem.engine import TandemEngine  # noqa: E402
+from tandem.process.coins import request_key  # noqa: E402
+from tandem.process.config import TandemConfig  # noqa: E402
+from tandem.reference.engine import TandemEngine  # noqa: E402
 from tandem.errors import TandemError  # noqa: E402
-from tandem.models import load_model, load_tokenizer  # noqa: E402
-from tandem.sampling import SamplingConfig  # noqa: E402
-from tandem.strategies import REGISTRY  # noqa: E402
+from tandem.models.loading import load_model, load_tokenizer  # noqa: E402
+from tandem.rollout.sampling import SamplingConfig  # noqa: E402
+from tandem.process.strategies import REGISTRY  # noqa: E402
 from tandem_app.task import generate_problems  # noqa: E402
 from tandem_app.train.data import prompt_ids_batch  # noqa: E402
 from tandem_app.train.tiny_base import SMOKE_TASK  # noqa: E402
@@ -213,8 +213,8 @@ def test_a_plain_python_process_runs_a_multi_process_v2_engine(v2_senior, v2_jun
     script = tmp_path / "run.py"
     script.write_text(textwrap.dedent(f"""
         import json
-        from tandem.config import TandemConfig
-        from tandem.sampling import SamplingConfig
+        from tandem.process.config import TandemConfig
+        from tandem.rollout.sampling import SamplingConfig
         from vllm_source.engine import VLLMEngine
         if __name__ == "__main__":  # vLLM spawns its engine process from here
             engine = VLLMEngine({str(v2_senior)!r}, TandemConfig.from_dict({cfg.to_dict()!r}), **{LLM_KWARGS!r})

@@ -4,7 +4,7 @@ The centre piece drives `TandemSlotState` the way vLLM V2's model runner does â€
 added on slots taken from a free list and recycled, rows reordered every step, requests
 preempted (their slot freed, no event) and resumed on another slot with their tokens so
 far, the step's token committed to the request state before the next step's sampling â€”
-and checks that the author of every token equals `tandem.process.replay_mask`. Runs in
+and checks that the author of every token equals `tandem.process.authorship.replay_mask`. Runs in
 the main suite and in the V2 lane.
 """
 
@@ -18,11 +18,11 @@ import pytest
 import torch
 from torch.overrides import TorchFunctionMode
 
-from tandem.boundaries import boundary_lookup
-from tandem.coins import request_key
-from tandem.config import TandemConfig
+from tandem.process.boundaries import boundary_lookup
+from tandem.process.coins import request_key
+from tandem.process.config import TandemConfig
 from tandem.errors import TandemError
-from tandem.process import replay_mask
+from tandem.process.authorship import replay_mask
 from vllm_source.compat import check_vllm_version, tandem_runner
 from vllm_source.engine_config import PROCESSOR_CLASS, PROCESSOR_CLASS_V2, tandem_engine_kwargs
 from vllm_source.requests import (EXTRA_KEY, TandemRequestError, check_tandem_params, check_v2_penalties,

@@ -212,8 +212,8 @@ def test_a_step_of_solo_requests_skips_the_juniors_trunk_unless_prefix_caching_m
     request (`TandemSlotState.all_solo`). Counted on the junior module: after a tandem batch, a solo batch never
     calls it on a fresh eager engine without prefix caching, and always on the module's engine, which has vLLM's
     default prefix caching (a later tandem request may reuse those blocks); both decode as the reference does."""
-    from tandem.engine import TandemEngine
-    from tandem.models import load_model
+    from tandem.reference.engine import TandemEngine
+    from tandem.models.loading import load_model
 
     def count_junior(worker):
         model = worker.model_runner.model

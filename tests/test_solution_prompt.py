@@ -2,10 +2,10 @@
 
 import pytest
 
-from tandem import solution_prompt
+from tandem.rewards import solution_prompt
 from tandem.errors import TandemError
-from tandem.models import load_tokenizer
-from tandem.partner_config import PartnerRewardConfig
+from tandem.models.loading import load_tokenizer
+from tandem.rewards.partner_config import PartnerRewardConfig
 
 SOLUTION = "Ann starts with 3 apples.\n\nShe buys 2 more: 3 + 2 = 5.\n\nThe answer is \\boxed{5}."
 

@@ -7,7 +7,7 @@ import json
 import pytest
 import torch
 
-from tandem.threads import SMALL_MODEL_PARAMS, apply_threads, choose_threads, estimated_params
+from tandem.models.threads import SMALL_MODEL_PARAMS, apply_threads, choose_threads, estimated_params
 
 TINY = {"hidden_size": 128, "num_hidden_layers": 4, "vocab_size": 512, "intermediate_size": 384,
         "tie_word_embeddings": True}  # the zoo's tiny shape (tandem_app/zoo.py)

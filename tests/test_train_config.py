@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from tandem_app.commands.cli import main
-from tandem.config import TandemConfig
+from tandem.process.config import TandemConfig
 from tandem.errors import TandemError
-from tandem.config_files import load_config
-from tandem.sampling import SamplingConfig
+from tandem.io.config_files import load_config
+from tandem.rollout.sampling import SamplingConfig
 from tandem_app.train.grpo_trainer import GRPOTrainer
 from tandem_app.train.train_config import TrainConfig
 
@@ -164,7 +164,7 @@ def test_rollout_sampling_is_one_section_and_the_flat_keys_still_work():
 def test_shipped_yaml_configs_match_the_demo_recipe(tmp_path):
     from pathlib import Path
 
-    from tandem.config_files import config_to_dict
+    from tandem.io.config_files import config_to_dict
     from tandem_app.experiments.demo import demo_config, sft_config, train_config
     from tandem_app.train.sft import SFTConfig
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import pytest
 
-from tandem.coins import request_key
-from tandem.engine import TandemEngine
+from tandem.process.coins import request_key
+from tandem.reference.engine import TandemEngine
 from tandem.grading import reward
-from tandem.sampling import SamplingConfig
+from tandem.rollout.sampling import SamplingConfig
 from tandem_app.task import TaskConfig
 from tandem_app.train.data import prompt_ids_batch
 from tandem_app.train.grpo_trainer import GRPOTrainer

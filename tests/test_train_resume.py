@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from tandem.errors import TandemError
-from tandem.sampling import SamplingConfig
+from tandem.rollout.sampling import SamplingConfig
 from tandem_app.train.grpo_trainer import GRPOTrainer
 from tandem_app.train.train_config import TrainConfig
 
@@ -252,7 +252,7 @@ def test_a_verl_form_run_with_tensorboard_resumes_and_reads_as_the_flat_form(tin
     pytest.importorskip("tensorboard")
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    from tandem.metric_log import read_metrics
+    from tandem.io.metric_log import read_metrics
 
     straight = GRPOTrainer(_cfg(tiny_dir, tmp_path / "straight"), reward_fn=_text_reward, progress=False).train()
     out = tmp_path / "run"
@@ -278,7 +278,7 @@ def test_a_verl_form_run_with_tensorboard_resumes_and_reads_as_the_flat_form(tin
 
 
 def test_sft_resumes_exactly_and_a_finished_sft_says_so(tiny_dir, tmp_path, capsys, monkeypatch):
-    from tandem.models import load_model
+    from tandem.models.loading import load_model
     from tandem_app.train import sft
 
     def cfg(out):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from tandem.models import load_model, load_tokenizer
+from tandem.models.loading import load_model, load_tokenizer
 from tandem_app.task import generate_problems
 from tandem_app.train.data import prompt_ids, response_ids
 from tandem_app.train.sft import SFTConfig, run_sft, sft_batch, sft_loss

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tandem.errors import TandemError
-from tandem.partner_config import RLT_TEACHER_REWARD, PartnerRewardConfig
+from tandem.rewards.partner_config import RLT_TEACHER_REWARD, PartnerRewardConfig
 from tandem.trainers import (
     NAMES,
     REGISTRY,

@@ -23,12 +23,12 @@ from dataclasses import replace
 import pytest
 
 from tandem.errors import TandemError
-from tandem.models import load_tokenizer
-from tandem.partner_config import PartnerRewardConfig
-from tandem.rollout import Rollout
-from tandem.transfer_config import TransferConfig
-from tandem.transfer_cut import NO_ROOM, UNDETERMINED, Cut, transfer_cut
-from tandem.transfer_reward import (
+from tandem.models.loading import load_tokenizer
+from tandem.rewards.partner_config import PartnerRewardConfig
+from tandem.rollout.contract import Rollout
+from tandem.rewards.transfer_config import TransferConfig
+from tandem.rewards.transfer_cut import NO_ROOM, UNDETERMINED, Cut, transfer_cut
+from tandem.rewards.transfer_reward import (
     TransferResult,
     combined,
     drawn_fraction,
@@ -38,7 +38,7 @@ from tandem.transfer_reward import (
     transfer_reward,
     transfer_score,
 )
-from tandem.sampling import SamplingConfig
+from tandem.rollout.sampling import SamplingConfig
 from tandem_app.task import generate_problems
 
 FRACTIONS = (0.1, 0.3, 0.5, 0.7, 0.9, 0.99)
@@ -142,8 +142,8 @@ def test_run_transfer_averages_the_receiver_grades_and_skips_responses_with_no_r
 
 def _receiver_setup(tiny_dir, n: int = 12):
     """A float32 solo engine (the trainer's dtype) and `n` plain prompts with a part of their solution."""
-    from tandem.engine import TandemEngine
-    from tandem.models import load_model
+    from tandem.reference.engine import TandemEngine
+    from tandem.models.loading import load_model
 
     tok = load_tokenizer(tiny_dir)
     engine = TandemEngine(load_model(tiny_dir), None, tok)
@@ -160,7 +160,7 @@ def _frequent_token(engine, prompts, keys) -> int:
 
 
 def test_a_keyed_request_writes_the_same_tokens_in_any_batch_and_under_any_cap(tiny_dir):
-    from tandem.transfer_reward import within_cap
+    from tandem.rewards.transfer_reward import within_cap
 
     tok, engine, problems = _receiver_setup(tiny_dir)
     prompts = [tok(p.prompt)["input_ids"] + tok(p.solution, add_special_tokens=False)["input_ids"][: 4 * i]
@@ -186,7 +186,7 @@ def test_a_keyed_request_writes_the_same_tokens_in_any_batch_and_under_any_cap(t
 
 def per_budget_transfer(cfg, receiver, tok, prompts, responses, golds, keys, sampling, budget, reward_fn):
     """The reference: one receiver call per distinct remaining budget (the code before batching)."""
-    from tandem.transfer_reward import _continuation_key, fractions_for
+    from tandem.rewards.transfer_reward import _continuation_key, fractions_for
 
     cuts = [[transfer_cut(ids, g, f, tok) for f in fractions_for(cfg, k)] for ids, g, k in zip(responses, golds, keys)]
     groups: dict[int, list] = {}
@@ -246,7 +246,7 @@ def test_one_batched_receiver_call_scores_exactly_as_one_call_per_budget(tiny_di
 
 
 def test_a_prefix_that_would_overrun_the_receivers_context_at_the_shared_cap_waits_for_its_own_call():
-    from tandem.transfer_reward import shared_calls
+    from tandem.rewards.transfer_reward import shared_calls
 
     assert shared_calls([10, 30, 20], [50, 50, 50], limit=None) == [(30, [0, 1, 2])]
     # row 0's context (90) + the shared cap (30) > 100: it waits for a call at its own cap, 10

@@ -15,8 +15,8 @@ import torch
 pytest.importorskip("verl", reason="verl 0.9.1 is not installed")
 
 from tandem.errors import TandemError  # noqa: E402
-from tandem.models import load_tokenizer  # noqa: E402
-from tandem.partner_config import PartnerRewardConfig  # noqa: E402
+from tandem.models.loading import load_tokenizer  # noqa: E402
+from tandem.rewards.partner_config import PartnerRewardConfig  # noqa: E402
 from tandem_verl.partner_score import PartnerScorer, as_list, gold_of, padded, scorer_context, target_row  # noqa: E402
 
 

@@ -19,11 +19,11 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from runner_replay import RunnerReplay, Req, run_random_schedule
-from tandem.boundaries import boundary_lookup
-from tandem.coins import request_key
-from tandem.config import TandemConfig
+from tandem.process.boundaries import boundary_lookup
+from tandem.process.coins import request_key
+from tandem.process.config import TandemConfig
 from tandem.errors import TandemError
-from tandem.process import replay_mask
+from tandem.process.authorship import replay_mask
 from vllm_source.batch_state import TandemBatchState
 from vllm_source.handoff import ALL_SENIOR, JuniorLogitsSlot, merge_junior_rows
 from vllm_source.pairing import check_pair

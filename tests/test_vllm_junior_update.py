@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from tandem.errors import TandemError
-from tandem.junior_update import JuniorUpdater as JuniorUpdaterProtocol
-from tandem.junior_update import parse_junior_update
+from tandem.process.junior_update import JuniorUpdater as JuniorUpdaterProtocol
+from tandem.process.junior_update import parse_junior_update
 from vllm_source.junior_update import JuniorUpdater, load_state, save_state
 from vllm_source.junior_guard import JuniorGuard
 

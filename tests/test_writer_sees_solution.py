@@ -13,13 +13,13 @@ from dataclasses import replace
 import pytest
 import torch
 
-from tandem.engine import TandemEngine
+from tandem.reference.engine import TandemEngine
 from tandem.errors import TandemError
-from tandem.logprobs import pad_right
-from tandem.metric_log import PARTNER_SCORE
-from tandem.partner_config import PartnerRewardConfig
-from tandem.partner_score import partner_score, partner_terms, target_sequences
-from tandem.solution_prompt import writer_prompt_ids
+from tandem.loss.logprobs import pad_right
+from tandem.io.metric_log import PARTNER_SCORE
+from tandem.rewards.partner_config import PartnerRewardConfig
+from tandem.rewards.partner_score import partner_score, partner_terms, target_sequences
+from tandem.rewards.solution_prompt import writer_prompt_ids
 from tandem_app.train import grpo_trainer, rollout_batch
 from tandem_app.train.grpo_trainer import GRPOTrainer
 from tandem_app.train.train_config import TrainConfig

@@ -23,10 +23,10 @@ from trl import GRPOConfig, GRPOTrainer  # noqa: E402
 from hf_trl import rewards  # noqa: E402
 from hf_trl.tandem_rollout import tandem_rollout_func  # noqa: E402
 from tandem.errors import TandemError  # noqa: E402
-from tandem.models import load_model, load_tokenizer  # noqa: E402
-from tandem.metric_log import PARTNER_SCORE  # noqa: E402
-from tandem.partner_config import PartnerRewardConfig  # noqa: E402
-from tandem.solution_prompt import writer_prompt_ids  # noqa: E402
+from tandem.models.loading import load_model, load_tokenizer  # noqa: E402
+from tandem.io.metric_log import PARTNER_SCORE  # noqa: E402
+from tandem.rewards.partner_config import PartnerRewardConfig  # noqa: E402
+from tandem.rewards.solution_prompt import writer_prompt_ids  # noqa: E402
 from tandem_app.task import generate_problems  # noqa: E402
 
 from test_partner_reward_training import recomputed  # noqa: E402

@@ -28,7 +28,7 @@ def test_zoo_model_is_a_qwen3_of_one_to_five_million_parameters(tiny_dir):
 def test_zoo_tokenizer_has_a_chat_template_and_word_step_boundaries(tiny_dir):
     from transformers import AutoTokenizer
 
-    from tandem.boundaries import boundary_ids
+    from tandem.process.boundaries import boundary_ids
 
     tok = AutoTokenizer.from_pretrained(str(tiny_dir))
     text = tok.apply_chat_template([{"role": "user", "content": "hi"}], add_generation_prompt=True, tokenize=False)

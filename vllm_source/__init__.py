@@ -1,6 +1,6 @@
 """The vLLM backend of tandem generation (the releases it runs on, and how they differ: `compat.py`).
 
-Thin adapter over the shared core `tandem.process`: a logits processor keeps each
+Thin adapter over the shared core `tandem.process.authorship`: a logits processor keeps each
 request's authorship state (keyed by the request key it carries in
 `SamplingParams.extra_args`), and a wrapper model holds senior and junior so that every
 row of the batch is sampled from its author's logits. See `vllm_source/README.md`.

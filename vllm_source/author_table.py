@@ -1,9 +1,9 @@
 """The authorship state of the requests an engine holds, one row each: the table vLLM's V1 and V2 adapters share.
 
-Four tensors per row, on one device, the fields of `tandem.process.TandemState`: who writes the
+Four tensors per row, on one device, the fields of `tandem.process.authorship.TandemState`: who writes the
 next token (`author`, True = the senior), the tokens since the last redraw (`since`), the next
 coin to draw (`coin`) and the request's key (`keys`). `start` puts rows at their request's first
-state; `fold` advances rows by one token each with `tandem.process.advance`, batched over rows.
+state; `fold` advances rows by one token each with `tandem.process.authorship.advance`, batched over rows.
 
 What a row is and when its tokens arrive is each runner's bookkeeping, kept in its adapter:
 V1's persistent batch moves and swaps requests between rows and hands the tokens over on the
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import torch
 
-from tandem.config import TandemConfig
-from tandem.process import TandemState, advance, start_state
+from tandem.process.config import TandemConfig
+from tandem.process.authorship import TandemState, advance, start_state
 
 
 class AuthorTable:
@@ -49,7 +49,7 @@ class AuthorTable:
 
         next_author: None, and `advance` draws each row's coin from its key; or [rows] bool, the author
         (True = senior) of the one coin each row can draw next, decided ahead on the host
-        (`tandem.process.coin_author`) so that no key is copied to the device in a step.
+        (`tandem.process.authorship.coin_author`) so that no key is copied to the device in a step.
         """
         author, since, coin, keys = (t[idx] for t in self.tensors())
         if next_author is None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import torch
 
-from tandem.config import TandemConfig
+from tandem.process.config import TandemConfig
 from tandem.errors import TandemError
 from vllm_source.author_table import AuthorTable
 from vllm_source.requests import is_junior_solo, parse_tandem_extra_args

@@ -1,4 +1,4 @@
-"""`VLLMEngine`: a `vllm.LLM` behind the project's rollout protocol (`tandem.rollout`).
+"""`VLLMEngine`: a `vllm.LLM` behind the project's rollout protocol (`tandem.rollout.contract`).
 
 Built with a `TandemConfig` it is the tandem engine (senior + junior in one vLLM model,
 `TandemLogitsProcessor` choosing each token's author); built without one it is the
@@ -7,7 +7,7 @@ solo)` takes the same `SamplingConfig` as the reference engine and returns the s
 `Rollout`s:
 
 - the authorship mask is replayed from the response tokens, the config and the request
-  key (`tandem.process.response_authorship_mask`); the logits processor made the same
+  key (`tandem.process.authorship.response_authorship_mask`); the logits processor made the same
   decisions token by token with the same functions, so no side channel out of vLLM is
   needed;
 - the text is decoded from the token ids with the senior's tokenizer, as the reference
@@ -22,12 +22,12 @@ solo)` takes the same `SamplingConfig` as the reference engine and returns the s
 
 from __future__ import annotations
 
-from tandem.boundaries import config_boundary_lookup
-from tandem.config import TandemConfig
+from tandem.process.boundaries import config_boundary_lookup
+from tandem.process.config import TandemConfig
 from tandem.errors import TandemError
-from tandem.process import response_authorship_mask
-from tandem.rollout import Rollout, check_request_keys, cut_at_stop
-from tandem.sampling import SamplingConfig
+from tandem.process.authorship import response_authorship_mask
+from tandem.rollout.contract import Rollout, check_request_keys, cut_at_stop
+from tandem.rollout.sampling import SamplingConfig
 from vllm_source.compat import engine_defaults
 from vllm_source.engine_config import tandem_engine_kwargs
 from vllm_source.placement import check_pair_before_start

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import torch
 
-from tandem.boundaries import config_boundary_lookup
-from tandem.config import TandemConfig
+from tandem.process.boundaries import config_boundary_lookup
+from tandem.process.config import TandemConfig
 from tandem.errors import TandemError
 from vllm_source.placement import architecture, split_engine_kwargs
 

@@ -2,7 +2,7 @@
 
 On verl the trainer's weight sync carries the senior only. After the sync of trainer step
 s the trainer asks every rollout worker to apply `tandem.junior_update` for that step's last
-optimizer step (`tandem_verl.junior_update`); each worker applies `tandem.junior_update.after_optimizer_step`
+optimizer step (`tandem_verl.junior_update`); each worker applies `tandem.process.junior_update.after_optimizer_step`
 to its own shard of the junior and of the senior. A self-paired junior is built from the
 senior's own config, so both hold the same parameter names and shapes on every
 tensor-parallel rank (fused and sharded the same way): the copy or blend in vLLM's layout
@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 
 from tandem.errors import TandemError
-from tandem.junior_update import JuniorUpdate, after_optimizer_step, same_parameters
+from tandem.process.junior_update import JuniorUpdate, after_optimizer_step, same_parameters
 from vllm_source.junior_guard import JuniorGuard
 from vllm_source.weights import FINGERPRINT_CHUNK
 
@@ -56,7 +56,7 @@ def checksum(junior: torch.nn.Module) -> float:
 
 
 class JuniorUpdater:
-    """The junior's schedule in one engine worker: a `tandem.junior_update.JuniorUpdater` (module docstring)."""
+    """The junior's schedule in one engine worker: a `tandem.process.junior_update.JuniorUpdater` (module docstring)."""
 
     def __init__(self, rule: JuniorUpdate, junior: torch.nn.Module, senior: torch.nn.Module | None,
                  guard: JuniorGuard, self_paired: bool) -> None:

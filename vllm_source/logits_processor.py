@@ -6,7 +6,7 @@ worker process. Each step:
 1. `update_state(batch_update)` follows the persistent batch (rows removed, added,
    moved); an added request's key comes from `SamplingParams.extra_args`.
 2. `apply(logits)` folds the tokens emitted since the last step into each row's state
-   (`tandem.process.advance`, via `TandemBatchState.catch_up`), then replaces every row
+   (`tandem.process.authorship.advance`, via `TandemBatchState.catch_up`), then replaces every row
    the junior writes with the junior's logits (left in `handoff.SLOT` by the wrapper
    model). Penalties, temperature, top-k/p and sampling then run on the author's logits.
 

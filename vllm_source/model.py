@@ -26,7 +26,7 @@ import torch  # noqa: E402
 from vllm.config import VllmConfig  # noqa: E402
 
 from tandem.errors import TandemError  # noqa: E402
-from tandem.junior_update import same_parameters  # noqa: E402
+from tandem.process.junior_update import same_parameters  # noqa: E402
 from vllm_source.handoff import ALL_SENIOR, SLOT  # noqa: E402
 from vllm_source.junior_update import JuniorUpdater  # noqa: E402
 from vllm_source.junior_guard import JuniorGuard  # noqa: E402

@@ -73,7 +73,7 @@ def check_tokenizers(model_config, junior_path: str) -> None:
     """The junior reads the senior's token ids: both tokenizers must agree."""
     from transformers import AutoTokenizer
 
-    from tandem.models import check_same_vocab
+    from tandem.models.loading import check_same_vocab
 
     trc = model_config.trust_remote_code
     senior_tok = AutoTokenizer.from_pretrained(model_config.tokenizer, trust_remote_code=trc)

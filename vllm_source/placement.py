@@ -17,7 +17,7 @@ import importlib.metadata
 
 import torch
 
-from tandem.config import TandemConfig
+from tandem.process.config import TandemConfig
 from tandem.errors import TandemError
 from vllm_source.split_attention import split_backend_kwargs
 

@@ -4,18 +4,18 @@ A request names its replayable coin stream with a request key in
 `SamplingParams.extra_args`; the engine's logits processor reads it there (it sees no
 request id). Validation requests are marked *solo*: the senior writes every token, as in
 the paper's evaluation of the senior. A request marked *junior solo* is written by the junior
-alone: the transfer reward's receiver continuing a prefix (`tandem.transfer_reward`), in the
+alone: the transfer reward's receiver continuing a prefix (`tandem.rewards.transfer_reward`), in the
 same engine, KV cache and placement as the team's rollouts. A user's request with neither is refused at admission (fail closed,
 `check_tandem_params`); the model runner's own requests (vLLM's warm-up and profiling,
 which never pass admission) carry neither and are solo (`is_vllm_own_request`). The mask of a
-finished response is `tandem.process.response_authorship_mask`.
+finished response is `tandem.process.authorship.response_authorship_mask`.
 """
 
 from __future__ import annotations
 
 from tandem.errors import TandemError
 
-EXTRA_KEY = "tandem_request_key"  # int: keys the request's coins (tandem.coins.request_key)
+EXTRA_KEY = "tandem_request_key"  # int: keys the request's coins (tandem.process.coins.request_key)
 EXTRA_SOLO = "tandem_solo"  # bool: the senior writes every token (validation)
 EXTRA_JUNIOR_SOLO = "tandem_junior_solo"  # bool: the junior writes every token (the transfer reward's receiver)
 

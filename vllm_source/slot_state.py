@@ -20,7 +20,7 @@ committed tokens (`all_token_ids`), gathered on the device.
 Coins: `advance` would draw a coin by hashing the request key on the device, from a Python
 scalar it copies there first (a synchronising copy). Instead `add` draws the request's coins
 on the host ahead, one per possible token (`max_tokens + 1`, at most one redraw per token),
-as a device table of the author each coin names (`tandem.process.coin_author`, the one place
+as a device table of the author each coin names (`tandem.process.authorship.coin_author`, the one place
 a coin is decided), and `step` hands `advance` the one next author it can use. Starts are staged on the host and uploaded with the next step (`flush`).
 
 A slot is solo until a tandem request is added to it: vLLM's own requests (kernel warm-up,
@@ -36,10 +36,10 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from tandem.coins import coin_uniform
-from tandem.config import TandemConfig
+from tandem.process.coins import coin_uniform
+from tandem.process.config import TandemConfig
 from tandem.errors import TandemError
-from tandem.process import coin_author, start_state
+from tandem.process.authorship import coin_author, start_state
 from vllm_source.author_table import AuthorTable
 from vllm_source.requests import is_junior_solo, is_vllm_own_request, parse_tandem_extra_args
 

@@ -19,7 +19,7 @@ SELECT = {"vllm_engine": "not (compiled or tensor_parallel or tp2 or split)", "v
 ASYNC_PROBE = r"""
 import json, os, tempfile
 os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"  # as the lane's engine tests run
-from tandem.config import TandemConfig
+from tandem.process.config import TandemConfig
 from tandem_app.zoo import build_tiny
 from tandem_backends.registry import build_backend
 path = build_tiny(tempfile.mkdtemp(), seed=0)
@@ -33,9 +33,9 @@ print("GPU_CHECK_PROBE " + json.dumps({"async_scheduling": bool(cfg.scheduler_co
 V2_PROBE = r"""
 import json, os, tempfile
 os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
-from tandem.coins import request_key
-from tandem.config import TandemConfig
-from tandem.sampling import SamplingConfig
+from tandem.process.coins import request_key
+from tandem.process.config import TandemConfig
+from tandem.rollout.sampling import SamplingConfig
 from tandem_app.zoo import build_tiny
 from tandem_backends.registry import build_backend
 senior, junior = build_tiny(tempfile.mkdtemp(), seed=0), build_tiny(tempfile.mkdtemp(), seed=1)

@@ -45,11 +45,11 @@ RUNS = ("tandem", "tandem_split", "vanilla", "grpo_score", "grpo_transfer")  # t
 FRACTION = "actor/tandem/senior_token_fraction"
 GATED = "actor/tandem/gated_junior_tokens"
 SENIOR_GAP = "actor/tandem/senior_rollout_probs_diff_max"
-JUNIOR = "junior/"  # the metrics of a junior that follows the senior (tandem.metric_log.JUNIOR_PREFIX)
-JUNIOR_FOLDER = "junior"  # its checkpoint folder in a step folder: tandem.junior_update.CHECKPOINT_NAME
-VERIFIER = "critic/verifier_score/mean"  # tandem.metric_log.VERIFIER_SCORE: the verifier alone, where the partner score is added
-PARTNER = "partner_score"  # tandem.metric_log.PARTNER_SCORE; each term is partner_score/<term>
-TRANSFER = "transfer/"  # tandem.metric_log.TRANSFER_PREFIX: RLTR's transfer reward's metrics
+JUNIOR = "junior/"  # the metrics of a junior that follows the senior (tandem.io.metric_log.JUNIOR_PREFIX)
+JUNIOR_FOLDER = "junior"  # its checkpoint folder in a step folder: tandem.process.junior_update.CHECKPOINT_NAME
+VERIFIER = "critic/verifier_score/mean"  # tandem.io.metric_log.VERIFIER_SCORE: the verifier alone, where the partner score is added
+PARTNER = "partner_score"  # tandem.io.metric_log.PARTNER_SCORE; each term is partner_score/<term>
+TRANSFER = "transfer/"  # tandem.io.metric_log.TRANSFER_PREFIX: RLTR's transfer reward's metrics
 HEALTH = ("grader_timeouts", "grader_too_long", "grader_errors", "grader_unparsed", "grader_hedged")  # grader.HEALTH_METRICS
 
 

@@ -38,7 +38,7 @@ from tandem.grading.extract import extract_answer, last_boxed
 from tandem.grading.gold import gold_text
 from tandem.grading.normalize import normalize_answer
 from tandem.grading.timebound import UNREADABLE, bounded_math_verify, is_warm, warm_up
-from tandem.metric_log import GRADER_CALLS, GRADER_PREFIX
+from tandem.io.metric_log import GRADER_CALLS, GRADER_PREFIX
 
 DEFAULT_TIMEOUT_S = 5.0
 # No real final answer is longer (the longest gold in the shared benchmarks is under 200

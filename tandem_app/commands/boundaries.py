@@ -19,10 +19,10 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from tandem.boundaries import boundary_ids, word_marker
-    from tandem.jsonl import write_json
-    from tandem.models import load_tokenizer
-    from tandem.run_lock import check_out_file
+    from tandem.process.boundaries import boundary_ids, word_marker
+    from tandem.io.jsonl import write_json
+    from tandem.models.loading import load_tokenizer
+    from tandem.io.run_lock import check_out_file
 
     if args.out:
         check_out_file(args.out)  # before the tokenizer is read, not an OSError after

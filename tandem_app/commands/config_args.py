@@ -1,7 +1,7 @@
 """The arguments every config-driven subcommand (`sft`, `train`, `distill`) shares, and the config they build.
 
 `--config FILE` then `key=value` overrides then explicit flags (`--model`, `--out`, ...):
-the later wins. `tandem.config_files` does the loading and the type checks; the flags'
+the later wins. `tandem.io.config_files` does the loading and the type checks; the flags'
 values merge as the typed values argparse gave them, never re-parsed as text. A `key=value`
 may also come after the flags (`tandem_app.commands.cli` hands those to `overrides`). The
 config's model directory is checked before any model is loaded: a missing one is one line.
@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from tandem.config_files import load_config
+from tandem.io.config_files import load_config
 
 
 LOGGING_HELP = """logging keys (both trainers):
@@ -68,7 +68,7 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
 
 def config_from_args(cls, args: argparse.Namespace, flags: tuple[str, ...]):
     """`cls` from --config, then key=value overrides, then the explicit `flags` that were given."""
-    from tandem.models import check_model_path
+    from tandem.models.loading import check_model_path
 
     explicit = {n: getattr(args, n) for n in flags if getattr(args, n, None) is not None}
     cfg = load_config(cls, args.config, list(args.overrides), flags=explicit)
@@ -105,7 +105,7 @@ def use_saved_config(args: argparse.Namespace, run_files: tuple[str, ...] = (SAV
 def _others_files(out: Path, run_files: tuple[str, ...]) -> bool:
     """`out` holds files but none of a run's: not a run to resume. A folder holding only a lock is left to the run's
     lock (which names a live holder, or takes a dead one's half-started folder over)."""
-    from tandem.run_lock import LOCK_NAME
+    from tandem.io.run_lock import LOCK_NAME
 
     try:
         names = {p.name for p in out.iterdir()} if out.is_dir() else set()

@@ -68,7 +68,7 @@ def add_config_command(subparsers, command: ConfigCommand) -> None:
 def run_command(command: ConfigCommand, args: argparse.Namespace) -> int:
     """The config from --config, key=value and the flags; run it; print its final line."""
     from tandem.errors import RunInterrupted
-    from tandem.run_lock import check_new_run_folder
+    from tandem.io.run_lock import check_new_run_folder
 
     use_saved_config(args, command.run_files)
     if args.out and not args.resume:  # a taken --out is refused now, before the config's imports (torch)

@@ -86,7 +86,7 @@ def check_repeats(args: argparse.Namespace) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from tandem.threads import check_threads
+    from tandem.models.threads import check_threads
     from tandem_app.experiments.demo_folder import DEMO_RECORD, SEED_FOLDERS, check_own_out
 
     check_repeats(args)

@@ -25,7 +25,7 @@ def _config_class():
 
 
 def _epilog() -> str:
-    from tandem.config_files import describe_config
+    from tandem.io.config_files import describe_config
     from tandem_app.distill.config import KEY_HELP
 
     lines = ["config keys:"]

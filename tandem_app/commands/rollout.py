@@ -3,7 +3,7 @@
 The tandem and sampling flags set `TandemConfig` and `SamplingConfig` fields; their
 defaults are the dataclasses' own (read here, never re-declared), and `--seed` keys the
 coins and the sampling alike (model_spec/SPEC.md §4). Any other `TandemConfig` field is a
-`tandem.KEY=VALUE` override, as `train` takes it, parsed by `tandem.config_files.load_config`
+`tandem.KEY=VALUE` override, as `train` takes it, parsed by `tandem.io.config_files.load_config`
 (an unknown key fails naming the nearest one); a flag that is given wins over an override
 of the same field. The backend is built by the backends' floor (`tandem_backends.roles.RoleBackends`,
 through the registry's entry for `--backend`) from the typed `EngineSettings` the flags give; what
@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tandem.config import AUTHORS, ENGINE_MODES, STRATEGIES, TandemConfig
-from tandem.sampling import SamplingConfig
+from tandem.process.config import AUTHORS, ENGINE_MODES, STRATEGIES, TandemConfig
+from tandem.rollout.sampling import SamplingConfig
 from tandem_app.commands.config_args import lazy_epilog
 from tandem_backends.registry import NAMES as BACKENDS
 
@@ -101,7 +101,7 @@ def encode_prompt(tokenizer, text: str, chat: bool) -> list[int]:
 
 def tandem_config(args) -> TandemConfig:
     """The tandem process: its defaults, then the `tandem.KEY=VALUE` overrides, then the flags given."""
-    from tandem.config_files import load_config
+    from tandem.io.config_files import load_config
 
     flags = {f"tandem.{name}": getattr(args, k) for k, name in {**TANDEM_FLAGS, "seed": "seed"}.items()
              if getattr(args, k) is not None}
@@ -117,7 +117,7 @@ def engine_settings(args, tandem: TandemConfig):
 
 
 def _epilog() -> str:
-    from tandem.config_files import describe_config
+    from tandem.io.config_files import describe_config
 
     return describe_config(RolloutOverrides)
 
@@ -125,14 +125,14 @@ def _epilog() -> str:
 def run(args) -> int:
     from tqdm.auto import tqdm
 
-    from tandem.coins import request_key
+    from tandem.process.coins import request_key
     from tandem.errors import TandemError
-    from tandem.jsonl import read_jsonl, write_jsonl
-    from tandem.legacy import SENIOR_FRACTION_FIELD
-    from tandem.models import check_model_path
-    from tandem.rollout import stats_of_masks
-    from tandem.metric_log import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION
-    from tandem.strict import build
+    from tandem.io.jsonl import read_jsonl, write_jsonl
+    from tandem.io.legacy import SENIOR_FRACTION_FIELD
+    from tandem.models.loading import check_model_path
+    from tandem.rollout.contract import stats_of_masks
+    from tandem.io.metric_log import MEAN_HANDOFFS, SENIOR_TOKEN_FRACTION
+    from tandem.io.strict import build
     from tandem_backends.registry import require
     from tandem_backends.roles import RoleBackends
 

@@ -15,13 +15,13 @@ def _config_class():
 
 
 def _epilog() -> str:
-    from tandem.config_files import describe_config
+    from tandem.io.config_files import describe_config
 
     return describe_config(_config_class()) + "\n\n" + LOGGING_HELP
 
 
 def _execute(cfg, args) -> str:
-    from tandem.metric_log import SFT_VAL_ACCURACY
+    from tandem.io.metric_log import SFT_VAL_ACCURACY
     from tandem_app.train.sft import run_sft
 
     summary = run_sft(cfg, resume=args.resume, progress=not args.no_progress, trust_unverified=args.trust_unverified)

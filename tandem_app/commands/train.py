@@ -15,14 +15,14 @@ def _config_class():
 
 
 def _epilog() -> str:
-    from tandem.config_files import describe_config
+    from tandem.io.config_files import describe_config
 
     return describe_config(_config_class()) + "\n\n" + LOGGING_HELP
 
 
 def _execute(cfg, args) -> str:
-    from tandem.legacy import SENIOR_FRACTION_FIELD
-    from tandem.metric_log import VAL_ACCURACY
+    from tandem.io.legacy import SENIOR_FRACTION_FIELD
+    from tandem.io.metric_log import VAL_ACCURACY
     from tandem_app.train.grpo_trainer import GRPOTrainer
 
     trainer = GRPOTrainer(cfg, progress=not args.no_progress)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tandem.errors import TandemError
-from tandem.sampling import SamplingConfig
+from tandem.rollout.sampling import SamplingConfig
 from tandem_app.task import DEMO_TASK, TaskConfig
 from tandem_app.train.finite import check_finite_numbers, check_lr
 from tandem_app.train.run_settings import DeviceSettings, check_device_settings
@@ -55,7 +55,7 @@ class _DistillTraces:
     top_p: float = 1.0
     top_k: int = 0
     max_new_tokens: int = 128  # the teacher's response budget (the demo's evaluation room)
-    backend: str = "reference"  # generation for traces and eval: reference (tandem.engine) | vllm
+    backend: str = "reference"  # generation for traces and eval: reference (tandem.reference.engine) | vllm
     generation_batch_size: int = 64  # reference engine: rows per generate call
 
 
@@ -142,7 +142,7 @@ KEY_HELP = {
     "token_budget": "stop collecting once the kept traces hold this many response tokens (the student's tokens), "
                     "so teachers compare at equal tokens; 0 = no cap",
     "writer_sees_solution": "true: the teacher writes with RLT's teacher input (question + solution, "
-                            "tandem.solution_prompt) and the student learns RLT's student form, question -> "
+                            "tandem.rewards.solution_prompt) and the student learns RLT's student form, question -> "
                             "think(the teacher's explanation) + the reference solution",
     "retokenize": "true: a student with another vocabulary is allowed; the traces' text is re-tokenised for it",
     "too_long": "a trace longer than the student's context (max_position_embeddings): drop it or cut it; "

@@ -25,7 +25,7 @@ def evaluate_solo(cfg, model: str, problems, progress: bool = True) -> dict:
     """`model`'s correct count on each problem out of `n_samples`, and its accuracy."""
     import torch
 
-    from tandem.coins import request_key
+    from tandem.process.coins import request_key
     from tandem.grading import reward
     from tandem_app.distill.problems import question_prompt_ids
     from tandem_eval.core.backends import EvalBackend

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tandem.errors import TandemError
-from tandem.solution_prompt import require_solution
+from tandem.rewards.solution_prompt import require_solution
 from tandem_app.distill.problems import DistillProblem, load_split
 
 
@@ -37,7 +37,7 @@ class Inputs:
 
 def check_vocab(teacher_tok, student_tok, retokenize: bool) -> bool:
     """Whether both share one vocabulary; a mismatch is refused unless `retokenize`."""
-    from tandem.models import check_same_vocab
+    from tandem.models.loading import check_same_vocab
 
     try:
         check_same_vocab(teacher_tok, student_tok)
@@ -54,7 +54,7 @@ def check_vocab(teacher_tok, student_tok, retokenize: bool) -> bool:
 
 def check_embedding_rows(cfg, teacher_tok, student_tok, same_vocab: bool) -> None:
     """Each model has a row for every id of its tokenizer; sharing ids, the student has a row for every teacher id."""
-    from tandem.models import check_tokenizer_rows
+    from tandem.models.loading import check_tokenizer_rows
 
     rows = {name: check_tokenizer_rows(getattr(cfg, name), tok, name)
             for name, tok in (("teacher", teacher_tok), ("student", student_tok))}
@@ -96,7 +96,7 @@ def check_eval_room(cfg, student_tok, test: list[DistillProblem], context: int) 
 
 def check_inputs(cfg) -> Inputs:
     """Every check of the module docstring, in that order; returns what the phases read."""
-    from tandem.models import check_model_path, load_tokenizer
+    from tandem.models.loading import check_model_path, load_tokenizer
 
     cfg.require_paths()
     for name in ("teacher", "student"):

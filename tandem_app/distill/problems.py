@@ -33,7 +33,7 @@ def task_problems(split: str, n: int, seed: int, task) -> list[DistillProblem]:
 
 def file_problems(path: str, n: int) -> list[DistillProblem]:
     """The first `n` rows of a JSONL file (problem, answer, optional solution and id), checked by the eval's loader."""
-    from tandem.jsonl import read_jsonl
+    from tandem.io.jsonl import read_jsonl
     from tandem_eval.core.datasets import FieldMap, load_file
     from tandem_eval.core.prompts import user_message
 

@@ -10,7 +10,7 @@
 Bad input is refused before any phase runs (`tandem_app.distill.preflight`). `--resume`
 compares the config with the saved one as the trainers do (`tandem_app.train.resume`):
 a setting that changes the result is refused in one line; `steps` may not change
-(the evaluation after depends on it). The folder is held with `tandem.run_lock`.
+(the evaluation after depends on it). The folder is held with `tandem.io.run_lock`.
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ import json
 import time
 from pathlib import Path
 
-from tandem.threads import apply_threads
-from tandem import run_lock
-from tandem.config_files import config_to_dict
+from tandem.models.threads import apply_threads
+from tandem.io import run_lock
+from tandem.io.config_files import config_to_dict
 from tandem.errors import TandemError
-from tandem.jsonl import write_json
-from tandem.run_lock import check_new_run_folder, note
+from tandem.io.jsonl import write_json
+from tandem.io.run_lock import check_new_run_folder, note
 from tandem_app.distill import student_sft, traces
 from tandem_app.distill.summary import build_summary
 

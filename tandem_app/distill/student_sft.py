@@ -39,7 +39,7 @@ def done(out: Path) -> str | None:
 
 def train(cfg, out: Path, rows: list[dict], inputs, progress: bool, trust_unverified: bool = False) -> str:
     """Fine-tune the student on `rows` (kept traces); record and return its directory."""
-    from tandem.jsonl import write_json
+    from tandem.io.jsonl import write_json
 
     steps, tokens = sft_steps(cfg, rows)
     model = (_embedded(cfg, out, rows, steps, progress, trust_unverified) if cfg.sft_backend == "embedded"
@@ -99,7 +99,7 @@ def verl_rows(rows: list[dict], inputs) -> list[dict]:
 
 
 def _verl(cfg, out: Path, rows: list[dict], inputs) -> str:
-    from tandem.jsonl import write_jsonl
+    from tandem.io.jsonl import write_jsonl
 
     data = out / "sft_traces.jsonl"
     write_jsonl(data, verl_rows(rows, inputs))

@@ -1,7 +1,7 @@
 """The teacher's traces: one sampled solo trace per training problem, in the split's order.
 
 The teacher reads the plain question prompt, or with `writer_sees_solution` RLT's teacher
-input (`tandem.solution_prompt.writer_prompt_ids`: the question and its solution). Each
+input (`tandem.rewards.solution_prompt.writer_prompt_ids`: the question and its solution). Each
 trace is graded (`tandem.grading.reward`) and turned into the student's example: the plain
 question prompt in the student's tokenizer, and the response as the student will train on
 it (the teacher's ids, or with `retokenize` the text re-tokenised by the student's tokenizer).
@@ -76,7 +76,7 @@ class TraceCounts:
 
 
 def teacher_prompts(cfg, inputs, problems) -> list[list[int]]:
-    from tandem.solution_prompt import writer_prompt_ids
+    from tandem.rewards.solution_prompt import writer_prompt_ids
     from tandem_app.distill.problems import question_prompt_ids
 
     if cfg.writer_sees_solution:
@@ -87,8 +87,8 @@ def teacher_prompts(cfg, inputs, problems) -> list[list[int]]:
 def student_form(inputs, rollout, solution: str) -> str:
     """RLT's student form: think(the teacher's explanation) + the reference solution. The explanation is
     read from the teacher's ids (its closing tag is a special token, which the rollout's text leaves out)."""
-    from tandem.partner_score import explanation_text
-    from tandem.solution_prompt import student_completion
+    from tandem.rewards.partner_score import explanation_text
+    from tandem.rewards.solution_prompt import student_completion
 
     explanation = explanation_text(inputs.teacher_tokenizer, list(rollout.token_ids))
     return student_completion(explanation.strip("\n"), solution)
@@ -110,7 +110,7 @@ def generator(cfg, progress: bool = True):
     """The teacher's backend under the trace sampling (the eval's `EvalBackend`)."""
     from tandem_app.distill.evaluation import engine_settings
     from tandem_eval.core.backends import EvalBackend
-    from tandem.sampling import SamplingConfig
+    from tandem.rollout.sampling import SamplingConfig
 
     sampling = SamplingConfig(temperature=cfg.temperature, top_p=cfg.top_p, top_k=cfg.top_k,
                               max_new_tokens=cfg.max_new_tokens, seed=cfg.seed)
@@ -121,7 +121,7 @@ def collect(cfg, inputs, backend=None, progress: bool = True) -> tuple[list[dict
     """The kept traces (rows of traces.jsonl) and the counts; see the module docstring."""
     import torch
 
-    from tandem.coins import request_key
+    from tandem.process.coins import request_key
     from tandem.grading import reward
     from tandem_app.distill.problems import question_prompt_ids
     from tandem_app.train.data import response_ids
@@ -184,7 +184,7 @@ def nothing_left(cfg, counts: TraceCounts) -> str | None:
 
 
 def write(out: Path, rows: list[dict], counts: TraceCounts) -> None:
-    from tandem.jsonl import write_json, write_jsonl
+    from tandem.io.jsonl import write_json, write_jsonl
 
     write_jsonl(out / TRACES, rows)
     write_json(out / META, {**asdict(counts), "traces_correct_fraction": counts.kept_correct(rows)})
@@ -194,7 +194,7 @@ def read(out: Path) -> tuple[list[dict], dict] | None:
     """The phase's output when complete (meta written after the traces), else None."""
     import json
 
-    from tandem.jsonl import read_jsonl
+    from tandem.io.jsonl import read_jsonl
 
     if not (out / META).is_file():
         return None

@@ -42,13 +42,13 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from tandem.threads import apply_threads
-from tandem import run_lock
-from tandem.jsonl import write_json, write_jsonl
-from tandem.models import load_model, load_tokenizer
-from tandem.sampling import SamplingConfig
+from tandem.models.threads import apply_threads
+from tandem.io import run_lock
+from tandem.io.jsonl import write_json, write_jsonl
+from tandem.models.loading import load_model, load_tokenizer
+from tandem.rollout.sampling import SamplingConfig
 from tandem_app.task import DEMO_DEMONSTRATIONS, DEMO_TASK, Demonstrations, TaskConfig, generate_problems
-from tandem.config_files import config_to_dict
+from tandem.io.config_files import config_to_dict
 from tandem_app.train.data import prompt_ids_batch
 from tandem_app.train.evaluate import EvalConfig, drift_js, evaluate_senior, junior_legibility
 from tandem_app.train.grpo_trainer import GRPOTrainer
@@ -92,7 +92,7 @@ class DemoConfig:
 
     seed: int = 0
     quick: bool = False
-    threads: int = 0  # torch CPU threads; 0 = auto: 1 for small models, else torch's default (tandem/threads.py)
+    threads: int = 0  # torch CPU threads; 0 = auto: 1 for small models, else torch's default (tandem/models/threads.py)
     model: TinyModelConfig = field(default_factory=TinyModelConfig)  # the tiny model's shape (`tiny/`)
     task: TaskConfig = field(default_factory=lambda: DEMO_TASK)
     demos: Demonstrations = field(default_factory=lambda: DEMO_DEMONSTRATIONS)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tandem.errors import TandemError
-from tandem.run_lock import LOCK_NAME
+from tandem.io.run_lock import LOCK_NAME
 
 DEMO_RECORD = "demo_config.json"  # the demo's config as it ran (`recorded_config`); marks a folder as a demo's
 SEED_FOLDERS = "seed-*"  # marks a folder of `--seeds` or `--partner`: one demo per seed

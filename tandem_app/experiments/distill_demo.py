@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 from tandem.errors import TandemError
-from tandem.jsonl import write_json
+from tandem.io.jsonl import write_json
 from tandem_app.stats import mean_and_se, over_seeds_text, paired_difference, t_interval
 
 # teacher -> (its folder in a demo seed, label); `rlt` is GRPO + partner score with the writer seeing the solution
@@ -60,7 +60,7 @@ NOTATION_SAMPLES = 100  # test problems, one sample each, for the distilled stud
 
 def run_teacher(demo: Path, out: Path, seed: int, teacher: str, progress: bool) -> Path | None:
     """The teacher's distillation folder, run (or continued) where its model exists; None where it does not."""
-    from tandem.strict import build
+    from tandem.io.strict import build
     from tandem_app.distill.config import DistillConfig
     from tandem_app.distill.run import run_distill
 
@@ -91,7 +91,7 @@ def notation(run: Path, seed: int) -> dict:
 
 
 def _student_texts(model: str, seed: int) -> list[str]:
-    from tandem.coins import request_key
+    from tandem.process.coins import request_key
     from tandem_app.distill.config import DistillConfig
     from tandem_app.distill.evaluation import engine_settings
     from tandem_app.distill.problems import load_split, question_prompt_ids

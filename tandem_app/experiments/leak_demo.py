@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from tandem.errors import TandemError
-from tandem.jsonl import write_json
+from tandem.io.jsonl import write_json
 from tandem_app.experiments.seeds import finished_seeds_parser
 from tandem_app.stats import mean_and_se, over_seeds_text, t_interval
 from tandem_eval.core.leak import gold_key

@@ -17,7 +17,7 @@ import json
 import sys
 from pathlib import Path
 
-from tandem.jsonl import write_json
+from tandem.io.jsonl import write_json
 from tandem_app.stats import mean_and_se, over_seeds_text
 from tandem_app.experiments.leak_demo import ARMS, OPTIONAL_ARMS
 from tandem_app.experiments.seeds import finished_seeds_parser
@@ -41,7 +41,7 @@ def evaluate_arm(seed_dir: Path, seed: int, arm: str, k: int, quick: bool = Fals
             return with_majority(cached, seed, quick)
     import torch
 
-    from tandem.coins import request_key
+    from tandem.process.coins import request_key
     from tandem.grading import extract_answer, reward
     from tandem_app.experiments.demo import demo_config
     from tandem_app.task import generate_problems

@@ -1,7 +1,7 @@
 """Train the demo's methods (TRL, GRPO) side by side, one process each, when each has a free core.
 
 The two runs share nothing but the base they start from, and on the tiny models each uses one
-torch thread (`tandem/threads.py`), so on a 2-core machine one at a time leaves a core idle.
+torch thread (`tandem/models/threads.py`), so on a 2-core machine one at a time leaves a core idle.
 Each child is the same `GRPOTrainer` run as in one process (same config, seed and files), so
 the results are the runs' own; only the console differs: the children are silent and the
 parent draws one bar over both runs' logged steps. One failed run stops the demo with its own
@@ -17,7 +17,7 @@ import time
 from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
 from pathlib import Path
 
-from tandem.threads import choose_threads
+from tandem.models.threads import choose_threads
 from tandem_app.train.train_config import TrainConfig
 
 POLL_SECONDS = 0.5

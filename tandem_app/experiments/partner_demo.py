@@ -39,12 +39,12 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from tandem import run_lock
-from tandem.config_files import config_to_dict
-from tandem.jsonl import write_json
-from tandem.models import load_model, load_tokenizer
-from tandem.partner_config import RLT_TEACHER_REWARD
-from tandem.partner_config import PartnerRewardConfig
+from tandem.io import run_lock
+from tandem.io.config_files import config_to_dict
+from tandem.io.jsonl import write_json
+from tandem.models.loading import load_model, load_tokenizer
+from tandem.rewards.partner_config import RLT_TEACHER_REWARD
+from tandem.rewards.partner_config import PartnerRewardConfig
 from tandem_app.task import generate_problems
 from tandem_app.train.data import prompt_ids_batch
 from tandem_app.experiments.demo_folder import SEED_FOLDERS, check_own_out

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tandem.metric_log import REWARD_MEAN, SFT_VAL_ACCURACY, TERSE_FRACTION, VAL_ACCURACY, read_metrics
+from tandem.io.metric_log import REWARD_MEAN, SFT_VAL_ACCURACY, TERSE_FRACTION, VAL_ACCURACY, read_metrics
 from tandem_app.experiments.findings import findings
 from tandem_app.stats import accuracy
 

@@ -12,7 +12,7 @@ import json
 import statistics
 from pathlib import Path
 
-from tandem.jsonl import write_json
+from tandem.io.jsonl import write_json
 from tandem_app.experiments.findings import findings, paired
 
 # (label, function of one seed's results) for every number in the table.

@@ -1,7 +1,7 @@
 """The writer's SFT warm-up on RLT's format, before RL (RLT's `cfgs/run_cfg/teacher_sft.yaml`).
 
 RLT fine-tunes its teacher on the format before reinforcing it: the teacher reads the
-question and the reference solution (`tandem.solution_prompt.writer_prompt_ids`) and is
+question and the reference solution (`tandem.rewards.solution_prompt.writer_prompt_ids`) and is
 trained to write the explanation and close it, the loss on the explanation only (RLT masks
 everything up to the opened explanation tag). RLT's explanations are a reasoning model's
 traces; the toy task has one worked solution per problem and no separate reasoning, so the
@@ -52,7 +52,7 @@ def warmup_examples(tokenizer, problems: list) -> list[tuple[list[int], list[int
     """(prompt ids, response ids) per problem: the writer's prompt (question + solution), then the
     explanation (the problem's worked solution), the closing explanation tag and the end of turn.
     The SFT's loss covers the response only: RLT's loss on the explanation."""
-    from tandem.solution_prompt import require_solution, writer_prompt_ids, writer_warmup_response
+    from tandem.rewards.solution_prompt import require_solution, writer_prompt_ids, writer_warmup_response
     from tandem_app.train.data import response_ids
 
     examples = []
@@ -69,8 +69,8 @@ def run_writer_warmup(model: str | Path, out: str | Path, seed: int, task: TaskC
 
     A finished OUT is reused, an interrupted one resumed (the project's SFT).
     """
-    from tandem.models import load_tokenizer
-    from tandem.solution_prompt import FORMAT_TOKENS, has_format_tokens
+    from tandem.models.loading import load_tokenizer
+    from tandem.rewards.solution_prompt import FORMAT_TOKENS, has_format_tokens
     from tandem_app.task import generate_problems
     from tandem_app.train.sft import SFTConfig, run_sft
 

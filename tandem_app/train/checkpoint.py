@@ -33,10 +33,10 @@ from pathlib import Path
 
 import torch
 
-from tandem import junior_update
+from tandem.process import junior_update
 from tandem.errors import RunFailed, TandemError
-from tandem.jsonl import write_json
-from tandem.run_lock import note
+from tandem.io.jsonl import write_json
+from tandem.io.run_lock import note
 from tandem_app.train.finite import first_non_finite
 from tandem_eval.core.prompts import write_prompt_format
 

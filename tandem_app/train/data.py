@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 
 from tandem.errors import TandemError
-from tandem.solution_prompt import require_solution, writer_prompt_text
+from tandem.rewards.solution_prompt import require_solution, writer_prompt_text
 from tandem_app.task import Problem
 
 IM_END = "<|im_end|>"
@@ -40,7 +40,7 @@ def prompt_ids_batch(tokenizer, problems: list[Problem]) -> list[list[int]]:
 
 
 def writer_prompt_ids_batch(tokenizer, problems: list[Problem]) -> list[list[int]]:
-    """The prompts of a writer who sees each problem's solution (`tandem.solution_prompt.writer_prompt_ids`),
+    """The prompts of a writer who sees each problem's solution (`tandem.rewards.solution_prompt.writer_prompt_ids`),
     tokenised in one batch; a problem without a solution is one error naming it, before any generation."""
     texts = [writer_prompt_text(tokenizer, p.prompt, require_solution(p.solution, f"training problem {p.id}"))
              for p in problems]

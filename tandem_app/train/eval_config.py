@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tandem.sampling import SamplingConfig
+from tandem.rollout.sampling import SamplingConfig
 from tandem_eval.core.sampling import eval_sampling, sampling_section
 
 

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import torch
 
-from tandem.coins import request_key
+from tandem.process.coins import request_key
 from tandem.grading import reward
-from tandem.rollout import stats_of_masks
-from tandem.sampling import SamplingConfig
+from tandem.rollout.contract import stats_of_masks
+from tandem.rollout.sampling import SamplingConfig
 from tandem_app.task import Problem, terse_share
 from tandem_app.train.data import prompt_ids_batch
 from tandem_app.train.eval_config import EvalConfig  # noqa: F401  (the settings, re-exported)

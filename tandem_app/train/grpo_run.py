@@ -17,12 +17,12 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from tandem import run_lock
-from tandem.config_files import config_to_dict
+from tandem.io import run_lock
+from tandem.io.config_files import config_to_dict
 from tandem.errors import RunFailed, RunInterrupted
-from tandem.jsonl import write_json
-from tandem.legacy import SENIOR_FRACTION_FIELD
-from tandem.metric_log import (
+from tandem.io.jsonl import write_json
+from tandem.io.legacy import SENIOR_FRACTION_FIELD
+from tandem.io.metric_log import (
     CLIPFRAC,
     GRAD_NORM,
     LOSS,

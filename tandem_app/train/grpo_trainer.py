@@ -20,13 +20,13 @@ from collections.abc import Callable
 
 import torch
 
-from tandem.threads import apply_threads
-from tandem import run_lock
+from tandem.models.threads import apply_threads
+from tandem.io import run_lock
 from tandem.errors import TandemError
 from tandem.grading import reward
-from tandem.junior_update import check_self_paired
-from tandem.metric_log import TIME_ROLLOUT, TIME_STEP, TIME_UPDATE, UPDATE_NAMES
-from tandem.models import check_partner_rows, check_same_vocab, load_model, load_tokenizer
+from tandem.process.junior_update import check_self_paired
+from tandem.io.metric_log import TIME_ROLLOUT, TIME_STEP, TIME_UPDATE, UPDATE_NAMES
+from tandem.models.loading import check_partner_rows, check_same_vocab, load_model, load_tokenizer
 from tandem_app.task import generate_problems
 from tandem_app.train.data import prompt_ids_batch, writer_prompt_ids_batch
 from tandem_app.train.evaluate import greedy_solo_accuracy

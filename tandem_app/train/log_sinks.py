@@ -13,9 +13,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tandem.config_files import config_to_dict
+from tandem.io.config_files import config_to_dict
 from tandem.errors import TandemError
-from tandem.metric_log import ROW_FORMS
+from tandem.io.metric_log import ROW_FORMS
 
 TENSORBOARD_DIR = "tensorboard"  # under the run's folder, unless tensorboard_dir names another
 

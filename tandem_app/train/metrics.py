@@ -1,8 +1,8 @@
 """Per-step metrics: one console line, one `metrics.jsonl` row, and the optional sinks (wandb, tensorboard).
 
-A row is written in the run's `metrics_format` (`tandem.metric_log.metrics_row`): `flat`,
+A row is written in the run's `metrics_format` (`tandem.io.metric_log.metrics_row`): `flat`,
 `{"step": s, name: value, ...}`, or `verl`, `{"step": s, "data": {...}}` as verl's `file`
-logger writes it; `tandem.metric_log.read_metrics` reads either. On resume the file keeps
+logger writes it; `tandem.io.metric_log.read_metrics` reads either. On resume the file keeps
 the rows up to the checkpoint step, in the run's form, and continues after them, so a
 resumed run's log reads like an uninterrupted one; a torn last line (a crash mid-write)
 is dropped with a note, a bad line anywhere else is an error naming it.
@@ -17,9 +17,9 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from tandem.jsonl import write_jsonl
-from tandem.metric_log import batch_metrics, metrics_row, read_metrics
-from tandem.run_lock import note
+from tandem.io.jsonl import write_jsonl
+from tandem.io.metric_log import batch_metrics, metrics_row, read_metrics
+from tandem.io.run_lock import note
 from tandem_app.train.log_sinks import TensorboardSink, WandbSink
 
 METRICS_NAME = "metrics.jsonl"  # a run's metrics log, under its folder

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import torch
 
-from tandem.grpo import actor_loss, get_adv_estimator_fn
-from tandem.junior_update import after_optimizer_step
-from tandem.logprobs import join_prompt_response, response_logprobs
-from tandem.metric_log import GRAD_NORM, JUNIOR_UPDATES, LOGPROB_ENGINE_DIFF_MAX, LOSS, LR
-from tandem.senior_gate import require_authorship_mask, token_weights
+from tandem.loss.grpo import actor_loss, get_adv_estimator_fn
+from tandem.process.junior_update import after_optimizer_step
+from tandem.loss.logprobs import join_prompt_response, response_logprobs
+from tandem.io.metric_log import GRAD_NORM, JUNIOR_UPDATES, LOGPROB_ENGINE_DIFF_MAX, LOSS, LR
+from tandem.loss.senior_gate import require_authorship_mask, token_weights
 from tandem_app.train.finite import check_step_finite
 from tandem_app.train.schedule import lr_at
 from tandem_app.train.train_config import TrainConfig

@@ -18,10 +18,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from tandem.config_files import config_diff
+from tandem.io.config_files import config_diff
 from tandem.errors import TandemError
-from tandem.jsonl import write_json
-from tandem.run_lock import check_new_run_folder, note
+from tandem.io.jsonl import write_json
+from tandem.io.run_lock import check_new_run_folder, note
 from tandem_app.train.checkpoint import read_checkpoint
 
 CONFIG_NAME = "config.json"

@@ -3,7 +3,7 @@
 `prompts_per_step` problems (a pure function of seed and step) get `group_size` responses
 each. `tandem`: the senior and the junior co-write every response, authorship redrawn at
 word boundaries; `grpo`: the senior alone. Both methods see the same problems and the same
-sampling uniforms (`tandem.coins.request_key`). The verifier scores each response, and the
+sampling uniforms (`tandem.process.coins.request_key`). The verifier scores each response, and the
 partner score, when on, is added to the reward the advantages see (the verifier's weighted by
 `partner_reward.verifier_weight`: 0 in RLT's teacher reward, the score alone).
 
@@ -14,7 +14,7 @@ prompt, as RLT's student does: its target context, and for a team whose junior c
 log-probs of the response for the KL terms, read again after the plain prompt.
 
 With `partner_reward.kind=transfer` the partner reward is RLTR's transfer reward instead
-(`tandem.transfer_reward`): the receiver (`scorer`: the junior, the GRPO run's base, or
+(`tandem.rewards.transfer_reward`): the receiver (`scorer`: the junior, the GRPO run's base, or
 `partner_reward.transfer.receiver`) continues each response's leak-free prefix alone, through
 a solo engine of its own, and only the grade comes back: the batch holds the writer's tokens
 alone, so the receiver's never reach the loss.
@@ -28,12 +28,12 @@ from collections.abc import Callable
 
 import torch
 
-from tandem.coins import request_key
+from tandem.process.coins import request_key
 from tandem.grading.grader import reward_health
 from tandem.grading.grader import stats as grader_stats
-from tandem.logprobs import pad_right
-from tandem.models import load_receiver
-from tandem.metric_log import (
+from tandem.loss.logprobs import pad_right
+from tandem.models.loading import load_receiver
+from tandem.io.metric_log import (
     ACCURACY,
     MEAN_HANDOFFS,
     RESPONSE_LENGTH,
@@ -46,9 +46,9 @@ from tandem.metric_log import (
     ZERO_VARIANCE_GROUPS,
     batch_metrics,
 )
-from tandem.partner_score import combined_reward, partner_rewards, read_after, step_metrics
-from tandem.rollout import rollout_stats
-from tandem.transfer_reward import combined, run_transfer
+from tandem.rewards.partner_score import combined_reward, partner_rewards, read_after, step_metrics
+from tandem.rollout.contract import rollout_stats
+from tandem.rewards.transfer_reward import combined, run_transfer
 from tandem_app.task import terse_share
 from tandem_app.train.data import batch_indices
 from tandem_app.train.train_config import TrainConfig

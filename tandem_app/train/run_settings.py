@@ -3,7 +3,7 @@
 `SFTConfig` and `TrainConfig` inherit these fields, so they stay flat top-level keys
 (`device=cuda`, `wandb=true`, `threads=1`), written to and read back from `config.json`
 as before, and each default lives here once. `check_run_settings` is their one check.
-`tandem_app.train.log_sinks` reads the logging fields; `tandem.threads` the thread count.
+`tandem_app.train.log_sinks` reads the logging fields; `tandem.models.threads` the thread count.
 `DeviceSettings` is their part without the metric sinks, for a run that has none
 (`tandem-rlvr distill`'s `DistillConfig`).
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tandem.devices import check_device
+from tandem.models.devices import check_device
 from tandem_app.train.finite import check_non_negative
 from tandem_app.train.log_sinks import check_logging_keys
 
@@ -22,7 +22,7 @@ class DeviceSettings:
     """The device and CPU threads of one run (`tandem-rlvr sft`, `train` or `distill`)."""
 
     device: str = "cpu"
-    threads: int = 0  # torch CPU threads; 0 = auto: 1 for small models, else torch's default (tandem/threads.py)
+    threads: int = 0  # torch CPU threads; 0 = auto: 1 for small models, else torch's default (tandem/models/threads.py)
 
 
 def check_device_settings(cfg: DeviceSettings, where: str) -> None:

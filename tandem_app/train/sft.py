@@ -24,14 +24,14 @@ from pathlib import Path
 import torch
 from tqdm.auto import tqdm
 
-from tandem.threads import apply_threads
-from tandem import run_lock
-from tandem.config_files import config_to_dict
+from tandem.models.threads import apply_threads
+from tandem.io import run_lock
+from tandem.io.config_files import config_to_dict
 from tandem.errors import RunFailed, RunInterrupted, TandemError
-from tandem.jsonl import write_json
-from tandem.logprobs import pad_right
-from tandem.metric_log import ELAPSED, GRAD_NORM, LOSS, LR, SFT_VAL_ACCURACY
-from tandem.models import load_model, load_tokenizer
+from tandem.io.jsonl import write_json
+from tandem.loss.logprobs import pad_right
+from tandem.io.metric_log import ELAPSED, GRAD_NORM, LOSS, LR, SFT_VAL_ACCURACY
+from tandem.models.loading import load_model, load_tokenizer
 from tandem_app.task import demonstration, generate_problems
 from tandem_app.train.checkpoint import (
     kept_words,

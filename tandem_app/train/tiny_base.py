@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from tandem.errors import TandemError, run_reporting_errors
-from tandem.jsonl import write_json
+from tandem.io.jsonl import write_json
 from tandem_app.task import TaskConfig, generate_problems
 
 # One operation on small numbers: learnable in ~150 SFT steps by the zoo's tiny model.
@@ -42,7 +42,7 @@ class TinyBaseConfig:
     seed: int = 0  # seeds the zoo's initial weights and the SFT data order
     steps: int = 150  # SFT steps (batch 32, lr 3e-3)
     task_rows: int = 256  # problems written to each task JSONL
-    threads: int = 0  # torch CPU threads; 0 = auto (tandem/threads.py)
+    threads: int = 0  # torch CPU threads; 0 = auto (tandem/models/threads.py)
     shape: str = "default"  # the zoo's shape: default, or small (tandem_app.zoo.SMALL_SHAPE: a junior of another size)
 
 
@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=TinyBaseConfig.seed, help="initial weights and data order (default: %(default)s)")
     ap.add_argument("--steps", type=int, default=TinyBaseConfig.steps, help="SFT steps (default: %(default)s)")
     ap.add_argument("--task-rows", type=int, default=TinyBaseConfig.task_rows, help="problems per task JSONL (default: %(default)s)")
-    ap.add_argument("--threads", type=int, default=0, help="torch CPU threads; 0 = auto: 1 for small models (tandem/threads.py)")
+    ap.add_argument("--threads", type=int, default=0, help="torch CPU threads; 0 = auto: 1 for small models (tandem/models/threads.py)")
     ap.add_argument("--shape", default="default", choices=sorted(SHAPES),
                     help="the zoo shape: default, or small (another depth, width and head counts; one vocabulary)")
     ap.add_argument("--progress", action="store_true", help="show the SFT progress bar")

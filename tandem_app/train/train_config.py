@@ -3,7 +3,7 @@
 Every field is a config key (`--config` file or `key=value`, see `tandem-rlvr train --help`);
 the nested sections are the core's own settings, and the device and logging keys
 `RunSettings`' (`tandem_app/train/run_settings.py`), flat like the rest. Legacy key
-spellings are translated by `tandem.legacy` (`MOVED`), never here.
+spellings are translated by `tandem.io.legacy` (`MOVED`), never here.
 """
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
-from tandem import legacy
-from tandem.config import ENGINE_MODES, TandemConfig
+from tandem.io import legacy
+from tandem.process.config import ENGINE_MODES, TandemConfig
 from tandem.errors import TandemError
-from tandem.loss_config import PolicyLossConfig
-from tandem.partner_config import PartnerRewardConfig
-from tandem.sampling import SamplingConfig
+from tandem.loss.loss_config import PolicyLossConfig
+from tandem.rewards.partner_config import PartnerRewardConfig
+from tandem.rollout.sampling import SamplingConfig
 from tandem.trainers import require, require_partner_reward
 from tandem_app.task import TaskConfig
 from tandem_app.train.finite import check_finite_numbers, check_lr, check_non_negative, check_positive
@@ -90,10 +90,10 @@ class TrainConfig(RunSettings, _TrainSteps):
 
     def _check_advantages(self) -> None:
         """A known estimator, and groups that can differ: GRPO's advantage is a reward minus its group's mean."""
-        from tandem.grpo import get_adv_estimator_fn
+        from tandem.loss.grpo import get_adv_estimator_fn
 
         get_adv_estimator_fn(self.adv_estimator)  # an unknown name: one line now, not at the first update
-        if self.group_size == 1:  # every registered estimator is group-normalised (tandem.grpo)
+        if self.group_size == 1:  # every registered estimator is group-normalised (tandem.loss.grpo)
             raise TandemError(f"train: group_size={self.group_size} gives every response a zero advantage (GRPO "
                               "subtracts the mean reward of each prompt's group, here the response itself); set "
                               "group_size >= 2")

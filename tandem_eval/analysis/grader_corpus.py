@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
-from tandem.jsonl import read_jsonl
+from tandem.io.jsonl import read_jsonl
 
 BENCHMARK_FILES = (
     "aime2024.jsonl", "aime2025.jsonl", "aime2026.jsonl", "aime_1983_2023.jsonl",

@@ -269,7 +269,7 @@ def benchmark_golds(data_dir, files) -> list:
     """Every gold of each benchmark file, as loaded (the generator takes strings and numbers)."""
     from pathlib import Path
 
-    from tandem.jsonl import read_jsonl
+    from tandem.io.jsonl import read_jsonl
 
     return [row["answer"] for name in files for row in read_jsonl(Path(data_dir) / name)]
 

@@ -23,7 +23,7 @@ import argparse
 import json
 import sys
 
-from tandem.jsonl import write_json
+from tandem.io.jsonl import write_json
 from tandem.grading import grader
 from tandem_eval.core.sampling import record
 from tandem_eval.core import tool
@@ -34,9 +34,9 @@ DESCRIPTION = "Count the responses on which the token handoff (ours) and the tex
 def compare(senior, junior, prompts: list[list[int]], texts: list[str], keys: list[int], sampling,
             golds: list[str] | None = None) -> dict:
     """Run both protocols on the same requests; counts of identical and differing responses."""
-    from tandem.boundaries import boundary_ids
-    from tandem.rollout import stats_of_masks
-    from tandem.metric_log import MEAN_HANDOFFS
+    from tandem.process.boundaries import boundary_ids
+    from tandem.rollout.contract import stats_of_masks
+    from tandem.io.metric_log import MEAN_HANDOFFS
     from tandem_eval.core.handoff import run_step_handoff
 
     step_ids = boundary_ids(senior.tokenizer, "step")
@@ -69,7 +69,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args) -> int:
     from dataclasses import replace
 
-    from tandem.coins import request_key
+    from tandem.process.coins import request_key
     from tandem_eval.core.backends import EvalBackend
     from tandem_eval.core.prompts import chat_prompt_ids, chat_prompt_text
     from tandem_eval.core.run_config import EvalRun

@@ -22,9 +22,9 @@ import sys
 from pathlib import Path
 
 from tandem.errors import TandemError
-from tandem.jsonl import read_json, read_jsonl, write_json
+from tandem.io.jsonl import read_json, read_jsonl, write_json
 from tandem.metrics import junior_cross_entropy, js_divergence, top_shifts, unigram_counts
-from tandem.threads import apply_threads, check_threads
+from tandem.models.threads import apply_threads, check_threads
 from tandem_eval.core import tool
 
 
@@ -42,7 +42,7 @@ def read_samples(path: str | Path) -> list[dict]:
 
 def legibility(junior_path: str, senior_rows: list[dict], batch_size: int, device: str, dtype: str,
                max_per_problem: int | None, preset: str = "ours") -> dict:
-    from tandem.models import load_model, load_tokenizer
+    from tandem.models.loading import load_model, load_tokenizer
     from tandem_eval.core.presets import get_preset
 
     rules = get_preset(preset)
@@ -112,7 +112,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", default="cpu", help="cpu or cuda[:i] (default: %(default)s)")
     p.add_argument("--dtype", default="float32", help="junior dtype: float32, bfloat16, float16 (default: %(default)s)")
     p.add_argument("--threads", type=int, default=0, help="torch CPU threads; 0 = auto: 1 for a small junior "
-                   "(tandem/threads.py) (default: %(default)s)")
+                   "(tandem/models/threads.py) (default: %(default)s)")
     p.add_argument("--preset", choices=("ours", "paper"), default="ours",
                    help="scoring rules: ours (every response token, EOS included) or paper (the release's: no EOS, "
                         "responses reaching 4096 - 8 tokens with their prompt dropped) (default: %(default)s)")
@@ -121,9 +121,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def check_args(args) -> None:
     """Every flag before any sample is read or model loaded: what to compute, counts in range, a device and
     dtype torch has, models and a tokenizer that are there, an --out that can be written."""
-    from tandem.devices import check_device
-    from tandem.models import TOKENIZER_FILES, check_model_path, resolve_dtype
-    from tandem.run_lock import check_out_file
+    from tandem.models.devices import check_device
+    from tandem.models.loading import TOKENIZER_FILES, check_model_path, resolve_dtype
+    from tandem.io.run_lock import check_out_file
 
     if not args.junior and not args.junior_samples:
         raise TandemError("nothing to compute; pass --junior (legibility) and/or --junior-samples (drift)")
@@ -160,7 +160,7 @@ def run(args) -> int:
         tok_path = args.tokenizer or args.junior
         tokenizer = None
         if tok_path:
-            from tandem.models import load_tokenizer
+            from tandem.models.loading import load_tokenizer
 
             tokenizer = load_tokenizer(tok_path)
         result["drift"] = drift(senior_rows, read_samples(args.junior_samples), tokenizer, args.top_k)

@@ -3,7 +3,7 @@
 The transfer-utility measure of a handoff. For each of the senior's solo responses and
 each fraction f (default 0.3, 0.5, 0.7), the response is cut after floor(f * its length)
 tokens, or earlier, before the start of the number that holds the gold answer's first
-appearance (`tandem.transfer_cut`, the rule the transfer reward uses too), so the junior is
+appearance (`tandem.rewards.transfer_cut`, the rule the transfer reward uses too), so the junior is
 shown neither the answer nor its leading digits. The junior then writes the rest from the
 prompt plus that prefix, under what is left of the prompt's response budget (the handoff's
 shared budget); the prefix and the continuation together
@@ -29,10 +29,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tandem.errors import TandemError
-from tandem.jsonl import write_json, write_jsonl
+from tandem.io.jsonl import write_json, write_jsonl
 from tandem.metrics import ks_for
 # the leak-free cut lives once, in the core (the transfer reward cuts the same way); re-exported here
-from tandem.transfer_cut import answer_cut, cut_point  # noqa: F401
+from tandem.rewards.transfer_cut import answer_cut, cut_point  # noqa: F401
 from tandem.grading import grader
 from tandem_eval.core import leak
 from tandem_eval.core.rows import SampleRow
@@ -181,7 +181,7 @@ def print_table(summaries: dict[str, dict]) -> None:
 def run_prefix_transfer(run, models: dict, fractions: tuple[float, ...], backend, solo_dir: Path | None) -> dict:
     """Every benchmark of `run` (an `EvalRun`) with `backend`, the run's `EvalBackend` (its models load only for a
     benchmark not done yet). {benchmark: summary}."""
-    from tandem.coins import request_key
+    from tandem.process.coins import request_key
     from tandem_eval.core import runner
     from tandem_eval.core.presets import response_budget
     from tandem_eval.core.prompts import chat_prompt_ids

@@ -1,16 +1,16 @@
 """Training curves from a run's metric log, and the best-checkpoint rule.
 
-Input: a metrics JSONL in either row form, read by `tandem.metric_log.read_metrics`: the
+Input: a metrics JSONL in either row form, read by `tandem.io.metric_log.read_metrics`: the
 one verl's `file` logger writes (`trainer.logger=[console,file]`; one line per step,
 `{"step": s, "data": {metric: value}}`; its path is $VERL_FILE_LOGGER_PATH, else
 `<project>/<experiment>.jsonl` under $VERL_FILE_LOGGER_ROOT), or the embedded trainer's
 `metrics.jsonl` (`{"step": s, metric: value}`). A name an older run or the release wrote is
-read under its present spelling (`tandem.legacy.METRIC_NAMES`).
+read under its present spelling (`tandem.io.legacy.METRIC_NAMES`).
 Read from it:
 - validation pass@k per data source, averaged over sources (the macro): `pass@k` where a
   metric of that name is logged, else verl's `best@k/mean` (its bootstrap best-of-k
   estimate), and pass@1 from `mean@n`; the accuracy variable `acc` (else `reward`);
-- the senior token fraction (`tandem.metric_log.SENIOR_TOKEN_FRACTION`), as verl's actor logs
+- the senior token fraction (`tandem.io.metric_log.SENIOR_TOKEN_FRACTION`), as verl's actor logs
   it (`actor/tandem/`), as a shared log holds it (`tandem/`) or unprefixed (the embedded trainer);
 - the mean response length: `response_length/mean`.
 
@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 
 from tandem.errors import TandemError
-from tandem.metric_log import SENIOR_TOKEN_FRACTION, TANDEM_PREFIX, read_metrics
+from tandem.io.metric_log import SENIOR_TOKEN_FRACTION, TANDEM_PREFIX, read_metrics
 from tandem_eval.core import tool
 
 # The senior token fraction under each prefix a log gives it: verl's actor, a shared log, the embedded trainer.

@@ -24,7 +24,7 @@ from tandem.errors import TandemError
 from tandem_backends.roles import RoleBackends
 from tandem_backends.settings import EngineSettings
 from tandem_eval.core.handoff import run_step_handoff
-from tandem.sampling import SamplingConfig
+from tandem.rollout.sampling import SamplingConfig
 from tandem_eval.core.sampling import eval_sampling
 
 
@@ -47,7 +47,7 @@ class EvalBackend(RoleBackends):
         sampling = self._sampling(max_new_tokens)
         if self.team_writes_handoff():
             return self._batched(self.backend("team"), prompts, keys, solo=False, desc="handoff", sampling=sampling)
-        from tandem.boundaries import boundary_ids
+        from tandem.process.boundaries import boundary_ids
 
         texts = prompt_texts or [self.tokenizer.decode(p) for p in prompts]
         junior_ids = None

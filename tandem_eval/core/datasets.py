@@ -30,7 +30,7 @@ from pathlib import Path
 
 from tandem.errors import TandemError
 from tandem.grading.gold import check_gold
-from tandem.jsonl import read_jsonl
+from tandem.io.jsonl import read_jsonl
 
 DATA_DIR_ENV = "TANDEM_DATA_DIR"
 FETCH = "python scripts/fetch_shared_data.py [--out DIR]"  # how a user gets the benchmark files

@@ -31,8 +31,8 @@ from dataclasses import dataclass, field, replace
 
 from tqdm.auto import tqdm
 
-from tandem.rollout import Rollout, RolloutBackend
-from tandem.sampling import SamplingConfig
+from tandem.rollout.contract import Rollout, RolloutBackend
+from tandem.rollout.sampling import SamplingConfig
 
 STEP_BREAK = "\n\n"
 

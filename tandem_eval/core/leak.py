@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 # the text rules live in the core, once (the transfer reward's cut uses them too); re-exported here
-from tandem.answer_text import (MIN_KEY_CHARS, first_appearance, gold_key, is_sign, key_pattern,  # noqa: F401
+from tandem.rewards.answer_text import (MIN_KEY_CHARS, first_appearance, gold_key, is_sign, key_pattern,  # noqa: F401
                                 numbers, shows_answer)
 from tandem.grading.extract import extract_answer, last_boxed
 from tandem.metrics import pass_at_k

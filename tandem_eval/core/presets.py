@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 
 from tandem.errors import TandemError
 from tandem_eval.core.prompts import INSTRUCTION, PAPER_INSTRUCTION
-from tandem.sampling import SamplingConfig
+from tandem.rollout.sampling import SamplingConfig
 from tandem_eval.core.sampling import SAMPLING_FIELDS, eval_sampling, record
 
 

@@ -12,7 +12,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from tandem.config_files import config_diff
+from tandem.io.config_files import config_diff
 from tandem.errors import TandemError
 from tandem_eval.core.datasets import Problem
 from tandem_eval.core.presets import DEFAULT_PRESET

@@ -3,7 +3,7 @@
 The runner writes it, its resume reads it back, and the reports read the files. The JSON
 object has these fields in this order; the handoff's four fields are present on handoff
 rows only (the senior's share, `senior_token_fraction`, under the field name users read:
-`tandem.legacy.SENIOR_FRACTION_FIELD`). The last three (`tandem_eval.core.leak`: whether the
+`tandem.io.legacy.SENIOR_FRACTION_FIELD`). The last three (`tandem_eval.core.leak`: whether the
 answer was visible before the junior's last turn, who wrote the final answer, whether the
 budget was spent) are on every row written since they were added; a row read back from an
 older file has them as None, and writes them out again absent.
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
 
-from tandem.legacy import SENIOR_FRACTION_FIELD
+from tandem.io.legacy import SENIOR_FRACTION_FIELD
 
 HANDOFF_FIELDS = ("cut_by_max_rounds", "authorship_mask", "num_handoffs", "senior_token_fraction")
 # the attributes whose JSON field keeps another name (users read the files)

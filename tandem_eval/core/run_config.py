@@ -3,7 +3,7 @@
 The flags of `eval_solo`, `eval_step_handoff` and `handoff_protocols` (see
 `tandem_eval.core.flags.add_common_arguments`) arrive as an argparse namespace in which a
 flag left out is None; `EvalRun.from_args` fills each from the `--preset`
-(`tandem_eval.core.presets`) and builds the frozen settings with `tandem.strict.build`, the
+(`tandem_eval.core.presets`) and builds the frozen settings with `tandem.io.strict.build`, the
 parse every config of the project goes through (a flag of the wrong type is one line
 naming it); the runner and its resume logic read them, and the backends are built from
 `engine` (`tandem_backends.settings.EngineSettings`: the models, `--backend` and the
@@ -20,12 +20,12 @@ from dataclasses import fields as dataclass_fields
 from pathlib import Path
 
 from tandem.errors import TandemError
-from tandem.models import check_model_path
-from tandem.strict import build
+from tandem.models.loading import check_model_path
+from tandem.io.strict import build
 from tandem_backends.settings import EngineSettings
 from tandem_eval.core.presets import DEFAULT_PRESET, EvalPreset, get_preset
 from tandem_eval.core.prompts import recorded_instruction
-from tandem.sampling import SamplingConfig
+from tandem.rollout.sampling import SamplingConfig
 from tandem_eval.core.sampling import SAMPLING_FIELDS, flag_sampling
 
 # The flags a preset fills when they are left out (None), each named as the preset names it.

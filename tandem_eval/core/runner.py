@@ -23,7 +23,7 @@ equals this run's is not recomputed. Within a benchmark, finished problems are a
 every `--save-every` problems to `<benchmark>.partial.jsonl`; a killed run continues from
 there, never re-generating a finished sample (sampling is keyed per request, so the
 continuation draws what one uninterrupted run would have). One process writes an
-`--out-dir` at a time (`tandem.run_lock`: a second is refused). A different config,
+`--out-dir` at a time (`tandem.io.run_lock`: a second is refused). A different config,
 another preset above all, is an error unless `--overwrite` is given, which starts that
 benchmark over.
 """
@@ -35,10 +35,10 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from tandem import run_lock
-from tandem.jsonl import write_json, write_jsonl
+from tandem.io import run_lock
+from tandem.io.jsonl import write_json, write_jsonl
 from tandem.metrics import benchmark_pass_at_k, ks_for, summarize
-from tandem.rollout import stats_of_masks
+from tandem.rollout.contract import stats_of_masks
 from tandem.grading import grader
 from tandem_eval.core import leak
 from tandem_eval.core.backends import EvalBackend
@@ -113,7 +113,7 @@ def _generate(backend, problems: list[Problem], n: int, benchmark: str, handoff:
               run: EvalRun) -> tuple[list, list[list[int]], list[bool]]:
     """n samples per problem, in (problem, sample) order, each prompt under its own response budget; with
     each sample's prompt ids and whether the preset's handoff round cap cut it."""
-    from tandem.coins import request_key
+    from tandem.process.coins import request_key
 
     separator = preset.instruction_separator
     texts = [chat_prompt_text(backend.tokenizer, p.problem, run.instruction, separator) for p in problems]

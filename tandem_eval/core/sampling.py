@@ -1,11 +1,11 @@
-"""The evaluation's sampling: a preset of the one sampling config, `tandem.sampling.SamplingConfig`.
+"""The evaluation's sampling: a preset of the one sampling config, `tandem.rollout.sampling.SamplingConfig`.
 
 `eval_sampling()` is the paper's evaluation sampling (temperature 0.7, top-p 0.8, top-k 20,
 3,000 response tokens), which `ours` uses as it is; every other preset is a named override
 of it (`tandem_eval.core.presets`: `paper` changes the seed to 17). An evaluation's sampling has
 five keys (`SAMPLING_FIELDS`, each a flag of the eval tools): every output records them
 (`record`), and a config section of them (`sampling_section`) takes those five keys, a key
-left out keeping the section's default (`tandem.strict`: overrides merge key by key).
+left out keeping the section's default (`tandem.io.strict`: overrides merge key by key).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from types import SimpleNamespace
 
-from tandem.sampling import SamplingConfig, check_sampling_values
-from tandem.strict import coerce, preset_section
+from tandem.rollout.sampling import SamplingConfig, check_sampling_values
+from tandem.io.strict import coerce, preset_section
 
 SAMPLING_FIELDS = ("temperature", "top_p", "top_k", "max_new_tokens", "seed")
 PAPER = SamplingConfig(temperature=0.7, top_p=0.8, top_k=20, max_new_tokens=3000, seed=0)
@@ -34,7 +34,7 @@ def record(sampling: SamplingConfig) -> dict:
 
 def sampling_section(default: Callable[[], SamplingConfig] = eval_sampling):
     """A config field holding an evaluation's sampling: `default()` by default, its keys the five, a key left
-    out keeping the default's value (`tandem.strict.Preset`)."""
+    out keeping the default's value (`tandem.io.strict.Preset`)."""
     return preset_section(default, SAMPLING_FIELDS)
 
 

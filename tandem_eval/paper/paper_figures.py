@@ -155,7 +155,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from tandem.run_lock import check_out_file
+    from tandem.io.run_lock import check_out_file
     from tandem_eval.paper.paper_table import parse_checkpoints
 
     check_out_file(args.out)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tandem.errors import TandemError
-from tandem.jsonl import read_json
+from tandem.io.jsonl import read_json
 
 PHASES = ("solo", "handoff")
 

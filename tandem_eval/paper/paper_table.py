@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 from tandem.errors import TandemError
-from tandem.jsonl import write_json
+from tandem.io.jsonl import write_json
 from tandem_eval.core.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, pass_at_k_with_se
 from tandem_eval.core.leak import pass_at_k_over_clean_with_se
 from tandem_eval.paper.paper_results import PHASES, CheckpointResult, check_comparable, load_checkpoint
@@ -207,7 +207,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from tandem.run_lock import check_out_file
+    from tandem.io.run_lock import check_out_file
 
     check_out_file(args.out)
     results = [load_checkpoint(label, path) for label, path in parse_checkpoints(args.checkpoint)]

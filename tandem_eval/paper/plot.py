@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from tandem.errors import TandemError
-from tandem.jsonl import read_json
+from tandem.io.jsonl import read_json
 from tandem_eval.core import tool
 
 
@@ -91,7 +91,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from tandem.run_lock import check_out_file
+    from tandem.io.run_lock import check_out_file
 
     check_out_file(args.out)
     runs = [(label, load_summary(path)) for label, path in map(parse_run, args.run)]

@@ -43,7 +43,7 @@ import time
 from pathlib import Path
 
 from tandem.errors import TandemError
-from tandem.jsonl import write_json
+from tandem.io.jsonl import write_json
 from tandem_eval.paper.checkpoints import check_available, check_model, resolve_checkpoints
 from tandem_eval.analysis.prefix_transfer import DEFAULT_FRACTIONS, check_fractions
 from tandem_eval.core.presets import DEFAULT_PRESET

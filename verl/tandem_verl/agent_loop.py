@@ -33,11 +33,11 @@ from verl.experimental.agent_loop.agent_loop import AgentLoopOutput, AgentLoopWo
 from verl.experimental.agent_loop.single_turn_agent_loop import SingleTurnAgentLoop
 from verl.trainer.ppo.v1.agent_loop_tq import AgentLoopManagerTQ, AgentLoopWorkerTQ
 
-from tandem.boundaries import config_boundary_lookup
-from tandem.coins import request_key
-from tandem.config import TandemConfig
+from tandem.process.boundaries import config_boundary_lookup
+from tandem.process.coins import request_key
+from tandem.process.config import TandemConfig
 from tandem.errors import TandemError
-from tandem.process import response_authorship_mask
+from tandem.process.authorship import response_authorship_mask
 from tandem_verl.names import AGENT_LOOP, VALIDATE_KEY
 from tandem_verl.settings import run_settings
 from tandem_verl.solution_writer import PlainPromptOutput, SolutionWriterMixin

@@ -3,7 +3,7 @@
 verl 0.9.1 computes the token-mean denominator from `loss_mask` (in the engine, before the
 loss function) and passes `response_mask` to the policy loss, the entropy and the KL term.
 Before the actor update `apply_senior_gate` replaces `response_mask` by the token weights of
-`tandem.senior_gate.token_weights` (1 senior, `junior_token_loss_weight` junior, 0 padding),
+`tandem.loss.senior_gate.token_weights` (1 senior, `junior_token_loss_weight` junior, 0 padding),
 so every term's numerator counts senior tokens only. `loss_denominator` decides `loss_mask`:
 `senior_tokens` replaces it too (the denominator counts senior tokens); `all_response_tokens`
 leaves it alone (the denominator counts every response token, as the release's verl does
@@ -20,10 +20,10 @@ from dataclasses import asdict, dataclass
 import torch
 
 from tandem.errors import TandemError
-from tandem.loss_config import TandemLossConfig
-from tandem.metric_log import GATED_JUNIOR_TOKENS, TANDEM_PREFIX, batch_metrics
-from tandem.rollout import RolloutStats, rollout_stats
-from tandem.senior_gate import require_authorship_mask, token_weights
+from tandem.loss.loss_config import TandemLossConfig
+from tandem.io.metric_log import GATED_JUNIOR_TOKENS, TANDEM_PREFIX, batch_metrics
+from tandem.rollout.contract import RolloutStats, rollout_stats
+from tandem.loss.senior_gate import require_authorship_mask, token_weights
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """The junior that follows the senior on verl: `tandem.junior_update` driven from the trainer.
 
 The junior lives only in the rollout engines (no copy on the actor). `TandemPPOTrainer`
-calls this class, a `tandem.junior_update.JuniorUpdater`, at three points of verl's sync
+calls this class, a `tandem.process.junior_update.JuniorUpdater`, at three points of verl's sync
 loop (trainer_base.py `fit`: step s generates, trains, saves its checkpoint, then
 `on_step_end` syncs the senior):
 
@@ -15,12 +15,12 @@ loop (trainer_base.py `fit`: step s generates, trains, saves its checkpoint, the
 - `restore(checkpoint_state(folder, s))` after `on_init_end`'s sync: every replica loads that
   junior; the trainer then applies step s's update, which the killed run had applied (or
   not) after its save. A checkpoint of an earlier version is read under its old folder
-  name (`tandem.legacy`).
+  name (`tandem.io.legacy`).
 
 Steps in the rule are the senior's optimizer steps, as on every trainer: trainer step s ends
 with optimizer step s x m (m = mini-batches x epochs, `refusals.optimizer_steps_per_step`),
 and the workers apply the rule for that step. The wiring refuses the rules a sync every m
-optimizer steps cannot honour exactly (`tandem.junior_update.steps_per_sync_error`), so a
+optimizer steps cannot honour exactly (`tandem.process.junior_update.steps_per_sync_error`), so a
 junior's state saved "through step k" counts optimizer steps (model_spec/SPEC.md §12).
 """
 
@@ -30,10 +30,10 @@ from pathlib import Path
 
 import ray
 
-from tandem import legacy
+from tandem.io import legacy
 from tandem.errors import TandemError
-from tandem.junior_update import CHECKPOINT_NAME, JuniorUpdate
-from tandem.metric_log import JUNIOR_PREFIX, batch_metrics
+from tandem.process.junior_update import CHECKPOINT_NAME, JuniorUpdate
+from tandem.io.metric_log import JUNIOR_PREFIX, batch_metrics
 
 
 

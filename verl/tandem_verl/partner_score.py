@@ -11,7 +11,7 @@ the senior's base). Per step, after verl's reference pass and before its advanta
    `ref_log_prob` (the junior), both at the rollout temperature, on the senior-written
    tokens (`authorship_mask`);
 2. the target term needs the junior's log-probs of the target inside its own turn, after the
-   explanation (`tandem.partner_score.target_sequences`): one more reference pass over rows
+   explanation (`tandem.rewards.partner_score.target_sequences`): one more reference pass over rows
    built here from each sample (prompt := context, response := target), put into
    TransferQueue under keys of their own and cleared after;
 3. each response's reward (`rm_scores`, at its last token, where verl put the verifier's)
@@ -23,7 +23,7 @@ the target pass reads plain prompt -> explanation -> solution, and a second pass
 prompt -> response for the junior's own log-probs of the response in the KL terms
 (`ref_log_prob` was read after the writer's prompt, which the junior never sees).
 
-The terms and the score are `tandem.partner_score`'s functions. With `$TANDEM_PARTNER_TRACE`
+The terms and the score are `tandem.rewards.partner_score`'s functions. With `$TANDEM_PARTNER_TRACE`
 naming a file, each scored response appends one JSON line (its tokens, the log-probs read
 and the terms), so a test can recompute them offline.
 """
@@ -38,9 +38,9 @@ import torch
 
 from tandem.errors import TandemError
 from tandem_verl.names import PLAIN_PROMPT
-from tandem.metric_log import VERIFIER_SCORE, batch_metrics
-from tandem.partner_config import PartnerRewardConfig
-from tandem.partner_score import (
+from tandem.io.metric_log import VERIFIER_SCORE, batch_metrics
+from tandem.rewards.partner_config import PartnerRewardConfig
+from tandem.rewards.partner_score import (
     check_fits,
     partner_score,
     partner_terms,

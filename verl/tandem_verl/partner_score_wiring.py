@@ -23,8 +23,8 @@ from pathlib import Path
 from omegaconf import DictConfig, open_dict
 
 from tandem.errors import TandemError
-from tandem.partner_config import PartnerRewardConfig
-from tandem.solution_prompt import require_solution
+from tandem.rewards.partner_config import PartnerRewardConfig
+from tandem.rewards.solution_prompt import require_solution
 from tandem.trainers import require, require_partner_reward
 from tandem_verl.names import (
     AGENT_LOOP_MANAGER,

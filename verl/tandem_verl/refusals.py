@@ -12,7 +12,7 @@ from __future__ import annotations
 from omegaconf import DictConfig
 
 from tandem.errors import TandemError
-from tandem.junior_update import check_self_paired, ema_precision_error, steps_per_sync_error
+from tandem.process.junior_update import check_self_paired, ema_precision_error, steps_per_sync_error
 from tandem.trainers import require
 from tandem_verl.tandem_block import TandemVerlConfig
 

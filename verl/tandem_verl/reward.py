@@ -20,7 +20,7 @@ from __future__ import annotations
 from tandem.errors import TandemError
 from tandem.grading.gold import gold_text
 from tandem.grading.grader import HEALTH_METRICS
-from tandem.metric_log import GRADER_CALLS, batch_metrics
+from tandem.io.metric_log import GRADER_CALLS, batch_metrics
 
 
 def compute_score(data_source: str, solution_str: str, ground_truth, extra_info: dict | None = None, **_) -> dict:

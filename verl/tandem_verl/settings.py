@@ -3,7 +3,7 @@
 verl hands each Ray actor and agent-loop worker its own copy of the config (a DictConfig),
 never our objects, so each process that needs the `tandem:` block or the `partner_reward`
 section reads them from it. `run_settings` is the one reader: it parses and validates both
-strictly (`TandemVerlConfig.from_dict`, `tandem.strict.build`) and keeps the result per process,
+strictly (`TandemVerlConfig.from_dict`, `tandem.io.strict.build`) and keeps the result per process,
 keyed by the two sections' contents, so the driver (`wiring.apply_tandem`), the task runner and
 trainer (`trainer`) and the agent loops (`agent_loop`, `transfer_reward`, `solution_writer`)
 get one object, whoever asks first, and no section is parsed twice in a process.
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 from omegaconf import DictConfig, OmegaConf
 
-from tandem.partner_config import PartnerRewardConfig
-from tandem.strict import build
+from tandem.rewards.partner_config import PartnerRewardConfig
+from tandem.io.strict import build
 from tandem_verl.tandem_block import TandemVerlConfig
 
 SECTIONS = ("tandem", "partner_reward")  # the config sections the settings are read from

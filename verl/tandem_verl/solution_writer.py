@@ -2,7 +2,7 @@
 
 verl's single-turn agent loop builds a request's prompt ids from the row's chat messages
 (`ct_build_initial_tokens`). With the setting on, a training request's prompt is instead
-`tandem.solution_prompt.writer_prompt_ids(tokenizer, question, solution)`: the question is the
+`tandem.rewards.solution_prompt.writer_prompt_ids(tokenizer, question, solution)`: the question is the
 row's user turn, the solution its `extra_info.solution`. The plain prompt verl would have
 built travels beside it as `plain_prompt_ids`, because the partner score's student reads the
 plain question, never the writer's prompt (`tandem_verl.partner_score`). Validation requests
@@ -22,7 +22,7 @@ from verl.experimental.agent_loop.agent_loop import AgentLoopOutput, register
 from verl.experimental.agent_loop.single_turn_agent_loop import SingleTurnAgentLoop
 
 from tandem.errors import TandemError
-from tandem.solution_prompt import require_solution, writer_prompt_ids
+from tandem.rewards.solution_prompt import require_solution, writer_prompt_ids
 from tandem_verl.names import PLAIN_PROMPT, SOLUTION_AGENT_LOOP, VALIDATE_KEY
 from tandem_verl.settings import run_settings
 

@@ -3,7 +3,7 @@
 The block is flat (`tandem.enable`, `tandem.prob_senior`, `tandem.junior_token_loss_weight`,
 `tandem.loss_denominator`, ...): its keys are split here into the tandem process
 (`TandemConfig`) and the loss settings (`TandemLossConfig`), each parsed strictly, with the
-legacy spellings `tandem.legacy` lists. `apply_tandem` hands the loss settings to the actor
+legacy spellings `tandem.io.legacy` lists. `apply_tandem` hands the loss settings to the actor
 worker under `actor_rollout_ref.tandem`, which `worker_loss_config` reads back.
 """
 
@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 
 from omegaconf import DictConfig, OmegaConf
 
-from tandem import legacy
-from tandem.config import TandemConfig
+from tandem.io import legacy
+from tandem.process.config import TandemConfig
 from tandem.errors import TandemError
-from tandem.loss_config import TandemLossConfig
-from tandem.strict import build, unknown_key, valid_keys
+from tandem.loss.loss_config import TandemLossConfig
+from tandem.io.strict import build, unknown_key, valid_keys
 from tandem_verl.names import WORKER_KEY
 
 LOSS_BLOCK_KEYS = tuple(valid_keys(TandemLossConfig))  # loss settings beside the process keys in `tandem:`
@@ -34,7 +34,7 @@ class TandemVerlConfig:
     @classmethod
     def from_dict(cls, d: dict | None) -> TandemVerlConfig:
         """Parse a block (of a full config: `tandem_verl.settings.run_settings`); the legacy switch, process and
-        loss keys and the legacy placement are read via `tandem.legacy` (the placement by `TandemConfig.from_dict`)."""
+        loss keys and the legacy placement are read via `tandem.io.legacy` (the placement by `TandemConfig.from_dict`)."""
         d = dict(d or {})
         enable = build(_Switch, {"enable": legacy.pop_switch(d, False)}, "tandem").enable
         valid = ["enable", *LOSS_BLOCK_KEYS, *valid_keys(TandemConfig), legacy.PLACEMENT_KEY]

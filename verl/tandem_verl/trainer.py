@@ -28,8 +28,8 @@ from verl.utils.transferqueue_utils import tq
 from verl.workers.rollout.replica import RolloutReplicaRegistry
 
 from tandem.errors import TandemError
-from tandem.junior_update import steps_per_sync_error
-from tandem.metric_log import JUNIOR_RESUMED_PREFIX, PARTNER_SCORE, TRANSFER_PREFIX
+from tandem.process.junior_update import steps_per_sync_error
+from tandem.io.metric_log import JUNIOR_RESUMED_PREFIX, PARTNER_SCORE, TRANSFER_PREFIX
 from tandem_verl.checkpoint_tracker import (
     keep_count,
     remove_checkpoint,

@@ -1,7 +1,7 @@
 """RLTR's transfer reward on verl (`partner_reward.kind=transfer`): the receiver continues in the rollout engine.
 
 The receiver is the engine's junior. For each training response, the agent loop that wrote
-it (`TransferReceiverMixin.with_transfer`) cuts it (`tandem.transfer_reward.plan_transfer`:
+it (`TransferReceiverMixin.with_transfer`) cuts it (`tandem.rewards.transfer_reward.plan_transfer`:
 the leak-free cut, RLTR's draw or the configured cuts), sends each continuation to the same
 vLLM server as a *junior-solo* request from prompt + prefix (`vllm_source.requests`: the
 junior writes every token, in the engine's own batch and the junior's KV cache; with
@@ -31,11 +31,11 @@ from uuid import uuid4
 from verl.experimental.agent_loop.agent_loop import AgentLoopOutput, register
 from verl.experimental.agent_loop.single_turn_agent_loop import SingleTurnAgentLoop
 
-from tandem.coins import request_key
+from tandem.process.coins import request_key
 from tandem.errors import TandemError
-from tandem.metric_log import VERIFIER_SCORE, batch_metrics
-from tandem.partner_config import PartnerRewardConfig
-from tandem.transfer_reward import merged_result, plan_transfer, result_record, score_transfer
+from tandem.io.metric_log import VERIFIER_SCORE, batch_metrics
+from tandem.rewards.partner_config import PartnerRewardConfig
+from tandem.rewards.transfer_reward import merged_result, plan_transfer, result_record, score_transfer
 from tandem_verl.names import TRANSFER_FIELD, TRANSFER_WRITER_AGENT_LOOP, VALIDATE_KEY
 from tandem_verl.partner_score import add_to_rewards, as_list
 from tandem_verl.reward import compute_score

@@ -21,7 +21,7 @@ from verl.utils.device import get_device_id
 from verl.workers.engine_workers import ActorRolloutRefWorker, TrainingWorker
 
 from tandem.errors import TandemError
-from tandem.metric_log import SENIOR_ROLLOUT_DRIFT, TANDEM_PREFIX, batch_metrics
+from tandem.io.metric_log import SENIOR_ROLLOUT_DRIFT, TANDEM_PREFIX, batch_metrics
 from tandem_verl.gate import GateCounts, apply_senior_gate, senior_rollout_probs_diff_max
 from tandem_verl.names import SCORER_KEY
 from tandem_verl.tandem_block import worker_loss_config

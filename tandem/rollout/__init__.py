@@ -1,0 +1,1 @@
+"""The rollout contract every backend implements, and token sampling with replayable uniforms."""
