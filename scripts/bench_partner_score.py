@@ -70,7 +70,7 @@ def hf_trl(model: Path, out: Path, args) -> dict:
     from datasets import Dataset
     from trl import GRPOConfig, GRPOTrainer
 
-    from hf_trl.tandem_rollout import tandem_rollout_func
+    from hf_grpo.tandem_rollout import tandem_rollout_func
     from tandem.io.metric_log import TIME_PARTNER, TRL_STEP_TIME
     from tandem.models.loading import load_model, load_tokenizer
     from tandem.rewards.partner_config import PartnerRewardConfig

@@ -22,8 +22,8 @@ on validation steps; `tandem.io.metric_log.read_metrics` reads it), DIR/summary.
 validation accuracy, senior fraction, wall time), and with `--wandb` an offline wandb run
 under DIR. The run holds DIR's lock (`tandem.io.run_lock`: a second process on DIR is
 refused); numeric flags must be finite, and a step whose loss or gradient norm is not
-finite stops the run with one line, saving no model (`hf_trl.metrics_callback`; validation
-is `hf_trl.solo_validation`).
+finite stops the run with one line, saving no model (`hf_grpo.metrics_callback`; validation
+is `hf_grpo.solo_validation`).
 """
 
 from __future__ import annotations
@@ -194,7 +194,7 @@ def tandem_trainer(a, train_rows: list[dict], tokenizer, senior):
     from datasets import Dataset
     from trl import GRPOConfig, GRPOTrainer
 
-    from hf_trl import grader_reward, tandem_rollout_func
+    from hf_grpo import grader_reward, tandem_rollout_func
 
     tandem = TandemConfig(selection_strategy=a.selection_strategy, prob_senior=a.prob_senior, seed=a.seed)
     rollout = tandem_rollout_func(junior=a.junior, tandem_config=tandem, solo=a.method == "grpo")
@@ -228,13 +228,13 @@ def train(a) -> int:
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is TRL-experimental; said in the README
     if a.threads:
         torch.set_num_threads(a.threads)
-    from hf_trl import check_trl
+    from hf_grpo import check_trl
 
     check_trl()
     from transformers.trainer_callback import PrinterCallback
 
-    from hf_trl.metrics_callback import MetricsCallback
-    from hf_trl.solo_validation import solo_accuracy
+    from hf_grpo.metrics_callback import MetricsCallback
+    from hf_grpo.solo_validation import solo_accuracy
     from tandem.models.loading import load_model, load_tokenizer
 
     t0 = time.time()

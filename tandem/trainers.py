@@ -1,7 +1,7 @@
 """The trainers' registry: what each trainer can run, declared once, asked with `require`.
 
 Three trainers run the tandem process: the embedded trainer (`tandem_app/train/`), Hugging Face
-TRL over the reference engine (`hf_trl/`) and verl (`verl/tandem_verl/`). An entry names the
+TRL over the reference engine (`hf_grpo/`) and verl (`verl/tandem_verl/`). An entry names the
 trainer, says how a refusal calls it, and declares what it can run (`Capabilities`): the partner
 reward kinds, RLT's teacher reward, the junior update rules, the placements, where a junior that
 follows the senior can live, whether the writer can see the solution, and whether the partner

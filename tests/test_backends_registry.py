@@ -25,7 +25,7 @@ from vllm_source.run_defaults import ONE_ENGINE_MEMORY, TWO_ENGINE_MEMORY, run_e
 REPO = Path(__file__).resolve().parents[1]
 FLOOR = ("tandem", "vllm_source", "tandem_backends")  # where engines are defined and built
 # verl/ is not a caller: its `rollout.name == "vllm"` names verl's own rollout, which builds no engine of the registry
-CALLERS = ("tandem_app", "tandem_eval", "hf_trl", "scripts")
+CALLERS = ("tandem_app", "tandem_eval", "hf_grpo", "scripts")
 NAME_TEST = re.compile(r"""[!=]=\s*["'](?:%s)["']|["'](?:%s)["']\s*[!=]=""" % ("|".join(NAMES), "|".join(NAMES)))
 BACKEND_HASATTR = re.compile(r"hasattr\((?:backend|engine)\b")
 ENGINE_BUILT = re.compile(r"\b(?:TandemEngine|VLLMEngine)\(")

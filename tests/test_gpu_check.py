@@ -26,7 +26,7 @@ spec.loader.exec_module(gpu_check)
 from _tandem_gpu_check.checkout import STACK, WHEELHOUSE  # noqa: E402  (importable once the entry has loaded the package)
 from _tandem_gpu_check.checks import CHECKS  # noqa: E402
 from _tandem_gpu_check.machine import detect_gpus  # noqa: E402
-from _tandem_gpu_check.runner import Runner  # noqa: E402
+from _tandem_gpu_check.command_runner import Runner  # noqa: E402
 
 TESTED = STACK.TESTED
 # What the stack probe prints for the tested stack (sdpa only: no flash-attn)
@@ -86,7 +86,7 @@ class FakeRunner(Runner):
 def write_launch_files(run_dir: Path, tandem: bool, runner: str = "v1", variant: str | None = None) -> None:
     """What a finished launcher pair leaves: verl's metrics, the trace, checkpoints (as on CPU)."""
     def extra(s):
-        if variant == "moving":  # tandem_verl.junior_update; the resumed launch rebuilt step 2's junior
+        if variant == "moving":  # tandem_verl.junior_driver; the resumed launch rebuilt step 2's junior
             return {"junior/updated": 1.0, "junior/checksum": 10.0 + s,
                     "junior/senior_max_abs_diff": 0.0,
                     **({"junior/resumed_checksum": 12.0} if s == 3 else {})}
@@ -114,7 +114,7 @@ def write_launch_files(run_dir: Path, tandem: bool, runner: str = "v1", variant:
         "actor_rollout_ref": {"rollout": {"tensor_model_parallel_size": tp}}}))
     for s in (2, 3):
         (run_dir / "ckpt" / run_dir.name / f"global_step_{s}").mkdir(parents=True, exist_ok=True)
-    for n in (1, 2):  # each rollout worker's engine report (vllm_source/runner.py, read by smoke_summary)
+    for n in (1, 2):  # each rollout worker's engine report (vllm_source/model_runner.py, read by smoke_summary)
         module = "gpu.model_runner" if runner == "v2" else "gpu_model_runner"
         (run_dir / f"engines-{n}.jsonl").write_text(json.dumps(
             {"vllm": TESTED.vllm, "runner": runner, "model_runner": f"vllm.v1.worker.{module}.GPUModelRunner"})
@@ -670,7 +670,7 @@ def test_what_the_v2_lane_files_import_is_installed_by_the_v2_venv_command():
     for req in project["dependencies"] + [r for e in extras for r in project["optional-dependencies"][e]]:
         names.add(req.split(">")[0].split("<")[0].split("=")[0].split("[")[0].strip().replace("-", "_").lower())
     modules = {"math_verify": "math_verify", "yaml": "pyyaml"}
-    own = {"tandem", "tandem_app", "tandem_eval", "tandem_backends", "tandem_verl", "vllm_source", "hf_trl"}
+    own = {"tandem", "tandem_app", "tandem_eval", "tandem_backends", "tandem_verl", "vllm_source", "hf_grpo"}
     imported = set()
     for path in sorted(REPO.glob("tests/test_scale_vllm_v2_*.py")) + [REPO / "tests" / "conftest.py"]:
         for node in ast.walk(ast.parse(path.read_text())):

@@ -18,7 +18,7 @@ from tandem.loss.loss_config import TandemLossConfig
 from tandem.io.strict import build
 
 ROOT = Path(__file__).resolve().parents[1]
-CODE = ("tandem", "tandem_app", "tandem_backends", "tandem_eval", "vllm_source", "hf_trl", "verl", "scripts")
+CODE = ("tandem", "tandem_app", "tandem_backends", "tandem_eval", "vllm_source", "hf_grpo", "verl", "scripts")
 KEYS = (*legacy.PROCESS_KEYS, *legacy.LOSS_KEYS, legacy.PLACEMENT_KEY, "primary_model",
         *(name for name in legacy.METRIC_NAMES if "/" in name), legacy.SENIOR_FRACTION_FIELD)
 # A checkpoint name as a path or a string; `tandem_junior` alone is also the rollout server's RPC.

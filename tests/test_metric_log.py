@@ -83,7 +83,7 @@ STEP_NAMES = [metric_log.REWARD_MEAN, metric_log.REWARD_WITH_PARTNER_MEAN, metri
               metric_log.JUNIOR_PREFIX, metric_log.GATED_JUNIOR_TOKENS, metric_log.SENIOR_ROLLOUT_DRIFT,
               metric_log.GRADER_CALLS, metric_log.TRL_TRANSFER_REWARD]
 # Every folder of code but the tests; `scripts/` too, whose entries load the packages by path.
-SCANNED = ("tandem", "tandem_app", "tandem_backends", "tandem_eval", "vllm_source", "verl", "hf_trl", "scripts")
+SCANNED = ("tandem", "tandem_app", "tandem_backends", "tandem_eval", "vllm_source", "verl", "hf_grpo", "scripts")
 
 
 # The scale smoke's summary reads verl's log with the standard library alone (the GPU check loads it

@@ -1,9 +1,9 @@
 """Both arms on vLLM's V1 model runner: the pin, and the runner read back from the workers.
 
-The pin refuses a V2 request (`vllm_source/runner.py`). The smoke summary's runner fields
+The pin refuses a V2 request (`vllm_source/model_runner.py`). The smoke summary's runner fields
 come from what the rollout workers wrote, and refuse a mix:
 `scripts/scale/smoke_summary.py` reads `engines-1.jsonl` and `engines-2.jsonl` (one line per
-vLLM worker, written by `vllm_source/runner.py`'s report hook); the lane runs it on real
+vLLM worker, written by `vllm_source/model_runner.py`'s report hook); the lane runs it on real
 launches, this checks its rules on hand-written records.
 """
 
@@ -65,7 +65,7 @@ def test_the_runner_generation_is_read_from_the_class_module():
 @pytest.mark.parametrize("value", ["1", "true", "True"])
 def test_a_v2_request_is_refused_in_one_line(value):
     from tandem.errors import TandemError
-    from vllm_source.runner import pin_v1_runner
+    from vllm_source.model_runner import pin_v1_runner
 
     with pytest.raises(TandemError) as e:
         pin_v1_runner({"VLLM_USE_V2_MODEL_RUNNER": value})
@@ -74,7 +74,7 @@ def test_a_v2_request_is_refused_in_one_line(value):
 
 @pytest.mark.parametrize("env", [{}, {"VLLM_USE_V2_MODEL_RUNNER": "0"}, {"VLLM_USE_V2_MODEL_RUNNER": "false"}])
 def test_the_pin_sets_v1_for_every_engine_started_later(env):
-    from vllm_source.runner import pin_v1_runner
+    from vllm_source.model_runner import pin_v1_runner
 
     pin_v1_runner(env)
     assert env == {"VLLM_USE_V2_MODEL_RUNNER": "0"}

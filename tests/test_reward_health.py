@@ -22,7 +22,7 @@ def test_the_embedded_trainer_reports_the_grader_calls_of_each_step(tiny_dir, tm
 
 
 def test_the_hf_trl_reward_function_logs_the_health_beside_the_reward():
-    from hf_trl.tandem_rollout import grader_reward
+    from hf_grpo.tandem_rollout import grader_reward
 
     logged = {}
     rewards = grader_reward(["so \\boxed{5}", STALLING], ["5", "5"], log_metric=logged.__setitem__)
@@ -32,6 +32,6 @@ def test_the_hf_trl_reward_function_logs_the_health_beside_the_reward():
 
 
 def test_the_hf_trl_reward_function_still_works_without_log_metric():
-    from hf_trl.tandem_rollout import grader_reward
+    from hf_grpo.tandem_rollout import grader_reward
 
     assert grader_reward([[{"role": "assistant", "content": "\\boxed{7}"}]], ["7"]) == [1.0]

@@ -425,7 +425,7 @@ def test_the_hf_example_stops_at_a_non_finite_loss():
     pytest.importorskip("transformers")
     from types import SimpleNamespace
 
-    from hf_trl.metrics_callback import MetricsCallback
+    from hf_grpo.metrics_callback import MetricsCallback
 
     rows = []
     logger = SimpleNamespace(log=lambda step, row: rows.append((step, row)))

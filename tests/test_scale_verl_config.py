@@ -164,7 +164,7 @@ def test_the_optimizer_steps_of_a_trainer_step_count_the_mini_batches_verls_padd
 def test_the_junior_updater_asks_the_workers_for_the_last_optimizer_step_of_each_trainer_step(tmp_path, folder):
     from tandem.process.junior_update import parse_junior_update
     from tandem.process.junior_update import JuniorUpdater as JuniorUpdaterProtocol
-    from tandem_verl.junior_update import JuniorUpdater, checkpoint_state
+    from tandem_verl.junior_driver import JuniorUpdater, checkpoint_state
 
     asked = []
 

@@ -182,7 +182,7 @@ def follower(model, rule: str):
     """A `JuniorUpdater` over the engine's own senior and junior (same shapes: `scale_junior` is the senior's
     shape with other weights), as a verl rollout worker builds it for a self-paired junior."""
     from tandem.process.junior_update import parse_junior_update
-    from vllm_source.junior_update import JuniorUpdater
+    from vllm_source.engine_junior import JuniorUpdater
 
     return JuniorUpdater(parse_junior_update(rule), model.junior, model.senior, model.junior_guard, self_paired=True)
 

@@ -1,4 +1,4 @@
-"""Both arms decode on one vLLM model runner, read back from the engine (vllm_source/runner.py).
+"""Both arms decode on one vLLM model runner, read back from the engine (vllm_source/model_runner.py).
 
 A solo engine (the GRPO arm's shape: plain Qwen3 architecture) and the tandem engine are
 built the way the eval backend and the trainer build them, and each reports the runner
@@ -25,7 +25,7 @@ from tandem.process.config import TandemConfig  # noqa: E402
 from tandem.errors import TandemError  # noqa: E402
 from test_scale_vllm_engine import LLM_KWARGS, in_process_engines  # noqa: E402,F401
 from vllm_source.engine import VLLMEngine  # noqa: E402
-from vllm_source.runner import REPORT_ENV, RUNNER_ENV, read_engine_report  # noqa: E402
+from vllm_source.model_runner import REPORT_ENV, RUNNER_ENV, read_engine_report  # noqa: E402
 
 
 def runner_of(senior, cfg):

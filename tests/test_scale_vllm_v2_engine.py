@@ -43,7 +43,7 @@ from tandem_app.train.tiny_base import SMOKE_TASK  # noqa: E402
 from vllm_source.compat import tandem_runner, validation_error_type  # noqa: E402
 from vllm_source.engine import VLLMEngine, sampling_params  # noqa: E402
 from vllm_source.requests import tandem_extra_args  # noqa: E402
-from vllm_source.runner import RUNNER_ENV  # noqa: E402
+from vllm_source.model_runner import RUNNER_ENV  # noqa: E402
 from vllm_source.runtime import vllm_platform  # noqa: E402
 
 if tandem_runner() != "v2":

@@ -20,7 +20,7 @@ vllm = pytest.importorskip("vllm", reason="vLLM is not installed; the V2 lane (b
 pytestmark = pytest.mark.vllm
 
 from tandem_eval.MATH import eval_step_handoff, eval_solo  # noqa: E402
-from vllm_source.runner import RUNNER_ENV  # noqa: E402
+from vllm_source.model_runner import RUNNER_ENV  # noqa: E402
 from test_scale_vllm_v2_engine import DEVICE, v2_junior, v2_senior  # noqa: E402,F401  (fixtures; skips on V1)
 
 PROBLEMS = 4

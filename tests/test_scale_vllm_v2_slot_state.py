@@ -27,7 +27,7 @@ from vllm_source.compat import check_vllm_version, tandem_runner
 from vllm_source.engine_config import PROCESSOR_CLASS, PROCESSOR_CLASS_V2, tandem_engine_kwargs
 from vllm_source.requests import (EXTRA_KEY, TandemRequestError, check_tandem_params, check_v2_penalties,
                                   tandem_extra_args)
-from vllm_source.runner import RUNNER_ENV, pin_runner
+from vllm_source.model_runner import RUNNER_ENV, pin_runner
 from vllm_source.slot_state import TandemSlotState
 
 VOCAB = 40

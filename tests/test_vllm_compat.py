@@ -12,7 +12,7 @@ import pytest
 
 from tandem.errors import TandemError
 from vllm_source import compat, stack
-from vllm_source.runner import pin_runner
+from vllm_source.model_runner import pin_runner
 
 
 @pytest.mark.parametrize("version, want", [("0.28.0", "0.28"), ("0.28.0+cpu", "0.28"), ("0.32.1", "0.32"),

@@ -1,6 +1,6 @@
 """`JuniorUpdater`: the rule inside an engine worker, its schedule, its checkpoint, its guard (no vLLM needed).
 
-The engine side of a junior that follows the senior on verl (`vllm_source/junior_update.py`),
+The engine side of a junior that follows the senior on verl (`vllm_source/engine_junior.py`),
 on two small torch modules standing in for one worker's shards of the senior and the junior.
 """
 
@@ -12,7 +12,7 @@ import torch
 from tandem.errors import TandemError
 from tandem.process.junior_update import JuniorUpdater as JuniorUpdaterProtocol
 from tandem.process.junior_update import parse_junior_update
-from vllm_source.junior_update import JuniorUpdater, load_state, save_state
+from vllm_source.engine_junior import JuniorUpdater, load_state, save_state
 from vllm_source.junior_guard import JuniorGuard
 
 

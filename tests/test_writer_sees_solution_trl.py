@@ -20,8 +20,8 @@ os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 from datasets import Dataset  # noqa: E402
 from trl import GRPOConfig, GRPOTrainer  # noqa: E402
 
-from hf_trl import rewards  # noqa: E402
-from hf_trl.tandem_rollout import tandem_rollout_func  # noqa: E402
+from hf_grpo import rewards  # noqa: E402
+from hf_grpo.tandem_rollout import tandem_rollout_func  # noqa: E402
 from tandem.errors import TandemError  # noqa: E402
 from tandem.models.loading import load_model, load_tokenizer  # noqa: E402
 from tandem.io.metric_log import PARTNER_SCORE  # noqa: E402

@@ -35,7 +35,7 @@ grpo_entry() {
     done
 }
 # Both arms decode on vLLM's V1 model runner, the one the tandem model needs (vllm 0.24 would
-# otherwise put plain Qwen3 on V2; vllm_source/runner.py). Ray workers on this node inherit it;
+# otherwise put plain Qwen3 on V2; vllm_source/model_runner.py). Ray workers on this node inherit it;
 # on a multi-node cluster export it on every node. The preflight refuses a V2 request.
 export VLLM_USE_V2_MODEL_RUNNER="${VLLM_USE_V2_MODEL_RUNNER:-0}"
 

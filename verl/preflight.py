@@ -76,7 +76,7 @@ def vllm_problem() -> str | None:
     from importlib.metadata import PackageNotFoundError, version
 
     from tandem.errors import TandemError
-    from vllm_source.runner import pin_v1_runner
+    from vllm_source.model_runner import pin_v1_runner
     from vllm_source.compat import check_vllm_version
     from vllm_source.runtime import VLLM_MISSING
 

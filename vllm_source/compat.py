@@ -17,7 +17,7 @@ name itself. What differs:
   custom logits processors of the interface `logits_processor_v2.py` implements (found by
   importing that interface, not by version: 0.31-0.33 have it, byte for byte), else V1
   (0.24, 0.28: no such interface). Each runner's processor is its own file
-  (`logits_processor.py`, `logits_processor_v2.py`); `vllm_source/runner.py` pins the choice.
+  (`logits_processor.py`, `logits_processor_v2.py`); `vllm_source/model_runner.py` pins the choice.
   How each spells itself: the engine config's `use_v2_model_runner` (`config_runner`),
   the runner class's module (`runner_generation`).
 - **Where attention backends read the head count** (`HEADS_FROM`, `HEAD_SIZE_FROM`):

@@ -32,7 +32,7 @@ from vllm_source.compat import engine_defaults
 from vllm_source.engine_config import tandem_engine_kwargs
 from vllm_source.placement import check_pair_before_start
 from vllm_source.requests import tandem_extra_args
-from vllm_source.runner import EXTENSION, engine_runners, one_runner, pin_runner
+from vllm_source.model_runner import EXTENSION, engine_runners, one_runner, pin_runner
 from vllm_source.runtime import require_vllm
 
 
@@ -78,7 +78,7 @@ class VLLMEngine:
 
     def __init__(self, senior_model: str, tandem: TandemConfig | None = None, **llm_kwargs):
         self.vllm = require_vllm(device=True)
-        pin_runner(self.vllm.__version__)  # a solo engine decodes on the tandem engine's runner (vllm_source/runner.py)
+        pin_runner(self.vllm.__version__)  # a solo engine decodes on the tandem engine's runner (vllm_source/model_runner.py)
         llm_kwargs.setdefault("worker_extension_cls", EXTENSION)  # so that model_runner() can ask the workers
         self.tandem = tandem
         if tandem is None:

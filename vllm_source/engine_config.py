@@ -35,7 +35,7 @@ def tandem_engine_kwargs(cfg: TandemConfig, senior_model: str, tandem_runner: st
     """Keyword arguments for `vllm.LLM` / `AsyncEngineArgs` that turn an engine into a tandem engine.
 
     `tandem_runner` is the model runner the engine will decode on ('v1' or 'v2', as
-    `vllm_source.runner.pin_runner` chose): it picks the logits processor's interface.
+    `vllm_source.model_runner.pin_runner` chose): it picks the logits processor's interface.
 
     The junior is `cfg.junior_model`, or the senior's own checkpoint when unset (the
     paper's self-paired junior). Eager mode is the default; what CUDA-graph capture of the

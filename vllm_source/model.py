@@ -28,7 +28,7 @@ from vllm.config import VllmConfig  # noqa: E402
 from tandem.errors import TandemError  # noqa: E402
 from tandem.process.junior_update import same_parameters  # noqa: E402
 from vllm_source.handoff import ALL_SENIOR, SLOT  # noqa: E402
-from vllm_source.junior_update import JuniorUpdater  # noqa: E402
+from vllm_source.engine_junior import JuniorUpdater  # noqa: E402
 from vllm_source.junior_guard import JuniorGuard  # noqa: E402
 from vllm_source.pair_model import TandemPair  # noqa: E402
 from vllm_source.weights import split_stream  # noqa: E402

@@ -11,7 +11,7 @@ when an engine asks for the architecture. In a CPU process asked for live weight
 (`cpu_weights.ENV`, set by verl's CPU platform for rollout servers) it also installs
 the live-weight linear layers that weight syncs need, and where `$TANDEM_ENGINE_REPORT` names
 a file, the hook that has each worker record the model runner it decodes on
-(`vllm_source/runner.py`). `require_vllm` refuses a vLLM release `compat.py` does not know here, in
+(`vllm_source/model_runner.py`). `require_vllm` refuses a vLLM release `compat.py` does not know here, in
 every engine process of both arms, before any weights load.
 """
 
@@ -22,7 +22,7 @@ import os
 from vllm_source import cpu_weights
 from vllm_source.engine_config import ARCHITECTURE, MODEL_CLASS
 from vllm_source.placement import SPLIT_ARCHITECTURE, SPLIT_MODEL_CLASS
-from vllm_source.runner import REPORT_ENV, install_engine_report
+from vllm_source.model_runner import REPORT_ENV, install_engine_report
 from vllm_source.runtime import require_vllm
 
 

@@ -8,7 +8,7 @@ from .engine_checks import SELECT, async_check, bench_check, pytest_check, v2_ch
 from .launchers import data_check, launcher_check
 from .machine import gpu_env
 from .report import Check
-from .runner import Runner
+from .command_runner import Runner
 from .stack_check import find_stack
 
 CHECKS = ("stack", "async_scheduling", "vllm_engine", "vllm_compiled", "vllm_tp2", "vllm_v2", "bench_vllm",

@@ -15,7 +15,7 @@ from .checkout import WHEELHOUSE
 from .checks import run_checks
 from .machine import detect_gpus, driver_problem, forward_compat_driver
 from .report import now_utc, write_report
-from .runner import Runner
+from .command_runner import Runner
 
 
 def prepare(argv: list[str]):

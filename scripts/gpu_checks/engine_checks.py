@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .checkout import REPO, WHEELHOUSE
 from .report import Check, finish
-from .runner import Runner, probe
+from .command_runner import Runner, probe
 
 ENGINE_TESTS = ("tests/test_scale_vllm_engine*.py", "tests/test_scale_vllm_gpu_*.py", "tests/test_scale_vllm_split*.py")
 SELECT = {"vllm_engine": "not (compiled or tensor_parallel or tp2 or split)", "vllm_compiled": "compiled",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .checkout import REPO, load_summary
 from .report import Check, finish
-from .runner import Runner
+from .command_runner import Runner
 
 DATASET = "agentica-org/DeepScaleR-Preview-Dataset"
 VARIANTS = {  # launch_tandem_<variant>: the tandem run with these overrides, in a launchers-<variant> folder

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .checkout import REPO, STACK, WHEELHOUSE
 from .report import Check, finish
-from .runner import Runner, probe
+from .command_runner import Runner, probe
 
 PROBE = r"""
 import json, importlib.metadata as md, platform

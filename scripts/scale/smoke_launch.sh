@@ -7,7 +7,7 @@
 # OUT holds data/ (deepscaler/train.parquet and task_test/test.parquet, as
 # scripts/prepare_deepscaler.py writes them) and receives OUT/RUN/: metrics-N.jsonl (verl's
 # file logger), trace.jsonl (tandem runs), partner.jsonl (runs with the partner score), engines-N.jsonl (the vLLM version and model runner
-# each rollout worker reports: vllm_source/runner.py), hydra-N/ and the checkpoints under ckpt/RUN.
+# each rollout worker reports: vllm_source/model_runner.py), hydra-N/ and the checkpoints under ckpt/RUN.
 # MODEL is the senior (a path or a hub name). RUN is tandem, tandem_split (the tandem launcher
 # with tandem.placement=split: one rollout replica over two workers, senior on tensor-parallel
 # rank 0, junior on rank 1; on GPUs its attention backend, one that reads each rank's heads from

@@ -26,7 +26,7 @@ checkpoint step's update, and the files under each checkpoint's `junior/`; and, 
 the senior tokens' rollout-vs-trainer probability gap per step (`actor/tandem/senior_rollout_probs_diff_max`), which is
 small after every weight sync only if the sync reached the engine's senior; and, read from
 the rollout engine's own workers (`engines-N.jsonl`, which each vLLM worker writes when
-`$TANDEM_ENGINE_REPORT` names it: `vllm_source/runner.py`), `vllm_version`, `model_runner`
+`$TANDEM_ENGINE_REPORT` names it: `vllm_source/model_runner.py`), `vllm_version`, `model_runner`
 (`v1` or `v2`), `model_runner_class`, `engine_workers` and `runner_env` (the values of
 `VLLM_USE_V2_MODEL_RUNNER` the workers saw); with RLTR's transfer reward, its `transfer/*` metrics per
 step and the step's generation time (the receiver's continuations are generated in it). A run whose workers disagree,
@@ -135,7 +135,7 @@ def transfer(steps: dict[int, dict]) -> dict:
 
 
 def junior_update_summary(run_dir: Path, steps: dict[int, dict], resumed: dict[int, dict]) -> dict:
-    """What a junior that follows the senior logged (`tandem_verl.junior_update`) and what its checkpoints hold."""
+    """What a junior that follows the senior logged (`tandem_verl.junior_driver`) and what its checkpoints hold."""
     first_resumed = resumed[min(resumed)]
     return {
         "junior_updated_per_step": per_step(steps, JUNIOR + "updated"),

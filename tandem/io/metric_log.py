@@ -78,7 +78,7 @@ SENIOR_ROLLOUT_DRIFT = "senior_rollout_probs_diff_max"  # verl: senior tokens' r
 # The grader's health (`tandem.grading.grader.reward_health`), logged beside the reward by every trainer.
 GRADER_PREFIX = "grader_"  # GRADER_PREFIX + each of `tandem.grading.grader.HEALTH_COUNTERS`
 GRADER_CALLS = GRADER_PREFIX + "calls"
-# Hugging Face TRL's own names, as its logs carry them into a run's rows (`hf_trl.metrics_callback`).
+# Hugging Face TRL's own names, as its logs carry them into a run's rows (`hf_grpo.metrics_callback`).
 TRL_REWARD = "reward"  # the summed reward functions' mean: present on a training step's log only
 TRL_STEP_TIME = "step_time"
 TRL_TRANSFER_REWARD = "transfer_reward"  # the transfer reward's function name: TRL logs rewards/<name>/mean

@@ -17,8 +17,8 @@ keeps the junior's state in its checkpoints (model_spec/SPEC.md §12) under one 
 `junior.pt` in an HF TRL checkpoint, the folder `junior/` in a verl step folder (one file per
 tensor-parallel rank); older names are read through `tandem.io.legacy.junior_checkpoint`.
 Each backend's driver of the rule implements one Protocol, `JuniorUpdater` (`update(step)`,
-`state()`, `restore(state)`): `vllm_source.junior_update` (one engine worker),
-`tandem_verl.junior_update` (verl's trainer over its rollout workers), `hf_trl.junior_update`
+`state()`, `restore(state)`): `vllm_source.engine_junior` (one engine worker),
+`tandem_verl.junior_driver` (verl's trainer over its rollout workers), `hf_grpo.junior_callback`
 (TRL's callback). Each takes the rule parsed once (`TandemConfig.junior_update_rule`).
 """
 

@@ -11,7 +11,7 @@ workers load `tandem_verl.vllm_worker.TandemWorkerExtension`, so that
 verl's per-model patches reach both parts of `TandemForCausalLM`.
 
 With `tandem.junior_update` other than `frozen`, the trainer reaches the junior of every
-worker through `TandemvLLMHttpServer.tandem_junior` (`tandem_verl.junior_update`).
+worker through `TandemvLLMHttpServer.tandem_junior` (`tandem_verl.junior_driver`).
 
 Imports vLLM through verl; only loaded by `trainer`'s replica loader.
 """

@@ -7,7 +7,7 @@
 and one ordering fix: checkpoints are crash-safe (`tandem_verl.checkpoint_tracker`).
 With `tandem.junior_update` other than `frozen` the trainer also drives the junior in the
 rollout engines after each sync, saves it with each checkpoint and restores it at resume
-(`tandem_verl.junior_update`); with `partner_reward.weight > 0` it adds the partner score to
+(`tandem_verl.junior_driver`); with `partner_reward.weight > 0` it adds the partner score to
 each response's reward before verl's advantages (`RewardStep`, `tandem_verl.partner_score`).
 Registries are per process, so `TandemTaskRunner` (the Ray actor that builds the
 trainer) imports this module on the remote side before verl looks the names up.
@@ -38,13 +38,13 @@ from tandem_verl.checkpoint_tracker import (
     tracker_names,
     write_tracker,
 )
-from tandem_verl.junior_update import JuniorUpdater, checkpoint_state, saved_junior
+from tandem_verl.junior_driver import JuniorUpdater, checkpoint_state, saved_junior
 from tandem_verl.names import PARTNER_TRAINER_MODE, SCORER_KEY, TRAINER_MODE
 from tandem_verl.padding_rows import clear_padding_authorship
 from tandem_verl.partner_score import PartnerScorer, scorer_context
 from tandem_verl.refusals import optimizer_steps_per_step
 from tandem_verl.reward import health_metrics
-from tandem_verl.settings import RunSettings, run_settings
+from tandem_verl.run_settings import RunSettings, run_settings
 from tandem_verl.transfer_reward import TransferRewarder
 
 
@@ -63,7 +63,7 @@ class RewardStep:
 
     @property
     def settings(self) -> RunSettings:
-        """The run's settings (`tandem_verl.settings`: read once in this Ray actor's process)."""
+        """The run's settings (`tandem_verl.run_settings`: read once in this Ray actor's process)."""
         return run_settings(self.config)
 
     @property

@@ -11,8 +11,8 @@ each worker, before verl's code first calls the patch. Importing the module patc
 nothing. Weight loading itself still goes through the wrapper, which routes senior names only.
 
 With `tandem.junior_update` other than `frozen`, the trainer reaches each worker's
-`JuniorUpdater` (`vllm_source/junior_update.py`) through the `tandem_junior_*` methods
-below, by vLLM's `collective_rpc` (`tandem_verl.junior_update`).
+`JuniorUpdater` (`vllm_source/engine_junior.py`) through the `tandem_junior_*` methods
+below, by vLLM's `collective_rpc` (`tandem_verl.junior_driver`).
 """
 
 from __future__ import annotations
@@ -85,14 +85,14 @@ class TandemWorkerExtension(vLLMColocateWorkerExtension):
 
     def tandem_junior_save(self, directory: str) -> str:
         """Write this worker's junior state under `directory` (rank_<tp rank>.pt); returns the file."""
-        from vllm_source.junior_update import save_state
+        from vllm_source.engine_junior import save_state
 
         rank, size = _tp_rank_and_size()
         return save_state(directory, rank, size, self._junior_updater().state())
 
     def tandem_junior_restore(self, directory: str) -> dict:
         """Load this worker's junior state from a checkpoint's `directory` into the engine."""
-        from vllm_source.junior_update import load_state
+        from vllm_source.engine_junior import load_state
 
         rank, size = _tp_rank_and_size()
         return self._junior_updater().restore(load_state(directory, rank, size))

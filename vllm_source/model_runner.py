@@ -89,7 +89,7 @@ def worker_runner(worker) -> dict:
             "runner": runner_generation(cls), "runner_env": os.environ.get(RUNNER_ENV), "pid": os.getpid()}
 
 
-EXTENSION = "vllm_source.runner.RunnerReport"
+EXTENSION = "vllm_source.model_runner.RunnerReport"
 
 
 class RunnerReport:

@@ -14,7 +14,7 @@ engine (`tandem.reference.engine.TandemEngine`) over the trainer's live senior (
 trains, unwrapped as TRL unwraps it) and a frozen junior (by default a frozen copy of
 the senior taken before the first update: the paper's self-paired junior; with
 `tandem.junior_update` `sync:K` or `ema:BETA` that copy follows the senior after each
-optimizer step, through `hf_trl.junior_update.JuniorUpdater`, and is saved in each
+optimizer step, through `hf_grpo.junior_callback.JuniorUpdater`, and is saved in each
 checkpoint). Every row's request key is `tandem.process.coins.request_key` of (mode, step, prompt
 ids) and the row's sample number, so a rerun replays the same coins and tokens. It returns
 the authorship mask as `env_mask` and the response's senior token fraction as an extra key
@@ -24,13 +24,13 @@ batch's authorship statistics are logged every step under the shared names
 `"tandem/senior_token_fraction"`, `"tandem/mean_handoffs"`, ... in TRL's logs; `last_stats`
 here). Evaluation batches (`trainer.model.training` False) are written by the senior alone
 unless `solo_eval=False`. With `partner_reward.writer_sees_solution` a training batch is
-written from RLT's teacher prompt, question and solution (`hf_trl.solution_writer`), returned
+written from RLT's teacher prompt, question and solution (`hf_grpo.solution_writer`), returned
 as `prompt_ids` so TRL's loss sees what the writer read; evaluation batches keep the plain
 prompt, and the plain prompt ids go to the partner score as `plain_prompt_ids`. With
 `partner_reward.kind=transfer` (RLTR's transfer reward) the receiver (`transfer.receiver`, else
 the junior, else for a solo run a frozen copy of the senior before training: the base) gets a
 solo reference engine of its own (`receiver`); `partner_reward_func()` then continues each
-response's leak-free prefix with it (`hf_trl.rewards.transfer_reward_function`). Only the grade
+response's leak-free prefix with it (`hf_grpo.rewards.transfer_reward_function`). Only the grade
 comes back: the receiver's tokens never enter TRL's batch, so never its loss.
 
 What is refused, in one line each before the first generation (`check(trainer)` runs the
@@ -41,9 +41,9 @@ with no logits processor and no second model); a junior of another vocabulary;
 `num_generations` not dividing the generation batch; a transfer receiver of another vocabulary
 (`tandem.models.loading.load_receiver`, the embedded trainer's check); a senior the rollout cannot read
 (PEFT adapters, DeepSpeed ZeRO-3 or FSDP shards, a processor instead of a tokenizer, an
-architecture the reference engine does not run): `hf_trl.trl_version` and
-`hf_trl.trainer_access`. TRL's reward functions (the grader, the partner score) are in
-`hf_trl.rewards`.
+architecture the reference engine does not run): `hf_grpo.trl_version` and
+`hf_grpo.trainer_access`. TRL's reward functions (the grader, the partner score) are in
+`hf_grpo.rewards`.
 """
 
 from __future__ import annotations
@@ -54,12 +54,12 @@ from dataclasses import dataclass, field
 
 import torch
 
-from hf_trl.junior_update import JuniorUpdater
-from hf_trl.rewards import grader_reward, partner_reward_function, transfer_reward_function
-from hf_trl.solution_writer import SolutionBook
-from hf_trl.trainer_access import (check_generation_settings, reachable_senior, text_tokenizer, tokenize_prompts,
+from hf_grpo.junior_callback import JuniorUpdater
+from hf_grpo.rewards import grader_reward, partner_reward_function, transfer_reward_function
+from hf_grpo.solution_writer import SolutionBook
+from hf_grpo.trainer_access import (check_generation_settings, reachable_senior, text_tokenizer, tokenize_prompts,
                                    trainer_sampling)
-from hf_trl.trl_version import check_trl
+from hf_grpo.trl_version import check_trl
 from tandem.process.coins import request_key
 from tandem.process.config import ENGINE_MODES, TandemConfig
 from tandem.errors import TandemError
@@ -74,7 +74,7 @@ from tandem.rollout.sampling import SamplingConfig
 from tandem.trainers import require, require_partner_reward
 from tandem_backends.registry import build_backend
 
-# What `from hf_trl.tandem_rollout import ...` gives (README): the rollout, and the grader as its reward.
+# What `from hf_grpo.tandem_rollout import ...` gives (README): the rollout, and the grader as its reward.
 __all__ = ["TandemRolloutFunc", "tandem_rollout_func", "grader_reward"]
 
 @dataclass

@@ -2,7 +2,7 @@
 
 On verl the trainer's weight sync carries the senior only. After the sync of trainer step
 s the trainer asks every rollout worker to apply `tandem.junior_update` for that step's last
-optimizer step (`tandem_verl.junior_update`); each worker applies `tandem.process.junior_update.after_optimizer_step`
+optimizer step (`tandem_verl.junior_driver`); each worker applies `tandem.process.junior_update.after_optimizer_step`
 to its own shard of the junior and of the senior. A self-paired junior is built from the
 senior's own config, so both hold the same parameter names and shapes on every
 tensor-parallel rank (fused and sharded the same way): the copy or blend in vLLM's layout

@@ -6,7 +6,7 @@ loop (trainer_base.py `fit`: step s generates, trains, saves its checkpoint, the
 `on_step_end` syncs the senior):
 
 - `update(s)` after each `on_step_end` sync: every worker of every replica applies the
-  rule for trainer step s to its shard (`vllm_source/junior_update.py`); the replicas
+  rule for trainer step s to its shard (`vllm_source/engine_junior.py`); the replicas
   must agree on the junior's checksum;
 - `save(folder)` before verl writes checkpoint s: replica 0's workers write the junior the
   step's rollouts used (updates through s - 1) to `global_step_s/junior/`, so a
@@ -38,7 +38,7 @@ from tandem.io.metric_log import JUNIOR_PREFIX, batch_metrics
 
 
 class JuniorUpdater:
-    """Drives the rollout engines' `JuniorUpdater`s (`vllm_source.junior_update`); see the module docstring."""
+    """Drives the rollout engines' `JuniorUpdater`s (`vllm_source.engine_junior`); see the module docstring."""
 
     def __init__(self, rule: JuniorUpdate, replicas: list, optimizer_steps: int = 1) -> None:
         self.rule, self.optimizer_steps = rule, optimizer_steps  # optimizer steps per trainer step

@@ -1,15 +1,15 @@
 """Validation of a TRL-trained senior: greedy accuracy of the senior alone, graded like the reward.
 
 The senior generates alone (`solo=True`) on the reference engine, over the model TRL trains
-as the rollout reads it (`hf_trl.trainer_access`), and `tandem.grading.reward` grades each
-response against the row's `answer`, as `hf_trl.rewards.grader_reward` does in training.
+as the rollout reads it (`hf_grpo.trainer_access`), and `tandem.grading.reward` grades each
+response against the row's `answer`, as `hf_grpo.rewards.grader_reward` does in training.
 """
 
 from __future__ import annotations
 
 import torch
 
-from hf_trl.trainer_access import reachable_senior, tokenize_prompts
+from hf_grpo.trainer_access import reachable_senior, tokenize_prompts
 from tandem.process.coins import request_key
 from tandem.grading import reward
 from tandem.rollout.sampling import SamplingConfig
