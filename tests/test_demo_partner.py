@@ -38,6 +38,9 @@ CHANGED = {
     "score": ["partner_reward.target", "partner_reward.weight"],
     "grpo_score": ["method", "partner_reward.target", "partner_reward.weight"],
     "grpo_answer_score": ["method", "partner_reward.weight"],  # target `answer` is the default
+    # the ablation: grpo_answer_score with one pair of RLT's terms at 0
+    "grpo_answer_kl_only": ["method", "partner_reward.logprob_mean", "partner_reward.logprob_min", "partner_reward.weight"],
+    "grpo_answer_target_only": ["method", "partner_reward.kl_max", "partner_reward.kl_mean", "partner_reward.weight"],
     "transfer": ["partner_reward.kind", "partner_reward.weight"],
     "grpo_transfer": ["method", "partner_reward.kind", "partner_reward.weight"],
     # RLT's setting: the warmed-up writer, its sampling (RLT's temperature, a budget for the longest solution)
@@ -60,11 +63,22 @@ def test_each_variant_changes_one_thing_of_the_demos_trl_run(name):
     if name.endswith("score"):
         assert variant["partner_reward"]["weight"] == SCORE_WEIGHT
         assert variant["partner_reward"]["target"] == ("answer" if name == "grpo_answer_score" else "solution")
+    if name.startswith("grpo_answer_"):
+        assert variant["partner_reward"]["weight"] == SCORE_WEIGHT and variant["partner_reward"]["target"] == "answer"
     if name.endswith("transfer"):  # RLTR's draw, one continuation, the run's junior or base as the receiver
         assert variant["partner_reward"]["weight"] == TRANSFER_WEIGHT
         assert variant["partner_reward"]["transfer"] == {"cuts": [], "samples": 1, "receiver": ""}
     assert variant["partner_reward"]["writer_sees_solution"] == (name == "rlt")  # RLT's setting: the writer sees it
     assert name in LABELS
+
+
+@pytest.mark.parametrize("name, zeroed, kept", [("grpo_answer_kl_only", ("logprob_mean", "logprob_min"), ("kl_mean", "kl_max")),
+                                                ("grpo_answer_target_only", ("kl_mean", "kl_max"), ("logprob_mean", "logprob_min"))])
+def test_each_ablation_zeroes_one_pair_of_rlts_terms_and_keeps_the_others_coefficients(name, zeroed, kept):
+    score = variant_config(demo_config(), Path("runs/x/seed-0"), "grpo_answer_score").partner_reward.coefficients()
+    ablated = variant_config(demo_config(), Path("runs/x/seed-0"), name).partner_reward.coefficients()
+    assert all(ablated[t] == 0.0 and score[t] > 0.0 for t in zeroed)
+    assert all(ablated[t] == score[t] > 0.0 for t in kept)
 
 
 def test_the_weaker_junior_is_the_bases_sft_stopped_at_a_quarter():

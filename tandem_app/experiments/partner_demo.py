@@ -11,6 +11,8 @@ into OUT/seed-S/partner-NAME:
     grpo_score  GRPO with the partner score, scored by the base (RLT's student)
     grpo_answer_score  the same with target `answer`, the target that separates a senior's own
                 explanation from another's on these bases (issue 44's validity benchmark)
+    grpo_answer_kl_only      grpo_answer_score with the log-prob coefficients 0: RLT's KL-to-base terms alone
+    grpo_answer_target_only  grpo_answer_score with the KL coefficients 0: the target's log-prob terms alone
     transfer    TRL with RLTR's transfer reward (partner_reward.kind=transfer, weight TRANSFER_WEIGHT,
                 RLTR's cut drawn per response, one continuation): the junior (the base) continues
                 each response's leak-free prefix and the verifier grades it
@@ -52,7 +54,7 @@ from tandem_app.experiments.demo import DemoConfig, demo_config, run_demo, sft_c
 from tandem_app.train.evaluate import drift_js, evaluate_senior, junior_legibility
 from tandem_app.train.grpo_trainer import GRPOTrainer
 from tandem_app.train.sft import run_sft
-from tandem_app.experiments.partner_variants import GRPO_VARIANTS, VARIANTS, check_variants
+from tandem_app.experiments.partner_variants import ABLATIONS, GRPO_VARIANTS, VARIANTS, check_variants
 from tandem_app.experiments.seeds import spread
 from tandem_app.stats import over_seeds_text, paired_difference
 
@@ -60,6 +62,9 @@ WEAK_SFT_FRACTION = 0.25  # the weaker junior: the base's SFT, same seed and dat
 SYNC, EMA = "sync:20", "ema:0.9"  # per optimizer step; the demo makes 2 per training step (200 in all)
 SCORE_WEIGHT = 0.1  # partner score per unit of verifier reward
 TRANSFER_WEIGHT = 0.5  # R_transfer per unit of verifier reward (RLTR's w was not found: SPEC §15)
+# Each ablation zeroes one pair of RLT's terms (tandem.rewards.partner_config.TERMS); the other keeps RLT's coefficients
+ABLATION_TERMS = {"grpo_answer_kl_only": {"logprob_mean": 0.0, "logprob_min": 0.0},
+                  "grpo_answer_target_only": {"kl_mean": 0.0, "kl_max": 0.0}}
 SENIORS = ("grpo", "tandem", *VARIANTS)  # evaluated; `tandem` is the paper's TRL (frozen base)
 # RLT's setting (`rlt`): RLT samples its teacher and scores its student at 0.7 (teacher_rlt.yaml:
 # temperature, unbias_student_log_probs_temp); 128 tokens hold the demo task's longest worked
@@ -71,6 +76,8 @@ RLT_STUDENT, RLT_WARMUP = "rlt-student", "rlt-warmup"  # under OUT/seed-S
 LABELS = {"grpo": "GRPO", "tandem": "TRL (frozen base)", "weaker": "TRL, weaker junior", "sync": f"TRL, {SYNC}",
           "ema": f"TRL, {EMA}", "score": "TRL + partner score", "grpo_score": "GRPO + partner score",
           "grpo_answer_score": "GRPO + partner score (target answer)",
+          "grpo_answer_kl_only": "GRPO + score (answer), KL terms only",
+          "grpo_answer_target_only": "GRPO + score (answer), target terms only",
           "rlt": "RLT: warmed-up writer sees the solution, rewarded by the student score",
           "transfer": "TRL + transfer reward", "grpo_transfer": "GRPO + transfer reward"}
 
@@ -89,6 +96,8 @@ def variant_config(cfg: DemoConfig, seed_dir: Path, name: str):
         return replace(tc, partner_reward=PartnerRewardConfig(weight=TRANSFER_WEIGHT, kind="transfer"))
     if name == "grpo_answer_score":  # the validated target (the default)
         return replace(tc, partner_reward=PartnerRewardConfig(weight=SCORE_WEIGHT, target="answer"))
+    if name in ABLATIONS:
+        return replace(tc, partner_reward=PartnerRewardConfig(weight=SCORE_WEIGHT, target="answer", **ABLATION_TERMS[name]))
     return replace(tc, partner_reward=PartnerRewardConfig(weight=SCORE_WEIGHT, target="solution"))
 
 

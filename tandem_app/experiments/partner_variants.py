@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from tandem.errors import TandemError
 
-VARIANTS = ("weaker", "sync", "ema", "score", "grpo_score", "grpo_answer_score", "rlt", "transfer", "grpo_transfer")
-GRPO_VARIANTS = ("grpo_score", "grpo_answer_score", "rlt", "grpo_transfer")  # GRPO's config with one thing changed; the rest TRL's
+# The ablation of the validated score (issue 63): GRPO + score (answer) with one of RLT's two term pairs at 0
+ABLATIONS = ("grpo_answer_kl_only", "grpo_answer_target_only")
+VARIANTS = ("weaker", "sync", "ema", "score", "grpo_score", "grpo_answer_score", *ABLATIONS, "rlt", "transfer",
+            "grpo_transfer")
+GRPO_VARIANTS = ("grpo_score", "grpo_answer_score", *ABLATIONS, "rlt", "grpo_transfer")  # GRPO's config with one thing changed; the rest TRL's
 
 
 def check_variants(names: list[str]) -> None:
