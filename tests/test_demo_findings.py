@@ -90,3 +90,38 @@ def test_seed_table_counts_each_verdict_over_seeds():
     row = next(line for line in lines if line.startswith("| 3. TRL drifts less"))
     assert row.endswith("| met | not met | met | 2/3 |")
     assert any(line.startswith("| GRPO solo acc | 0.750 | 0.750 | 0.750 | 0.750 ± 0.000 |") for line in lines)
+
+
+def test_the_report_counts_the_met_targets_and_says_not_met_beside_each_missed_one():
+    from tandem_app.experiments.report import target_lines
+
+    # BASE and PLUS_ONE give every senior the same accuracy: RL learns and TRL matches GRPO solo, but TRL
+    # does not hand off better, and with js (floor 0.01, GRPO 0.02, TRL 0.10) TRL drifts more.
+    lines = target_lines(results(BASE, PLUS_ONE, PLUS_ONE, js=(0.01, 0.02, 0.10)))
+    assert lines[0] == ("**2 of 4 targets met; not met: 2. TRL hands off better than GRPO; "
+                        "3. TRL drifts less from the base.**")
+    verdicts = {line.split("**")[1]: line.rsplit("— ", 1)[1] for line in lines if line.startswith("- **")}
+    assert verdicts == {"RL learns": "**met**", "1. TRL matches GRPO solo": "**met**",
+                        "2. TRL hands off better than GRPO": "**not met**",
+                        "3. TRL drifts less from the base": "**not met**"}
+
+
+def test_the_summary_names_no_missed_target_when_all_are_met():
+    from tandem_app.experiments.findings import targets_summary
+
+    clear = ([3] * 10, [4] * 10)  # TRL: the same solo gain, a clear handoff gain over GRPO
+    assert targets_summary(findings(results(BASE, PLUS_ONE, clear))) == "4 of 4 targets met"
+
+
+def test_the_console_summary_counts_the_met_targets(tmp_path):
+    import json
+
+    from tandem_app.experiments.report import console_summary
+
+    res = results(BASE, PLUS_ONE, PLUS_ONE, js=(0.01, 0.02, 0.10))
+    res["_meta"] = {"n_problems": 10, "eval": {"n_samples": 4}}
+    (tmp_path / "eval").mkdir()
+    (tmp_path / "eval" / "results.json").write_text(json.dumps(res))
+    lines = console_summary(tmp_path).splitlines()
+    assert any(line.startswith("targets: 2 of 4 targets met; not met: 2. TRL hands off") for line in lines)
+    assert lines[-1] == f"report: {tmp_path / 'report.md'}"

@@ -1,1 +1,1 @@
-"""Settings and records: strict dataclass configs, config files and overrides, the legacy names, JSONL, metric rows, the run lock."""
+"""Settings and records: strict dataclass configs, config files and overrides, the legacy names, JSONL, metric rows, the run lock, result records (`result_record`: a result file stamped with its commit and machine)."""

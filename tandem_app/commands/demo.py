@@ -19,7 +19,8 @@ def register(subparsers) -> None:
         "--quick", action="store_true",
         help="a first result in 80.5-91.8 s on 2 CPU cores beside two busy jobs (model_spec/PERFORMANCE.md): "
              "a 2-layer model on two-step problems, 800 SFT steps, 12 RL steps per method; one seed of a small "
-             "run (on seed 0 the base solves 0.73, GRPO 0.84, TRL 0.88; the paper's findings need the full demo)"
+             "run whose accuracies vary by seed and CPU (README's quick-demo table: 3 seeds); the paper's findings need "
+             "the full demo"
     )
     p.add_argument(
         "--out", help="output directory (default runs/demo, runs/demo-quick with --quick, runs/demo-seeds with --seeds)"

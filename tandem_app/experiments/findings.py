@@ -75,5 +75,17 @@ def findings(res: dict) -> list[Finding]:
     return [rl_learns(res), solo_match(res), handoff(res), drift(res)]
 
 
+def verdict(f: Finding) -> str:
+    """The verdict in words: "met" or "not met"."""
+    return "met" if f.met else "not met"
+
+
+def targets_summary(found: list[Finding]) -> str:
+    """One line counting the met targets and naming each one not met, e.g. `2 of 4 targets met; not met: ...`."""
+    missed = [f.title for f in found if not f.met]
+    line = f"{len(found) - len(missed)} of {len(found)} targets met"
+    return f"{line}; not met: {'; '.join(missed)}" if missed else line
+
+
 def _z(d: float, se: float) -> str:
     return f"{d / se:+.1f} SE" if se > 0 else "SE 0"

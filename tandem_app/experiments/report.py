@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from tandem.io.metric_log import REWARD_MEAN, SFT_VAL_ACCURACY, TERSE_FRACTION, VAL_ACCURACY, read_metrics
-from tandem_app.experiments.findings import findings
+from tandem_app.experiments.findings import findings, targets_summary, verdict
 from tandem_app.stats import accuracy
 
 NAMES = {"base": "base (SFT, pre-RL)", "grpo": "GRPO senior", "tandem": "TRL senior"}
@@ -140,6 +140,14 @@ def results_table(res: dict) -> list[str]:
     return lines
 
 
+def target_lines(res: dict) -> list[str]:
+    """The targets' section: the count of met targets (naming those not met), then each target with the numbers
+    behind its verdict and the verdict in words."""
+    found = findings(res)
+    return [f"**{targets_summary(found)}.**", "",
+            *[f"- **{f.title}**: {f.text} — **{verdict(f)}**" for f in found]]
+
+
 def model_folders(out: Path) -> list[str]:
     """One line per model: its name and its Hugging Face folder (what `eval-solo --model` takes)."""
     return [f"{NAMES[name]}: {Path(out) / d}" for name, d in MODEL_DIRS.items()]
@@ -155,7 +163,8 @@ def console_summary(out: Path) -> str:
                     f"{r['handoff_acc']:>7.3f} ± {per_problem_se(r, 'handoff'):.3f}")
     legend = (f"accuracy over {res['_meta']['n_problems']} test problems x {res['_meta']['eval']['n_samples']} "
               "samples, ± one standard error over problems; handoff = senior and the base alternate steps")
-    return "\n".join([*rows, legend, "models:", *(f"  {line}" for line in model_folders(out)),
+    targets = f"targets: {targets_summary(findings(res))} (each verdict with its numbers: report.md)"
+    return "\n".join([*rows, legend, targets, "models:", *(f"  {line}" for line in model_folders(out)),
                       f"report: {Path(out) / 'report.md'}"])
 
 
@@ -255,7 +264,7 @@ def write_report(out: Path, timings: dict) -> Path:
         "",
         "## The targets",
         "",
-        *[f"- **{f.title}**: {f.text} — **{'met' if f.met else 'not met'}**" for f in findings(res)],
+        *target_lines(res),
         "",
         "## Sample responses",
         "",

@@ -1,0 +1,120 @@
+"""Write a result record (`model_spec/results/NAME.json`) from finished run folders.
+
+    python scripts/record_results.py quick-demo --runs runs/quick-seed-0 runs/quick-seed-1 runs/quick-seed-2 \
+        --out model_spec/results/quick_demo.json
+
+Each experiment kind is one entry of `KINDS`: a function of the run folders that returns the
+numbers, the command that made each run and the torch threads the runs used. The record is
+stamped by `tandem.io.result_record.stamp` (the commit of this checkout, this machine), so run
+this on the machine, at the commit, that made the runs. `scripts/render_results.py` renders the
+documents' blocks from the record. To add a kind: write `def my_kind(runs) -> Recorded` and
+register it with `@kind("my-kind")`; then add a renderer for it in `scripts/render_results.py`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from tandem.errors import TandemError
+from tandem.io.result_record import stamp, write_record
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class Recorded:
+    """What a kind reads from its run folders."""
+
+    numbers: dict
+    runs: list[str] = field(default_factory=list)  # the command that made each run folder
+    threads: int | None = None  # torch CPU threads the runs used (None: torch's default)
+
+
+KINDS: dict[str, Callable[[list[Path]], Recorded]] = {}
+
+
+def kind(name: str):
+    """Register a function (run folders -> Recorded) as experiment kind `name`; a second one under a name is refused."""
+    def register(fn):
+        if name in KINDS:
+            raise ValueError(f"result kind {name!r} is registered twice ({KINDS[name].__name__}, {fn.__name__})")
+        KINDS[name] = fn
+        return fn
+    return register
+
+
+def _json(run: Path, name: str) -> dict:
+    path = run / name
+    if not path.is_file():
+        raise TandemError(f"{path}: missing; is {run} a finished run folder?")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@kind("quick-demo")
+def quick_demo(runs: list[Path]) -> Recorded:
+    """`tandem-rlvr demo --quick --seed S` over several seeds: every number of the seed table, per seed."""
+    from tandem.models.threads import choose_threads
+    from tandem_app.experiments.seeds import seed_summary
+
+    seeds, presets, commands, threads = {}, set(), [], set()
+    for run in runs:
+        cfg = _json(run, "demo_config.json")
+        res = _json(run, "eval/results.json")
+        if not cfg.get("quick"):
+            raise TandemError(f"{run}: not a `demo --quick` run (its demo_config.json has quick false)")
+        seed = str(cfg["seed"])
+        if seed in seeds:
+            raise TandemError(f"{run}: seed {seed} is recorded twice; pass one run folder per seed")
+        seeds[seed] = seed_summary(res)
+        preset = {
+            "layers": cfg["model"]["num_hidden_layers"], "hidden_size": cfg["model"]["hidden_size"],
+            "task_steps": [cfg["task"]["min_steps"], cfg["task"]["max_steps"]],
+            "sft_steps": cfg["sft"]["steps"], "rl_steps": cfg["train"]["steps"],
+            "n_problems": res["_meta"]["n_problems"], "n_samples": res["_meta"]["eval"]["n_samples"],
+        }
+        presets.add(json.dumps(preset, sort_keys=True))
+        flags = f" --threads {cfg['threads']}" if cfg["threads"] else ""
+        commands.append(f"tandem-rlvr demo --quick --seed {seed} --out {run}{flags}")
+        threads.add(choose_threads(cfg["threads"], [run / "sft" / "model"]))
+    if len(presets) != 1:
+        raise TandemError(f"the runs {', '.join(map(str, runs))} were made with different settings; record them apart")
+    if len(threads) != 1:
+        raise TandemError(f"the runs used different torch thread counts ({sorted(map(str, threads))}); record them apart")
+    return Recorded(numbers={"preset": json.loads(presets.pop()), "seeds": seeds}, runs=commands, threads=threads.pop())
+
+
+def record(kind_name: str, runs: list[Path], command: str, repo: Path = REPO) -> dict:
+    """The stamped record of experiment `kind_name` over `runs`."""
+    if kind_name not in KINDS:
+        raise TandemError(f"unknown result kind {kind_name!r}; known: {', '.join(sorted(KINDS))}")
+    missing = [str(r) for r in runs if not Path(r).is_dir()]
+    if missing:
+        raise TandemError(f"no such run folder: {', '.join(missing)}")
+    got = KINDS[kind_name]([Path(r) for r in runs])
+    return stamp(kind_name, got.numbers, command, threads=got.threads, runs=got.runs, repo=repo)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("kind", choices=sorted(KINDS), help="the experiment kind the run folders hold")
+    p.add_argument("--runs", type=Path, nargs="+", required=True, help="finished run folders (one per seed)")
+    p.add_argument("--out", type=Path, required=True, help="the result file to write (model_spec/results/NAME.json)")
+    args = p.parse_args(argv)
+    command = shlex.join(["python", "scripts/record_results.py", *(sys.argv[1:] if argv is None else argv)])
+    try:
+        path = write_record(args.out, record(args.kind, args.runs, command))
+    except TandemError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

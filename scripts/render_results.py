@@ -1,0 +1,222 @@
+"""Render the documents' result blocks from the result records, or check that they are what renders.
+
+A document holds a block where a number of an experiment appears:
+
+    <!-- results:NAME -->            (or <!-- results:NAME:VIEW -->)
+    ... whatever the renderer writes ...
+    <!-- /results:NAME -->           (closed with the same NAME[:VIEW])
+
+The block is rendered from `model_spec/results/NAME.json` (a record of `scripts/record_results.py`,
+stamped with its commit and machine) by the renderer registered for the record's `kind` and the
+VIEW (`table` when none is named): a table, or sentences that stand in the prose. Numbers over
+seeds are the mean with the range (min to max) and the seed count; every block names the CPU model
+and the commit its record was made on.
+
+    python scripts/render_results.py --check     # exit 1 naming each block that differs or has no record
+    python scripts/render_results.py --write     # rewrite the blocks in place
+
+To add a renderer: `@renderer("KIND", "VIEW")` on a function (record, its path -> markdown text).
+`tests/test_rendered_numbers.py` runs the check over README.md and model_spec/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import re
+import statistics
+import sys
+from pathlib import Path
+from typing import Callable
+
+from tandem.errors import TandemError
+from tandem.io.result_record import read_record
+
+REPO = Path(__file__).resolve().parents[1]
+DOCS = ("README.md", "model_spec/RESULTS.md")
+RESULTS = "model_spec/results"
+DEFAULT_VIEW = "table"
+SPEC = r"[A-Za-z0-9_.-]+(?::[A-Za-z0-9_-]+)?"
+OPEN = re.compile(rf"<!-- results:({SPEC}) -->")
+BLOCK = re.compile(rf"<!-- results:(?P<spec>{SPEC}) -->\n(?P<body>.*?)<!-- /results:(?P=spec) -->", re.S)
+
+RENDERERS: dict[tuple[str, str], Callable[[dict, str], str]] = {}
+
+
+def renderer(kind: str, view: str = DEFAULT_VIEW):
+    """Register a function (record, its path -> markdown) as the renderer of `kind`'s `view`; a second one is refused."""
+    def register(fn):
+        if (kind, view) in RENDERERS:
+            raise ValueError(f"a renderer for {kind}:{view} is registered twice")
+        RENDERERS[(kind, view)] = fn
+        return fn
+    return register
+
+
+# --- formatting shared by the renderers ---------------------------------------------------------
+
+def over_seeds(values: list[float], digits: int = 3, signed: bool = False) -> str:
+    """The mean and, in brackets, the range (min to max) of one number over seeds; one seed: the number."""
+    fmt = f"{'+' if signed else ''}.{digits}f"
+    mean = format(statistics.fmean(values), fmt)
+    if len(values) == 1:
+        return mean
+    return f"{mean} ({format(min(values), fmt)} to {format(max(values), fmt)})"
+
+
+def provenance(record: dict, path: str) -> str:
+    """Where the digits come from: the CPU and its threads, the torch build, the commit, the record's file."""
+    m, c = record["machine"], record["commit"]
+    threads = m.get("threads")
+    torch = (m.get("packages") or {}).get("torch")
+    thread_text = "torch's default threads" if threads is None else f"{threads} torch thread{'s' * (threads != 1)}"
+    dirty = " plus uncommitted changes" if c.get("dirty") else ""
+    short = c.get("short") or (c.get("sha") or "unknown")[:7]
+    return (f"Run on {m['cpu_model']} ({m['cores']} cores, {thread_text}{f', torch {torch}' if torch else ''}) "
+            f"at commit {short}{dirty}; the digits depend on the CPU and the torch build. Record: `{path}`.")
+
+
+def seed_list(record: dict) -> list[str]:
+    return sorted(record["numbers"]["seeds"], key=int)
+
+
+def per_seed(record: dict, label: str) -> list[float]:
+    seeds = record["numbers"]["seeds"]
+    return [seeds[s]["numbers"][label] for s in seed_list(record)]
+
+
+def seeds_phrase(record: dict) -> str:
+    seeds = seed_list(record)
+    return f"{len(seeds)} seed{'s' * (len(seeds) != 1)} ({', '.join(seeds)})"
+
+
+# --- the quick demo -----------------------------------------------------------------------------
+
+QUICK_MODELS = (("base (SFT, pre-RL)", "base"), ("GRPO senior", "GRPO"), ("TRL senior", "TRL"))
+
+
+@renderer("quick-demo", "table")
+def quick_demo_table(record: dict, path: str) -> str:
+    p = record["numbers"]["preset"]
+    lines = [
+        f"{seeds_phrase(record)} of `tandem-rlvr demo --quick --seed S`, each cell the mean over the "
+        f"seeds and, in brackets, their range (min to max); accuracy over {p['n_problems']} test problems x "
+        f"{p['n_samples']} samples per seed. {provenance(record, path)}",
+        "",
+        "| model | solo acc | handoff acc |",
+        "|---|---|---|",
+    ]
+    for name, label in QUICK_MODELS:
+        lines.append(f"| {name} | {over_seeds(per_seed(record, f'{label} solo acc'))} | "
+                     f"{over_seeds(per_seed(record, f'{label} handoff acc'))} |")
+    return "\n".join(lines) + "\n"
+
+
+@renderer("quick-demo", "gains")
+def quick_demo_gains(record: dict, path: str) -> str:
+    n = len(seed_list(record))
+    gains = {label: per_seed(record, f"{label} - base, solo") for label in ("GRPO", "TRL")}
+    up = ", ".join(f"{label} in {sum(v > 0 for v in values)} of {n}" for label, values in gains.items())
+    verdicts = record["numbers"]["seeds"]
+    titles = list(verdicts[seed_list(record)[0]]["verdicts"])
+    met = "; ".join(f"{t}: {sum(verdicts[s]['verdicts'][t] for s in seed_list(record))} of {n}" for t in titles)
+    return (
+        f"Solo accuracy minus the base's, paired over each seed's test problems (mean, range over {n} seeds): "
+        f"GRPO {over_seeds(gains['GRPO'], signed=True)}, TRL {over_seeds(gains['TRL'], signed=True)}; above the "
+        f"base in a seed: {up}. TRL minus GRPO: solo "
+        f"{over_seeds(per_seed(record, 'TRL - GRPO, solo'), signed=True)}, handoff "
+        f"{over_seeds(per_seed(record, 'TRL - GRPO, handoff'), signed=True)}. The report's targets, met in how "
+        f"many seeds: {met}."
+    )
+
+
+# --- blocks -------------------------------------------------------------------------------------
+
+def render_block(spec: str, root: Path) -> str:
+    """The whole block `spec` (NAME or NAME:VIEW) as it renders from root/model_spec/results/NAME.json."""
+    name, _, view = spec.partition(":")
+    path = f"{RESULTS}/{name}.json"
+    record = read_record(root / path)
+    fn = RENDERERS.get((record["kind"], view or DEFAULT_VIEW))
+    if fn is None:
+        known = ", ".join(f"{k}:{v}" for k, v in sorted(RENDERERS))
+        raise TandemError(f"{path}: no renderer for kind {record['kind']!r}, view {view or DEFAULT_VIEW!r}; "
+                          f"known: {known}")
+    body = fn(record, path)
+    return f"<!-- results:{spec} -->\n{body}\n<!-- /results:{spec} -->"
+
+
+def render_document(text: str, root: Path, doc: str = "") -> tuple[str, list[str]]:
+    """(the text with every block rendered, one line per problem: a block that differed, has no record,
+    or is not closed). A block that cannot render is left as it is."""
+    problems, out, pos = [], [], 0
+    for m in BLOCK.finditer(text):
+        out.append(text[pos:m.start()])
+        pos = m.end()
+        spec = m.group("spec")
+        try:
+            rendered = render_block(spec, root)
+        except TandemError as e:
+            problems.append(f"{doc}: results:{spec}: {e}")
+            out.append(m.group(0))
+            continue
+        if rendered != m.group(0):
+            diff = difflib.unified_diff(m.group(0).splitlines(), rendered.splitlines(), "document", "render",
+                                        lineterm="", n=0)
+            shown = [line for line in diff if not line.startswith(("---", "+++", "@@"))][:6]
+            problems.append(f"{doc}: results:{spec} differs from its render "
+                            f"({RESULTS}/{spec.partition(':')[0]}.json):\n    " + "\n    ".join(shown))
+        out.append(rendered)
+    out.append(text[pos:])
+    closed = {m.start() for m in BLOCK.finditer(text)}
+    problems += [f"{doc}: results:{m.group(1)} is not closed (no <!-- /results:{m.group(1)} --> after it)"
+                 for m in OPEN.finditer(text) if m.start() not in closed and not _inside(m.start(), text)]
+    return "".join(out), problems
+
+
+def _inside(offset: int, text: str) -> bool:
+    """True when `offset` lies in a block's body (an open tag quoted inside another block)."""
+    return any(m.start() < offset < m.end() for m in BLOCK.finditer(text))
+
+
+def blocks(text: str) -> list[str]:
+    """The specs of the blocks of a document, in order."""
+    return [m.group("spec") for m in BLOCK.finditer(text)]
+
+
+def run(root: Path, docs: list[str], write: bool) -> list[str]:
+    """Check (or, with `write`, rewrite) `docs` under `root`; the problems found (before any rewrite)."""
+    problems = []
+    for doc in docs:
+        path = root / doc
+        if not path.is_file():
+            continue  # a document that does not exist yet holds no block
+        text = path.read_text(encoding="utf-8")
+        new, found = render_document(text, root, doc)
+        problems += found
+        if write and new != text:
+            path.write_text(new, encoding="utf-8")
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    mode = p.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--check", action="store_true", help="exit 1 naming each block that differs from its render")
+    mode.add_argument("--write", action="store_true", help="rewrite each block as it renders")
+    p.add_argument("--root", type=Path, default=REPO, help="the repository root (default: this checkout)")
+    p.add_argument("--docs", nargs="+", default=list(DOCS), help=f"documents under the root (default: {' '.join(DOCS)})")
+    args = p.parse_args(argv)
+    problems = run(args.root, args.docs, write=args.write)
+    if args.write:
+        for line in problems:
+            if " differs from its render " in line:
+                print(f"rewrote {line.split(' differs from its render ')[0]}")
+        problems = run(args.root, args.docs, write=False)  # what the rewrite could not fix: no record, no close
+    for line in problems:
+        print(line, file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

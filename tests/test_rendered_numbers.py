@@ -1,0 +1,170 @@
+"""Every number in a result block of README.md and model_spec/RESULTS.md is what `scripts/render_results.py`
+renders from its record in `model_spec/results/` (issue 63, item 4: numbers are generated, not copied).
+
+Fails on a block that differs from its render, on a block with no result file, on a result file
+without its commit or machine, and on a block left open; the check itself is shown to fail on one
+edited digit. `scripts/record_results.py` is checked on made-up run folders.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tandem.errors import TandemError
+from tandem.io.result_record import missing_keys, read_record
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "model_spec" / "results"
+
+
+def _script(name: str):
+    spec = importlib.util.spec_from_file_location(f"_script_{name}", REPO / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # before it runs: its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+render = _script("render_results")
+recorder = _script("record_results")
+
+
+def test_every_block_of_the_documents_is_what_its_record_renders():
+    assert render.run(REPO, list(render.DOCS), write=False) == []
+
+
+def test_the_readmes_quick_demo_numbers_are_rendered_blocks_naming_the_cpu_and_the_commit():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert {"quick_demo", "quick_demo:gains"} <= set(render.blocks(readme))
+    record = read_record(RESULTS / "quick_demo.json")
+    table = render.render_block("quick_demo", REPO)
+    assert record["machine"]["cpu_model"] in table and record["commit"]["sha"][:7] in table
+    assert len(record["numbers"]["seeds"]) >= 3 and f"{len(record['numbers']['seeds'])} seeds" in table
+    # the quick demo's section holds no accuracy outside the blocks (a number typed by hand)
+    quick = readme.split("## A first result")[1].split("The full demo")[0]
+    outside = render.BLOCK.sub("", quick)
+    assert re.findall(r"\b0\.\d{2,}", outside) == []
+
+
+@pytest.mark.parametrize("path", sorted(RESULTS.glob("*.json")), ids=lambda p: p.name)
+def test_every_result_file_names_its_commit_and_machine(path):
+    record = read_record(path)
+    assert re.fullmatch(r"[0-9a-f]{40}", record["commit"]["sha"]) and isinstance(record["commit"]["dirty"], bool)
+    machine = record["machine"]
+    assert machine["cpu_model"] and machine["platform"] and machine["cores"] >= 1
+    assert record["command"].startswith("python scripts/record_results.py ")
+
+
+def _copy(tmp_path: Path) -> Path:
+    """A root holding the documents and their records, to edit."""
+    shutil.copytree(RESULTS, tmp_path / "model_spec" / "results")
+    for doc in render.DOCS:
+        if (REPO / doc).is_file():
+            shutil.copy(REPO / doc, tmp_path / doc)
+    return tmp_path
+
+
+def test_one_edited_digit_in_a_rendered_block_fails_the_check_and_write_restores_it(tmp_path, capsys):
+    root = _copy(tmp_path)
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    block = next(render.BLOCK.finditer(readme), None)
+    digit = re.search(r"\| (\d)\.(\d)", block.group(0))  # the first accuracy of the table
+    start = block.start() + digit.start(2)
+    edited = readme[:start] + str((int(readme[start]) + 1) % 10) + readme[start + 1:]
+    (root / "README.md").write_text(edited, encoding="utf-8")
+    assert render.main(["--check", "--root", str(root)]) == 1
+    assert f"README.md: results:{block.group('spec')} differs from its render" in capsys.readouterr().err
+    done = subprocess.run([sys.executable, str(REPO / "scripts" / "render_results.py"), "--check", "--root", str(root)],
+                          capture_output=True, text=True)
+    assert done.returncode == 1 and "differs from its render" in done.stderr
+    assert render.main(["--write", "--root", str(root)]) == 0
+    assert (root / "README.md").read_text(encoding="utf-8") == readme
+
+
+def test_a_block_without_a_result_file_fails(tmp_path):
+    (tmp_path / "README.md").write_text("a\n<!-- results:nothing -->\n<!-- /results:nothing -->\n")
+    problems = render.run(tmp_path, ["README.md"], write=True)
+    assert len(problems) == 1 and "results:nothing" in problems[0] and "no such result file" in problems[0]
+    assert render.main(["--check", "--root", str(tmp_path), "--docs", "README.md"]) == 1
+
+
+@pytest.mark.parametrize("key", ["commit", "machine"])
+def test_a_result_file_without_its_commit_or_machine_fails(tmp_path, key):
+    record = json.loads((RESULTS / "quick_demo.json").read_text())
+    del record[key]
+    (tmp_path / "model_spec" / "results").mkdir(parents=True)
+    (tmp_path / "model_spec" / "results" / "quick_demo.json").write_text(json.dumps(record))
+    (tmp_path / "README.md").write_text("<!-- results:quick_demo -->\n<!-- /results:quick_demo -->\n")
+    problems = render.run(tmp_path, ["README.md"], write=False)
+    assert len(problems) == 1 and f"lacks {key}" in problems[0]
+    assert missing_keys({**record, key: {}})  # an empty stamp is no stamp either
+
+
+def test_a_block_left_open_or_of_an_unknown_view_fails(tmp_path):
+    shutil.copytree(RESULTS, tmp_path / "model_spec" / "results")
+    (tmp_path / "README.md").write_text("<!-- results:quick_demo -->\nno close\n"
+                                        "<!-- results:quick_demo:nosuchview -->\n<!-- /results:quick_demo:nosuchview -->\n")
+    problems = render.run(tmp_path, ["README.md"], write=False)
+    assert any("results:quick_demo is not closed" in p for p in problems)
+    assert any("no renderer for kind 'quick-demo', view 'nosuchview'" in p for p in problems)
+
+
+def test_numbers_over_seeds_are_the_mean_and_the_range():
+    assert render.over_seeds([0.5, 0.75, 1.0]) == "0.750 (0.500 to 1.000)"
+    assert render.over_seeds([-0.02, 0.01], signed=True) == "-0.005 (-0.020 to +0.010)"
+    assert render.over_seeds([0.25]) == "0.250"
+
+
+def test_a_second_renderer_or_kind_under_one_name_is_refused():
+    with pytest.raises(ValueError, match="twice"):
+        render.renderer("quick-demo", "table")(lambda record, path: "")
+    with pytest.raises(ValueError, match="twice"):
+        recorder.kind("quick-demo")(lambda runs: None)
+
+
+def _fake_run(folder: Path, seed: int, solved: int) -> Path:
+    """A finished quick-demo folder: its record and evaluation (ten problems, four samples each)."""
+    def model(k: int, js: float) -> dict:
+        return {"solo_counts": [k] * 10, "solo_n": 4, "solo_acc": k / 4, "handoff_counts": [k] * 10, "handoff_n": 4,
+                "handoff_acc": k / 4, "drift_js_vs_base": js, "solo_terse_share": 0.5}
+
+    res = {"base": model(solved, 0.01), "grpo": model(solved + 1, 0.1), "tandem": model(solved + 1, 0.02),
+           "_meta": {"n_problems": 10, "eval": {"n_samples": 4}}}
+    cfg = {"seed": seed, "quick": True, "threads": 0, "model": {"num_hidden_layers": 2, "hidden_size": 64},
+           "task": {"min_steps": 2, "max_steps": 2}, "sft": {"steps": 800}, "train": {"steps": 12}}
+    (folder / "eval").mkdir(parents=True)
+    (folder / "eval" / "results.json").write_text(json.dumps(res))
+    (folder / "demo_config.json").write_text(json.dumps(cfg))
+    return folder
+
+
+def test_the_recorder_stamps_each_seeds_numbers_and_the_renderer_reads_them(tmp_path):
+    runs = [_fake_run(tmp_path / f"seed-{s}", s, k) for s, k in ((0, 1), (1, 2))]
+    out = tmp_path / "model_spec" / "results" / "fake.json"
+    assert recorder.main(["quick-demo", "--runs", *map(str, runs), "--out", str(out)]) == 0
+    record = read_record(out)
+    assert record["kind"] == "quick-demo" and record["commit"]["sha"] and record["machine"]["cores"] >= 1
+    assert record["runs"] == [f"tandem-rlvr demo --quick --seed {s} --out {r}" for s, r in enumerate(runs)]
+    assert record["numbers"]["seeds"]["1"]["numbers"]["base solo acc"] == 0.5
+    assert record["numbers"]["preset"]["n_problems"] == 10
+    table = render.quick_demo_table(record, "model_spec/results/fake.json")
+    assert "| base (SFT, pre-RL) | 0.375 (0.250 to 0.500) |" in table and "2 seeds (0, 1)" in table
+    gains = render.quick_demo_gains(record, "model_spec/results/fake.json")
+    assert "GRPO +0.250 (+0.250 to +0.250)" in gains and "3. TRL drifts less from the base: 2 of 2" in gains
+
+
+def test_the_recorder_refuses_a_seed_twice_and_a_folder_that_is_no_run(tmp_path, capsys):
+    run = _fake_run(tmp_path / "a", 0, 1)
+    twice = _fake_run(tmp_path / "b", 0, 2)
+    with pytest.raises(TandemError, match="seed 0 is recorded twice"):
+        recorder.record("quick-demo", [run, twice], "cmd")
+    assert recorder.main(["quick-demo", "--runs", str(tmp_path), "--out", str(tmp_path / "x.json")]) == 1
+    assert "a finished run folder" in capsys.readouterr().err and not (tmp_path / "x.json").exists()
