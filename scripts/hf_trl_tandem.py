@@ -1,35 +1,45 @@
 """Tandem RL with Hugging Face TRL's GRPOTrainer: the few lines a TRL user adds, as a runnable example.
 
-    python scripts/hf_trl_tandem.py --out DIR [--max-steps 20]
-    python scripts/hf_trl_tandem.py --model Qwen/Qwen3-0.6B --dataset data.jsonl --max-steps 100 --out DIR
+    python scripts/hf_trl_tandem.py --out DIR [KEY=VALUE ...]
+    python scripts/hf_trl_tandem.py --model Qwen/Qwen3-0.6B --dataset data.jsonl --out DIR steps=100 device=cuda
+
+The settings are `tandem-rlvr train`'s, parsed by the CLI's own functions into its one typed
+`TrainConfig` (`--config FILE`, then `KEY=VALUE` overrides, then `--method`, `--model`, `--out`;
+every key and its default: `tandem-rlvr train --help`), and mapped onto TRL's `GRPOConfig` by
+`grpo_config` (the keys it reads: `READS`). A key TRL cannot honour that the config changes
+from its default is refused in one line (`check_settings`), never ignored: TRL takes one
+optimizer step per generation batch (ppo_epochs, ppo_mini_batches), keeps no checkpoints
+(save_every, keep_checkpoints), and its loss has no dual clip, entropy bonus or junior-token
+weight. The flags are what TrainConfig has no key for (`--dataset`, `--split`, `--val-split`,
+`--base-steps`, `--save-model`).
 
 By default it runs offline on CPU: the zoo's tiny Qwen3 model, SFT'd for `--base-steps`
 steps on the one-operation synthetic task (`tandem_app.train.tiny_base`, reused from
-DIR/base), trained on that task. Otherwise `--model` is any Hugging Face causal LM the
-reference engine runs (Qwen3, Qwen2, Llama, Mistral) and `--dataset` a `datasets`
-dataset (a hub name or a local .jsonl/.json/.parquet file) with a `prompt` column (text
-or chat messages) and an `answer` column.
+DIR/base), trained on that task (`task.*` chooses another). Otherwise `model=` is any
+Hugging Face causal LM the reference engine runs (Qwen3, Qwen2, Llama, Mistral) and
+`--dataset` a `datasets` dataset (a hub name or a local .jsonl/.json/.parquet file) with a
+`prompt` column (text or chat messages) and an `answer` column (and `solution`, for
+`partner_reward.writer_sees_solution`).
 
 The tandem part is three lines (see `tandem_trainer`): build the rollout function, pass it
-to `GRPOTrainer(rollout_func=...)`, and score with the project's grader. The junior is a
-frozen copy of the senior before training (the paper's self-paired junior) unless
-`--junior` names another model of the same vocabulary. Validation: the senior alone,
-greedy, graded by the same grader (at the start, every `--val-every` steps, at the end).
+to `GRPOTrainer(rollout_func=...)`, and score with the project's grader (plus the partner
+reward when `partner_reward.weight` > 0). The junior is a frozen copy of the senior before
+training (the paper's self-paired junior) unless `tandem.junior_model` names another model
+of the same vocabulary. Validation: the senior alone, greedy, graded by the same grader (at
+the start, every `val_every` steps, at the end).
 
 Writes DIR/metrics.jsonl (one line per step under the shared metric names, as the embedded
 trainer's: `step`, `reward`, `senior_token_fraction`, `loss`, `mean_handoffs`, ...; `val_acc`
-on validation steps; `tandem.io.metric_log.read_metrics` reads it), DIR/summary.json (final reward,
-validation accuracy, senior fraction, wall time), and with `--wandb` an offline wandb run
-under DIR. The run holds DIR's lock (`tandem.io.run_lock`: a second process on DIR is
-refused); numeric flags must be finite, and a step whose loss or gradient norm is not
-finite stops the run with one line, saving no model (`hf_grpo.metrics_callback`; validation
-is `hf_grpo.solo_validation`).
+on validation steps; `tandem.io.metric_log.read_metrics` reads it), DIR/summary.json (final
+reward, validation accuracy, senior fraction, wall time), and the logging keys' sinks (wandb,
+tensorboard). The run holds DIR's lock (`tandem.io.run_lock`: a second process on DIR is
+refused); a step whose loss or gradient norm is not finite stops the run with one line,
+saving no model (`hf_grpo.metrics_callback`; validation is `hf_grpo.solo_validation`).
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 import time
@@ -39,9 +49,8 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # run as a file from a checkout
     sys.path.insert(0, str(REPO))
 
-from tandem.io import run_lock  # noqa: E402
-from tandem.process.config import TandemConfig  # noqa: E402
 from tandem.errors import RunFailed, RunInterrupted, TandemError, run_reporting_errors  # noqa: E402
+from tandem.io import run_lock  # noqa: E402
 from tandem.io.jsonl import write_json  # noqa: E402
 from tandem.io.legacy import SENIOR_FRACTION_FIELD  # noqa: E402 - summary.json's field, kept
 from tandem.io.metric_log import (  # noqa: E402
@@ -53,86 +62,199 @@ from tandem.io.metric_log import (  # noqa: E402
     VAL_ACCURACY,
     read_metrics,
 )
+from tandem_app.commands.config_args import add_config_arguments, config_from_args, lazy_epilog  # noqa: E402
+from tandem_app.commands.train import COMMAND as TRAIN  # noqa: E402 - `tandem-rlvr train`: its config and flags
 
-METHODS = ("tandem", "grpo")
 CONSOLE_KEYS = (TRL_REWARD, SENIOR_TOKEN_FRACTION, MEAN_HANDOFFS, LOSS, VAL_ACCURACY, TRL_STEP_TIME)
+
+# --- the settings: TrainConfig -> GRPOConfig ----------------------------------------------
+
+# The TrainConfig keys this script reads (a section: every key in it), each mapped in `grpo_config`,
+# `tandem_rollout` or `train`. Any other key set to other than its default is refused (`NOT_READ`).
+READS = ("method", "model", "out", "seed", "steps", "prompts_per_step", "group_size", "lr", "warmup_steps",
+         "weight_decay", "grad_clip", "adv_estimator", "norm_adv_by_std", "n_train_problems", "n_val_problems",
+         "val_every", "engine_mode", "device", "threads", "wandb", "wandb_project", "wandb_mode", "metrics_format",
+         "tensorboard", "tensorboard_dir", "sampling", "tandem", "loss.loss_agg_mode", "loss.loss_denominator",
+         "loss.clip_ratio", "loss.clip_ratio_low", "loss.clip_ratio_high", "task", "partner_reward")
+# loss.loss_agg_mode -> TRL's loss_type (with the authorship mask as TRL's tool_mask every mode counts senior tokens)
+LOSS_TYPES = {"token-mean": "dapo", "seq-mean-token-mean": "grpo", "seq-mean-token-sum-norm": "dr_grpo"}
+# A read key that TRL runs with some values only: the values, and why.
+ONLY = {
+    "adv_estimator": (("grpo",), "TRL's advantage is GRPO's group-normalised one"),
+    "loss.loss_agg_mode": (tuple(LOSS_TYPES), "TRL's loss types"),
+    "loss.loss_denominator": (("senior_tokens",), "TRL's tool_mask drops junior tokens from the denominator too"),
+    "device": (("cpu", "cuda"), "accelerate places the model; pick the GPU with CUDA_VISIBLE_DEVICES"),
+}
+ONE_STEP = "TRL takes one optimizer step per generation batch here"
+NOT_READ = {  # why each key TRL does not honour is refused when changed
+    "ppo_epochs": ONE_STEP, "ppo_mini_batches": ONE_STEP,
+    "adv_epsilon": "TRL's advantage divides by std + 1e-4",
+    "save_every": "this script keeps no checkpoints; --save-model saves the final senior",
+    "keep_checkpoints": "this script keeps no checkpoints; --save-model saves the final senior",
+    "loss.junior_token_loss_weight": "TRL's tool_mask gives junior tokens no gradient",
+    "loss.policy_loss": "TRL's GRPO loss is the clipped (vanilla) one",
+    "loss.clip_ratio_c": "TRL's loss has no dual clip",
+    "loss.entropy_coeff": "TRL's GRPO loss has no entropy bonus",
+    "loss.use_kl_loss": "TRL's beta is not wired here", "loss.kl_loss_coef": "TRL's beta is not wired here",
+    "loss.kl_loss_type": "TRL's beta is not wired here",
+    "tandem.senior_architecture": "a vLLM key; the reference engine reads the model's own config",
+}
+FLAG_RENAMED = {"--max-steps": "steps", "--prompts-per-step": "prompts_per_step", "--num-generations": "group_size",
+                "--max-new-tokens": "sampling.max_new_tokens", "--temperature": "sampling.temperature", "--lr": "lr",
+                "--loss-type": "loss.loss_agg_mode", "--prob-senior": "tandem.prob_senior",
+                "--selection-strategy": "tandem.selection_strategy", "--n-val": "n_val_problems",
+                "--val-every": "val_every", "--seed": "seed", "--threads": "threads", "--wandb": "wandb",
+                "--wandb-project": "wandb_project", "--wandb-mode": "wandb_mode", "--junior": "tandem.junior_model"}
+
+
+def _reads(key: str) -> bool:
+    return key not in NOT_READ and any(key == r or key.startswith(r + ".") for r in READS)
+
+
+def check_settings(cfg, dataset: str | None = None) -> None:
+    """Everything TRL cannot honour of `cfg` (a built, valid TrainConfig), in one line, before any model loads."""
+    from tandem.io.config_files import config_diff, config_to_dict
+    from tandem.trainers import require, require_partner_reward
+
+    changed = config_diff(config_to_dict(cfg), config_to_dict(type(cfg)()))
+    unread = [k for k in changed if not _reads(k)]
+    if unread:
+        raise TandemError("HF TRL cannot honour " + "; ".join(
+            f"{k}={_value(cfg, k)} ({NOT_READ.get(k, 'not read by scripts/hf_trl_tandem.py')})" for k in unread)
+            + "; leave " + ("it" if len(unread) == 1 else "them") + " at the default")
+    for key, (values, why) in ONLY.items():
+        if _value(cfg, key) not in values:
+            raise TandemError(f"HF TRL cannot honour {key}={_value(cfg, key)} ({why}); use {' or '.join(values)}")
+    if dataset and (synthetic := [k for k in changed if k == "n_train_problems" or k.startswith("task.")]):
+        raise TandemError(f"{', '.join(synthetic)} set the synthetic task, but --dataset {dataset} is the task; "
+                          "drop one")
+    require_partner_reward("hf_trl", cfg.partner_reward)
+    require("hf_trl", "junior_update_kinds", cfg.tandem.junior_update_rule.kind)
+    require("hf_trl", "placements", cfg.tandem.placement)
+    if not cfg.out:
+        raise TandemError("no run directory: pass --out DIR")
+
+
+def _value(cfg, key: str):
+    for part in key.split("."):
+        cfg = getattr(cfg, part)
+    return cfg
+
+
+def grpo_config(cfg):
+    """TRL's GRPOConfig from a TrainConfig: every GRPOConfig field the run sets, from the keys in READS."""
+    from trl import GRPOConfig
+
+    s, loss = cfg.sampling, cfg.loss
+    low = loss.clip_ratio if loss.clip_ratio_low is None else loss.clip_ratio_low
+    high = loss.clip_ratio if loss.clip_ratio_high is None else loss.clip_ratio_high
+    return GRPOConfig(
+        output_dir=str(Path(cfg.out) / "trl"), max_steps=cfg.steps, seed=cfg.seed,
+        per_device_train_batch_size=cfg.prompts_per_step * cfg.group_size, num_generations=cfg.group_size,
+        learning_rate=cfg.lr, lr_scheduler_type="constant_with_warmup", warmup_steps=cfg.warmup_steps,
+        weight_decay=cfg.weight_decay, max_grad_norm=cfg.grad_clip,
+        scale_rewards="group" if cfg.norm_adv_by_std else "none", loss_type=LOSS_TYPES[loss.loss_agg_mode],
+        epsilon=low, epsilon_high=high,
+        temperature=s.temperature, top_p=s.top_p, top_k=s.top_k, max_completion_length=s.max_new_tokens,
+        use_cpu=cfg.device == "cpu", bf16=cfg.device != "cpu",
+        logging_steps=1, save_strategy="no", report_to=[], disable_tqdm=True,
+    )
+
+
+def tandem_rollout(cfg):
+    """The rollout function: the tandem section, the sampling section (stop strings and ids too), the partner reward."""
+    from hf_grpo import tandem_rollout_func
+
+    return tandem_rollout_func(tandem_config=cfg.tandem, sampling=cfg.sampling, engine_mode=cfg.engine_mode,
+                               solo=not cfg.is_tandem, partner_reward=cfg.partner_reward)
 
 
 # --- the arguments ------------------------------------------------------------------------
 
 
-def parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=__doc__,
+FLAG_HELP = {  # where this script differs from `tandem-rlvr train`: no checkpoints, no --resume, a default model
+    "model": "any HF causal LM (path or hub name), the senior's start and (for tandem) the junior; default: the zoo's "
+             "tiny model, SFT'd (--base-steps)",
+    "out": "run directory (metrics.jsonl, summary.json; the default model under OUT/base, reused)",
+}
+
+
+def _non_negative(text: str) -> int:
+    n = int(text)
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {n}")
+    return n
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--out", required=True, type=Path, help="run directory (metrics.jsonl, summary.json)")
-    p.add_argument("--model", help="HF causal LM (path or hub name); default: the zoo's tiny model, SFT'd")
+    lazy_epilog(p, lambda: __doc__ + "\n" + TRAIN.epilog() + "\n\nread by HF TRL: " + ", ".join(READS))
+    add_config_arguments(p, TRAIN.config_name, TRAIN.config_class)
+    for flag in TRAIN.flags:  # --method, --model, --out: the CLI's flags, each setting its key when given
+        p.add_argument(f"--{flag.name}", help=FLAG_HELP.get(flag.name, flag.help),
+                       **({"choices": flag.choices} if flag.choices else {}))
     p.add_argument("--dataset", help="datasets name or .jsonl/.json/.parquet file with prompt and answer columns; "
-                                     "default: the synthetic task")
+                                     "default: the synthetic task (task.*)")
     p.add_argument("--split", default="train", help="dataset split to train on (default: %(default)s)")
-    p.add_argument("--val-split", help="dataset split for validation (default: the first --n-val rows of --split, "
-                                       "held out of training)")
-    p.add_argument("--junior", help="the frozen junior (default: a frozen copy of the senior before training)")
-    p.add_argument("--method", default="tandem", choices=METHODS,
-                   help="tandem: senior and junior co-write; grpo: the senior alone (default: %(default)s)")
-    p.add_argument("--max-steps", type=int, default=20, help="optimizer steps (default: %(default)s)")
-    p.add_argument("--prompts-per-step", type=int, default=8, help="prompts per step (default: %(default)s)")
-    p.add_argument("--num-generations", type=int, default=4, help="responses per prompt (default: %(default)s)")
-    p.add_argument("--max-new-tokens", type=int, default=64, help="max_completion_length (default: %(default)s)")
-    p.add_argument("--temperature", type=float, default=1.0)
-    p.add_argument("--lr", type=float, default=3e-5, help="learning rate (default: %(default)s)")
-    p.add_argument("--loss-type", default="dapo", help="TRL loss_type; dapo and bnpo normalise by senior tokens "
-                                                       "(model_spec/SPEC.md) (default: %(default)s)")
-    p.add_argument("--prob-senior", type=float, default=TandemConfig.prob_senior,
-                   help="P(senior) at each coin redraw (default: %(default)s)")
-    p.add_argument("--selection-strategy", default=TandemConfig.selection_strategy, help="tandem selection strategy (default: %(default)s)")
-    p.add_argument("--n-val", type=int, default=32, help="validation problems (default: %(default)s)")
-    p.add_argument("--val-every", type=int, default=0, help="validate every N steps; 0 = start and end only")
-    p.add_argument("--base-steps", type=int, default=150,
-                   help="SFT steps of the default tiny base (0: the random zoo model, for smoke tests)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--threads", type=int, default=0, help="torch CPU threads; 0 = torch's default")
-    p.add_argument("--wandb", action="store_true", help="log to wandb (offline unless --wandb-mode online)")
-    p.add_argument("--wandb-project", default="tandem-rlvr")
-    p.add_argument("--wandb-mode", default="offline")
-    p.add_argument("--save-model", action="store_true", help="save the trained senior to DIR/model")
-    return p.parse_args(argv)
+    p.add_argument("--val-split", help="dataset split for validation (default: the first n_val_problems rows of "
+                                       "--split, held out of training)")
+    p.add_argument("--base-steps", type=_non_negative,
+                   help="SFT steps of the default tiny base (default: tandem_app.train.tiny_base.TinyBaseConfig's; "
+                        "0: the random zoo model, for smoke tests)")
+    p.add_argument("--save-model", action="store_true", help="save the trained senior to OUT/model")
+    return p
 
 
-def check_args(a) -> None:
-    """Every numeric flag finite, and in its range; one error line naming the flag."""
-    for flag in ("lr", "temperature", "prob_senior"):
-        if not math.isfinite(getattr(a, flag)):
-            raise TandemError(f"--{flag.replace('_', '-')} must be a finite number, got {getattr(a, flag)}")
-    if a.max_steps < 1 or a.prompts_per_step < 1 or a.num_generations < 2:
-        raise TandemError("--max-steps and --prompts-per-step must be >= 1 and --num-generations >= 2")
-    if not a.lr > 0 or a.temperature < 0 or a.max_new_tokens < 1 or a.n_val < 1:
-        raise TandemError(f"--lr must be > 0 (got {a.lr}), --temperature >= 0 (got {a.temperature}), "
-                          f"--max-new-tokens and --n-val >= 1 (got {a.max_new_tokens}, {a.n_val})")
-    if min(a.val_every, a.base_steps, a.threads) < 0:
-        raise TandemError("--val-every, --base-steps and --threads must be >= 0")
+def parse_args(argv=None) -> argparse.Namespace:
+    """The flags; `KEY=VALUE` words anywhere join the overrides; a retired flag names its key."""
+    from tandem_app.commands.cli import _key_as_flag
+
+    p = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args, extra = p.parse_known_args(argv)
+    overrides = [w for w in extra if "=" in w and not w.startswith("-")]
+    if overrides != extra:
+        word = next(w for w in extra if w not in overrides)
+        key = FLAG_RENAMED.get(word.partition("=")[0])
+        hint = (f"{word.partition('=')[0]} is now the config key {key}: use {key}=VALUE" if key
+                else _key_as_flag(args, extra, argv))
+        p.error(f"unrecognized arguments: {' '.join(extra)}" + (f"; {hint}" if hint else ""))
+    args.overrides = [*args.overrides, *overrides]
+    return args
+
+
+def settings(args: argparse.Namespace):
+    """The run's TrainConfig, built and validated once (the CLI's parsing), then checked against what TRL honours."""
+    cfg = config_from_args(TRAIN.config_class(), args, TRAIN.config_flags)
+    check_settings(cfg, args.dataset)
+    return cfg
 
 
 # --- model and data -----------------------------------------------------------------------
 
 
-def default_model(out: Path, base_steps: int, seed: int, threads: int) -> Path:
+def default_model(out: Path, base_steps: int | None, seed: int, threads: int) -> Path:
     """The zoo's tiny model under OUT/base: SFT'd on the one-operation task, or random with 0 steps."""
-    if base_steps <= 0:
+    if base_steps == 0:
         from tandem_app.zoo import build_tiny
 
         init = out / "base" / "random"
         return init if (init / "config.json").is_file() else build_tiny(init, seed=seed)
     from tandem_app.train.tiny_base import TinyBaseConfig, build_tiny_base
 
-    return build_tiny_base(out / "base", TinyBaseConfig(seed=seed, steps=base_steps, threads=threads))
+    steps = {} if base_steps is None else {"steps": base_steps}
+    return build_tiny_base(out / "base", TinyBaseConfig(seed=seed, threads=threads, **steps))
 
 
-def synthetic_rows(split: str, n: int, seed: int) -> list[dict]:
-    from tandem_app.task import generate_problems
+def synthetic_rows(cfg, split: str, n: int) -> list[dict]:
+    """`n` problems of the synthetic task: `task.*`, or with the default model and task the tiny base's own task."""
+    from tandem_app.task import TaskConfig, generate_problems
     from tandem_app.train.tiny_base import SMOKE_TASK
 
-    return [{"prompt": [{"role": "user", "content": p.prompt}], "answer": p.answer}
-            for p in generate_problems(split, n, seed, SMOKE_TASK)]
+    task = SMOKE_TASK if not cfg.model and cfg.task == TaskConfig() else cfg.task
+    return [{"prompt": [{"role": "user", "content": p.prompt}], "answer": p.answer, "solution": p.solution}
+            for p in generate_problems(split, n, cfg.seed, task)]
 
 
 def load_rows(name: str, split: str) -> list[dict]:
@@ -152,7 +274,8 @@ def load_rows(name: str, split: str) -> list[dict]:
     if missing:
         raise TandemError(f"dataset {name!r} lacks column(s) {', '.join(sorted(missing))}; it needs prompt and answer "
                           f"(has {', '.join(ds.column_names)})")
-    return [{"prompt": r["prompt"], "answer": str(r["answer"])} for r in ds]
+    extra = ["solution"] if "solution" in ds.column_names else []
+    return [{"prompt": r["prompt"], "answer": str(r["answer"]), **{k: r[k] for k in extra}} for r in ds]
 
 
 def as_chat(rows: list[dict], tokenizer) -> list[dict]:
@@ -163,71 +286,54 @@ def as_chat(rows: list[dict], tokenizer) -> list[dict]:
             for r in rows]
 
 
-def task_rows(a) -> tuple[list[dict], list[dict]]:
+def task_rows(cfg, a) -> tuple[list[dict], list[dict]]:
+    n_val = cfg.n_val_problems
     if a.dataset is None:
-        return synthetic_rows("train", 4096, a.seed), synthetic_rows("validation", a.n_val, a.seed)
+        return synthetic_rows(cfg, "train", cfg.n_train_problems), synthetic_rows(cfg, "validation", n_val)
     train = load_rows(a.dataset, a.split)
     if a.val_split:
-        return train, load_rows(a.dataset, a.val_split)[: a.n_val]
-    if len(train) <= a.n_val:
-        raise TandemError(f"dataset has {len(train)} rows, not more than --n-val {a.n_val}; "
-                          "lower --n-val or pass --val-split")
-    return train[a.n_val:], train[: a.n_val]
+        return train, load_rows(a.dataset, a.val_split)[:n_val]
+    if len(train) <= n_val:
+        raise TandemError(f"dataset has {len(train)} rows, not more than n_val_problems={n_val}; "
+                          "lower n_val_problems or pass --val-split")
+    return train[n_val:], train[:n_val]
 
 
 # --- the run ------------------------------------------------------------------------------
 
 
 def run(a) -> int:
-    check_args(a)
-    with run_lock.hold(a.out):  # one writer per folder
+    cfg = settings(a)
+    from tandem_app.train.log_sinks import check_sinks
+
+    check_sinks(cfg)  # a sink's missing package: one line before the folder exists
+    out = Path(cfg.out)
+    with run_lock.hold(out):  # one writer per folder
         try:
-            return train(a)
+            return train(cfg, a, out)
         except KeyboardInterrupt:
-            raise RunInterrupted(f"kept {a.out / 'metrics.jsonl'} (the example saves no checkpoint); "
+            raise RunInterrupted(f"kept {out / 'metrics.jsonl'} (the example saves no checkpoint); "
                                  "the same command starts over") from None
 
 
-def tandem_trainer(a, train_rows: list[dict], tokenizer, senior):
-    """The GRPOTrainer with the tandem lines: a rollout function and the grader as reward."""
-    import torch
+def tandem_trainer(cfg, train_rows: list[dict], tokenizer, senior):
+    """The GRPOTrainer with the tandem lines: a rollout function and the grader (and partner reward) as reward."""
     from datasets import Dataset
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
 
-    from hf_grpo import grader_reward, tandem_rollout_func
+    from hf_grpo import grader_reward
 
-    tandem = TandemConfig(selection_strategy=a.selection_strategy, prob_senior=a.prob_senior, seed=a.seed)
-    rollout = tandem_rollout_func(junior=a.junior, tandem_config=tandem, solo=a.method == "grpo")
-    args = GRPOConfig(
-        output_dir=str(a.out / "trl"), per_device_train_batch_size=a.prompts_per_step * a.num_generations,
-        num_generations=a.num_generations, max_completion_length=a.max_new_tokens, temperature=a.temperature,
-        learning_rate=a.lr, loss_type=a.loss_type, max_steps=a.max_steps, logging_steps=1, save_strategy="no",
-        report_to=[], seed=a.seed, use_cpu=not torch.cuda.is_available(), bf16=torch.cuda.is_available(),
-        disable_tqdm=True,
-    )
-    trainer = GRPOTrainer(model=senior, reward_funcs=grader_reward, args=args,
+    rollout = tandem_rollout(cfg)
+    rewards = [grader_reward, rollout.partner_reward_func()] if cfg.partner_reward.enabled else grader_reward
+    trainer = GRPOTrainer(model=senior, reward_funcs=rewards, args=grpo_config(cfg),
                           train_dataset=Dataset.from_list(train_rows), processing_class=tokenizer,
                           rollout_func=rollout)
     rollout.check(trainer)  # every tandem check now, before the first step
     return trainer, rollout
 
 
-def metrics_logger(a):
-    from tandem_app.train.metrics import MetricsLogger
-
-    wandb = None
-    if a.wandb:
-        wandb = dict(project=a.wandb_project, run_dir=str(a.out), config=vars(a) | {"out": str(a.out)},
-                     mode=a.wandb_mode, name=f"hf-trl-{a.method}-{a.out.name}")
-    return MetricsLogger(a.out / "metrics.jsonl", console=True, console_keys=CONSOLE_KEYS, wandb=wandb)
-
-
-def train(a) -> int:
-    import torch
-
+def train(cfg, a, out: Path) -> int:
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is TRL-experimental; said in the README
-    if a.threads:
-        torch.set_num_threads(a.threads)
     from hf_grpo import check_trl
 
     check_trl()
@@ -236,24 +342,29 @@ def train(a) -> int:
     from hf_grpo.metrics_callback import MetricsCallback
     from hf_grpo.solo_validation import solo_accuracy
     from tandem.models.loading import load_model, load_tokenizer
+    from tandem.models.threads import apply_threads
+    from tandem_app.train.log_sinks import logger_settings
+    from tandem_app.train.metrics import METRICS_NAME, MetricsLogger
 
     t0 = time.time()
-    train_rows, val_rows = task_rows(a)
-    model_path = a.model or str(default_model(a.out, a.base_steps, a.seed, a.threads))
+    train_rows, val_rows = task_rows(cfg, a)
+    model_path = cfg.model or str(default_model(out, a.base_steps, cfg.seed, cfg.threads))
+    apply_threads(cfg.threads, [model_path])
     tokenizer = load_tokenizer(model_path)
     senior = load_model(model_path)
     senior.requires_grad_(True)
     train_rows, val_rows = as_chat(train_rows, tokenizer), as_chat(val_rows, tokenizer)
-    trainer, rollout = tandem_trainer(a, train_rows, tokenizer, senior)
+    trainer, rollout = tandem_trainer(cfg, train_rows, tokenizer, senior)
 
     def validate() -> float:
-        return solo_accuracy(trainer, val_rows, a.max_new_tokens)
+        return solo_accuracy(trainer, val_rows, cfg.sampling.max_new_tokens)
 
-    logger = metrics_logger(a)
+    logger = MetricsLogger(out / METRICS_NAME, console=True, console_keys=CONSOLE_KEYS,
+                           **logger_settings(cfg, out, f"hf-trl-{cfg.method}-{out.name}"))
     val_start = validate()
     print(f"step     0 | val_acc {val_start:.4g} (senior alone, greedy)", flush=True)
     trainer.remove_callback(PrinterCallback)  # TRL's raw log dicts; the logger prints one line per step
-    callback = MetricsCallback(logger, rollout, validate, a.val_every, a.max_steps)
+    callback = MetricsCallback(logger, rollout, validate, cfg.val_every, cfg.steps)
     trainer.add_callback(callback)
     t_train = time.time()
     try:
@@ -262,34 +373,35 @@ def train(a) -> int:
         logger.close()
     if callback.non_finite:
         raise RunFailed(f"{callback.non_finite} is not finite; training stopped there, no model saved; "
-                        "lower --lr and start a new --out")
+                        "lower lr and start a new --out")
     if a.save_model:
-        trainer.save_model(str(a.out / "model"))
-    write_summary(a, model_path, val_start, train_seconds=time.time() - t_train, wall_seconds=time.time() - t0)
+        trainer.save_model(str(out / "model"))
+    write_summary(cfg, out, model_path, a.save_model, val_start, train_seconds=time.time() - t_train,
+                  wall_seconds=time.time() - t0)
     return 0
 
 
 # --- the summary --------------------------------------------------------------------------
 
 
-def write_summary(a, model_path: str, val_start: float, train_seconds: float, wall_seconds: float) -> None:
-    """DIR/summary.json from the last metrics row, and its one console line."""
-    out = a.out
+def write_summary(cfg, out: Path, model_path: str, saved: bool, val_start: float, train_seconds: float,
+                  wall_seconds: float) -> None:
+    """DIR/summary.json from the last metrics row (the fields `tandem-rlvr train` writes, and TRL's), and its line."""
     rows = read_metrics(out / "metrics.jsonl")
     final = rows[-1][1] if rows else {}
     summary = {
-        "phase": "hf-trl", "method": a.method, "model": model_path, "steps": a.max_steps,
+        "phase": "hf-trl", "method": cfg.method, "model": model_path, "steps": cfg.steps,
         "val_acc_start": val_start, "grader": "tandem.grading.reward",
         "final_reward": final.get(TRL_REWARD), VAL_ACCURACY: final.get(VAL_ACCURACY),
         SENIOR_FRACTION_FIELD: final.get(SENIOR_TOKEN_FRACTION),
-        "saved_model": str(out / "model") if a.save_model else None,
+        "saved_model": str(out / "model") if saved else None,
         "train_seconds": train_seconds, "wall_seconds": wall_seconds,
     }
     write_json(out / "summary.json", summary)
-    print(f"{a.method}: {a.max_steps} steps in {wall_seconds:.1f} s ({train_seconds:.1f} s "
+    print(f"{cfg.method}: {cfg.steps} steps in {wall_seconds:.1f} s ({train_seconds:.1f} s "
           f"training); final reward {_num(summary['final_reward'])}, validation accuracy {_num(summary[VAL_ACCURACY])}, "
           f"senior fraction {_num(summary[SENIOR_FRACTION_FIELD])}; wrote {out / 'metrics.jsonl'}"
-          + (f", the senior in {out / 'model'}" if a.save_model else ""), flush=True)
+          + (f", the senior in {out / 'model'}" if saved else ""), flush=True)
 
 
 def _num(value) -> str:

@@ -4,7 +4,8 @@ Public contract: DIR/metrics.jsonl, one line per step under the shared metric na
 embedded trainer's), with at least `step`, `reward`, `senior_token_fraction` and
 `mean_handoffs`; a log of an earlier version (`senior_fraction`, `num_handoffs`) reads back
 through `tandem.io.metric_log.read_metrics` under the same names. `--base-steps 0` keeps the
-default model path (the zoo's tiny model) but skips its SFT, so the run takes seconds.
+default model path (the zoo's tiny model) but skips its SFT, so the run takes seconds. The settings
+are `KEY=VALUE` overrides of `TrainConfig` (tests/test_hf_trl_settings.py checks the mapping onto TRL).
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ pytest.importorskip("trl")
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "hf_trl_tandem.py"
-SMALL = ["--max-steps", "2", "--prompts-per-step", "2", "--num-generations", "2", "--max-new-tokens", "24",
-         "--n-val", "4", "--threads", "1"]
+# TrainConfig keys, as `tandem-rlvr train` takes them (the script parses them with the CLI's own functions)
+SMALL = ["steps=2", "prompts_per_step=2", "group_size=2", "sampling.max_new_tokens=24", "n_val_problems=4", "threads=1"]
 
 
 def rows(path: Path) -> list[dict]:

@@ -400,11 +400,12 @@ def _example(argv: list[str]) -> int:
     return runpy.run_path(str(REPO / "scripts" / "hf_trl_tandem.py"))["main"](argv)
 
 
-@pytest.mark.parametrize("flags, line", [
-    (["--lr", "1e309"], "--lr must be a finite number, got inf"),
-    (["--lr", "nan"], "--lr must be a finite number, got nan"),
-    (["--lr", "-0.01"], "--lr must be > 0 (got -0.01), --temperature >= 0 (got 1.0), --max-new-tokens and --n-val "
-                        ">= 1 (got 64, 32)"),
+@pytest.mark.parametrize("flags, line", [  # TrainConfig's own checks: the example parses `tandem-rlvr train`'s keys
+    (["lr=1e309"], "train: lr must be a finite number, got inf (a number beyond 1.8e308 reads as inf); set a finite "
+                   "value"),
+    (["lr=nan"], "train: lr must be a finite number, got nan; set a finite value"),
+    (["lr=-0.01"], "train: lr must be > 0, got -0.01"),
+    (["sampling.max_new_tokens=0"], "max_new_tokens must be >= 1, got 0"),
 ])
 def test_the_hf_example_refuses_bad_numbers_in_one_line(flags, line, tmp_path, capsys):
     assert _example([*flags, "--out", str(tmp_path / "x")]) == 2
