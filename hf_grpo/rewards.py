@@ -14,7 +14,9 @@ Under `partner_reward.kind=transfer` the bound rollout's function is RLTR's tran
 instead (`transfer_reward_function`): `tandem.rewards.transfer_reward.run_transfer` with the rollout's
 receiver engine, its sampling and budget, the rows' request keys and the verifier, so TRL's sum
 `verifier + weight * R_transfer` is the embedded trainer's reward, and the same `transfer/*`
-metrics are logged through `log_metric`.
+metrics are logged through `log_metric`. The section's rules (`partner_reward.transfer`: RLTR's
+uniform cut by default, or `cut_rule`, `skip_undetermined`, `skip_no_room`, `receiver_budget`) are
+honoured there, the budget handed over being the writer's `max_new_tokens`.
 """
 
 from __future__ import annotations

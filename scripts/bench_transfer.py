@@ -3,8 +3,10 @@
 Both embedded trainers start from the same base with the quick demo's RL recipe
 (`tandem_app.experiments.demo.demo_config(quick=True)`: 8 prompts x 8 responses, an
 82-token budget); the second adds `partner_reward.kind=transfer` with `transfer.samples=1`
-and RLTR's cuts (one uniform fraction per response, `transfer.cuts=[]`), the receiver being
-the base (a GRPO run's). A third arm, `grpo_transfer_per_budget`, is the same transfer with
+and the project's variant of RLTR's rules the recorded figures were measured with (one uniform
+fraction per response moved back before the answer, undetermined golds skipped, the receiver
+writing the rest of the budget: `TransferConfig(**PROJECT_VARIANT)`), the receiver being the base
+(a GRPO run's). A third arm, `grpo_transfer_per_budget`, is the same transfer with
 the receiver called once per distinct remaining budget, as before the one batched call
 (`tandem.rewards.transfer_reward.shared_calls` swapped for `per_budget_calls` during its steps only:
 with a call at each row's own cap, `within_cap` cuts nothing, so this is the old grouping).
@@ -108,7 +110,7 @@ def main(argv=None) -> int:
     import tandem.rewards.transfer_reward as transfer_reward
     from tandem.io.jsonl import write_json
     from tandem.rewards.partner_config import PartnerRewardConfig
-    from tandem.rewards.transfer_config import TransferConfig
+    from tandem.rewards.transfer_config import PROJECT_VARIANT, TransferConfig
     from tandem_app.experiments.demo import demo_config, train_config
     from tandem_app.train.grpo_trainer import GRPOTrainer
 
@@ -120,7 +122,7 @@ def main(argv=None) -> int:
         demo = demo_config(quick=True, seed=args.seed, threads=args.threads)
         plain = replace(train_config(demo, Path(tmp), "grpo"), model=str(base), steps=args.steps + 1, val_every=0,
                         save_every=10**9)
-        partner = PartnerRewardConfig(kind="transfer", weight=args.weight, transfer=TransferConfig(samples=1))
+        partner = PartnerRewardConfig(kind="transfer", weight=args.weight, transfer=TransferConfig(samples=1, **PROJECT_VARIANT))
         configs = {"grpo": replace(plain, out=str(Path(tmp) / "grpo")),
                    "grpo_transfer": replace(plain, out=str(Path(tmp) / "grpo_transfer"), partner_reward=partner),
                    "grpo_transfer_per_budget": replace(plain, out=str(Path(tmp) / "per_budget"),

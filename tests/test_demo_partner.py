@@ -15,7 +15,9 @@ import pytest
 
 from tandem.io.config_files import config_diff, config_to_dict
 from tandem.errors import TandemError
+from tandem.rewards.transfer_config import PROJECT_VARIANT, TransferConfig
 from tandem_app.commands.cli import main
+from tandem_app.experiments.partner_variants import RLTR_WEIGHTS
 from tandem_app.experiments.demo import demo_config, train_config
 from tandem_app.experiments.partner_demo import (
     EMA,
@@ -41,8 +43,15 @@ CHANGED = {
     # the ablation: grpo_answer_score with one pair of RLT's terms at 0
     "grpo_answer_kl_only": ["method", "partner_reward.logprob_mean", "partner_reward.logprob_min", "partner_reward.weight"],
     "grpo_answer_target_only": ["method", "partner_reward.kl_max", "partner_reward.kl_mean", "partner_reward.weight"],
-    "transfer": ["partner_reward.kind", "partner_reward.weight"],
-    "grpo_transfer": ["method", "partner_reward.kind", "partner_reward.weight"],
+    # the project's variant of RLTR's transfer reward, kept as it ran (issue 48)
+    "transfer": ["partner_reward.kind", "partner_reward.transfer.cut_rule", "partner_reward.transfer.receiver_budget",
+                 "partner_reward.transfer.skip_no_room", "partner_reward.transfer.skip_undetermined",
+                 "partner_reward.weight"],
+    "grpo_transfer": ["method", "partner_reward.kind", "partner_reward.transfer.cut_rule",
+                      "partner_reward.transfer.receiver_budget", "partner_reward.transfer.skip_no_room",
+                      "partner_reward.transfer.skip_undetermined", "partner_reward.weight"],
+    # RLTR's own transfer reward: its preset's defaults, at each weight
+    **{n: ["method", "partner_reward.kind", "partner_reward.preset", "partner_reward.weight"] for n in RLTR_WEIGHTS},
     # RLT's setting: the warmed-up writer, its sampling (RLT's temperature, a budget for the longest solution)
     # and RLT's reward: several things by design, each one of RLT's (tests/test_rlt_setting.py)
     "rlt": ["method", "model", "partner_reward.format_penalty", "partner_reward.student", "partner_reward.target",
@@ -65,9 +74,12 @@ def test_each_variant_changes_one_thing_of_the_demos_trl_run(name):
         assert variant["partner_reward"]["target"] == ("answer" if name == "grpo_answer_score" else "solution")
     if name.startswith("grpo_answer_"):
         assert variant["partner_reward"]["weight"] == SCORE_WEIGHT and variant["partner_reward"]["target"] == "answer"
-    if name.endswith("transfer"):  # RLTR's draw, one continuation, the run's junior or base as the receiver
+    if name.endswith("transfer"):  # the project's variant: its cut rule, skips and receiver budget
         assert variant["partner_reward"]["weight"] == TRANSFER_WEIGHT
-        assert variant["partner_reward"]["transfer"] == {"cuts": [], "samples": 1, "receiver": ""}
+        assert variant["partner_reward"]["transfer"] == {"cuts": [], "samples": 1, "receiver": "", **PROJECT_VARIANT}
+    if name in RLTR_WEIGHTS:  # RLTR's definition: the transfer section left at its (RLTR's) defaults
+        rltr = variant_config(cfg, seed_dir, name).partner_reward
+        assert rltr.weight == RLTR_WEIGHTS[name] and rltr.transfer == TransferConfig() and rltr.transfer.is_rltr
     assert variant["partner_reward"]["writer_sees_solution"] == (name == "rlt")  # RLT's setting: the writer sees it
     assert name in LABELS
 

@@ -1,9 +1,11 @@
 """RLTR's transfer reward (`partner_reward.kind=transfer`) on the embedded trainer, as a specification.
 
-- The cut never shows the gold answer, not even its leading digits, on the toy task's real
-  worked solutions for many golds and every fraction; a gold too short to locate is not cut.
-- reward = verifier_weight * verifier + weight * mean(receiver verifier scores); a response with
-  no room for a cut scores 0 and costs no receiver call.
+- The project's leak-free cut (`cut_rule=before_answer`) never shows the gold answer, not even its
+  leading digits, on the toy task's real worked solutions for many golds and every fraction; a
+  gold too short to locate is not cut. (RLTR's own rules, the default: tests/test_transfer_rltr.py.)
+- reward = verifier_weight * verifier + weight * mean(receiver verifier scores); under the
+  project's variant (`PROJECT_VARIANT`) a response with no room for a cut scores 0 and costs no
+  receiver call.
 - The receiver writes a step's continuations in one batched call at the largest remaining budget,
   each then cut to its own: exact, because the reference engine gives a keyed request the same
   tokens in any batch and under any cap, and the batched reward equals the one-call-per-budget one.
@@ -26,7 +28,7 @@ from tandem.errors import TandemError
 from tandem.models.loading import load_tokenizer
 from tandem.rewards.partner_config import PartnerRewardConfig
 from tandem.rollout.contract import Rollout
-from tandem.rewards.transfer_config import TransferConfig
+from tandem.rewards.transfer_config import PROJECT_VARIANT, TransferConfig
 from tandem.rewards.transfer_cut import NO_ROOM, UNDETERMINED, Cut, transfer_cut
 from tandem.rewards.transfer_reward import (
     TransferResult,
@@ -123,7 +125,7 @@ def test_run_transfer_averages_the_receiver_grades_and_skips_responses_with_no_r
     responses.append(tok(f"{problems[0].answer} in all.", add_special_tokens=False)["input_ids"])  # no room
     golds = [p.answer for p in problems] + [problems[0].answer]
     prompts = [[1, 2, 3]] * len(responses)
-    cfg = TransferConfig(cuts=(0.3, 0.6), samples=2)
+    cfg = TransferConfig(cuts=(0.3, 0.6), samples=2, **PROJECT_VARIANT)
     cuts = {(i, f): transfer_cut(r, g, f, tok) for i, (r, g) in enumerate(zip(responses, golds)) for f in cfg.cuts}
     rests = {tuple(prompts[i] + responses[i][: c.tokens]): responses[i][c.tokens:] for (i, _), c in cuts.items()}
     receiver = ScriptedReceiver(tok, rests, right)
@@ -231,7 +233,7 @@ def test_one_batched_receiver_call_scores_exactly_as_one_call_per_budget(tiny_di
     def grader(name):  # a verifier whose grade depends on every character: any token that differs shows
         return lambda text, gold: graded[name].append(text) or float(len(text) % 3 == 0)
 
-    cfg = TransferConfig(samples=2)  # RLTR's draw: nearly one remaining budget per response
+    cfg = TransferConfig(samples=2, **PROJECT_VARIANT)  # the draw, under `rest`: nearly one budget per response
     ref_scores, ref_per, ref_tokens, ref_calls = per_budget_transfer(cfg, engine, tok, prompts, responses, golds,
                                                                      keys, sampling, 64, grader("reference"))
     receiver = CountingReceiver(engine)

@@ -11,12 +11,20 @@ reward (`RLT_TEACHER_REWARD`: the student score alone, -1 without the closing ta
 `verifier_weight=0 format_penalty=-1`, which `tandem-rlvr demo --partner rlt` sets.
 
 `kind` chooses the partner reward: `likelihood` (the default, the score above) or `transfer`
-(RLTR's transfer reward, `tandem.rewards.transfer_reward`: a receiver continues the response's
-leak-free prefix and the verifier grades it; its settings are `transfer`,
+(RLTR's transfer reward, `tandem.rewards.transfer_reward`: a receiver continues a prefix of the
+response and the verifier grades it; its settings are `transfer`,
 `tandem.rewards.transfer_config.TransferConfig`). The embedded trainer, HF TRL (over the reference
 engine) and verl (the rollout engine's junior continues, `tandem_verl.transfer_reward`) run
 `transfer`; what each trainer runs of this section is declared in `tandem.trainers` and refused
 there in one line (`require_partner_reward`).
+
+`preset` follows `kind` when left out (`preset_name`): `rlt` (RLT's coefficients, `PRESETS`) for `likelihood`,
+`rltr` for `transfer`, whose `transfer` section's defaults are RLTR's definition (a uniform cut
+per response, no rule about where the answer appears, no skipped response, the writer's whole
+budget for the receiver: `tandem.rewards.transfer_config`). A preset of the other kind is refused in
+one line (fail closed). The project's earlier transfer variant is the `rltr` preset with
+`transfer=TransferConfig(**PROJECT_VARIANT)` (cut_rule=before_answer, skip_undetermined=true,
+skip_no_room=true, receiver_budget=rest).
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tandem.errors import TandemError
-from tandem.rewards.transfer_config import TransferConfig
+from tandem.rewards.transfer_config import PROJECT_VARIANT, TransferConfig
 
 # RLT's coefficients (teacher_rlt.yaml), named by the term they scale.
 PRESETS: dict[str, dict[str, float]] = {
@@ -37,6 +45,8 @@ TARGETS = ("answer", "solution")  # the gold answer inside the student's \\boxed
 TERMS = ("logprob_mean", "logprob_min", "kl_mean", "kl_max")  # the logged terms, in the formula's order
 LIKELIHOOD, TRANSFER = "likelihood", "transfer"
 KINDS = (LIKELIHOOD, TRANSFER)  # RLT's partner score | RLTR's transfer reward
+RLTR = "rltr"  # kind=transfer's preset: the `transfer` section's defaults, RLTR's definition
+PRESET_OF_KIND = {LIKELIHOOD: "rlt", TRANSFER: RLTR}  # the preset a kind takes when none is given
 
 
 @dataclass(frozen=True)
@@ -44,7 +54,7 @@ class PartnerRewardConfig:
     """The `partner_reward` section: weight (0 = off), preset, target and each coefficient (None = the preset's)."""
 
     weight: float = 0.0
-    preset: str = "rlt"
+    preset: str = ""  # empty = the kind's (PRESET_OF_KIND): rlt for likelihood, rltr for transfer
     target: str = "answer"
     logprob_mean: float | None = None
     logprob_min: float | None = None
@@ -56,18 +66,17 @@ class PartnerRewardConfig:
     format_penalty: float = 0.0  # added to the score of an explanation left unclosed (writer_sees_solution); RLT: -1
     student: str = ""  # the model dir that scores (RLT's student); empty = the junior, or a GRPO run's base
     kind: str = LIKELIHOOD  # likelihood (RLT's partner score) | transfer (RLTR's transfer reward)
-    transfer: TransferConfig = field(default_factory=TransferConfig)  # kind=transfer's cuts, samples, receiver
+    transfer: TransferConfig = field(default_factory=TransferConfig)  # kind=transfer's section (RLTR's by default)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise TandemError(f"partner_reward.kind={self.kind!r} is unknown; choose likelihood or transfer")
+        self._check_preset()
         if self.kind == TRANSFER:
             self._check_transfer()
         elif self.transfer != TransferConfig():
             raise TandemError("partner_reward.transfer is read by kind=transfer only; set partner_reward.kind=transfer "
                               "or leave the transfer section out")
-        if self.preset not in PRESETS:
-            raise TandemError(f"partner_reward.preset={self.preset!r} is unknown; choose one of {', '.join(PRESETS)}")
         if self.target not in TARGETS:
             raise TandemError(f"partner_reward.target={self.target!r}: choose answer or solution")
         if not (isinstance(self.weight, (int, float)) and self.weight >= 0.0):
@@ -92,6 +101,22 @@ class PartnerRewardConfig:
             raise TandemError("partner_reward.verifier_weight=0 with weight=0 leaves no reward; set partner_reward."
                               "weight > 0 or keep the verifier")
 
+    def _check_preset(self) -> None:
+        """An unknown preset, or one of the other kind, refused in one line (left out: the kind's, `preset_name`).
+
+        Kept as given, not filled in: a config written back and read with another kind stays valid."""
+        if self.preset not in ("", *PRESETS, RLTR):
+            raise TandemError(f"partner_reward.preset={self.preset!r} is unknown; choose one of "
+                              f"{', '.join((*PRESETS, RLTR))} (or leave it out: the kind's)")
+        if self.preset_name == RLTR and self.kind != TRANSFER:
+            raise TandemError("partner_reward.preset=rltr is RLTR's transfer reward; set partner_reward.kind=transfer, "
+                              "or leave the preset out (rlt) for the likelihood score")
+        if self.kind == TRANSFER and self.preset_name != RLTR:
+            variant = " ".join(f"partner_reward.transfer.{k}={str(v).lower()}" for k, v in PROJECT_VARIANT.items())
+            raise TandemError(f"partner_reward.preset={self.preset} names the likelihood score's coefficients, which "
+                              f"kind=transfer does not read; leave the preset out or set rltr (the earlier transfer "
+                              f"variant: {variant})")
+
     def _check_transfer(self) -> None:
         """kind=transfer reads none of the likelihood score's keys; one set is refused, not ignored."""
         if not self.enabled:
@@ -105,6 +130,11 @@ class PartnerRewardConfig:
                               "keys); leave them unset, and name the receiver with partner_reward.transfer.receiver")
 
     @property
+    def preset_name(self) -> str:
+        """The preset in force: the one given, else the kind's (`PRESET_OF_KIND`)."""
+        return self.preset or PRESET_OF_KIND[self.kind]
+
+    @property
     def transfers(self) -> bool:
         """RLTR's transfer reward is on."""
         return self.kind == TRANSFER and self.enabled
@@ -114,6 +144,9 @@ class PartnerRewardConfig:
         return self.weight > 0.0
 
     def coefficients(self) -> dict[str, float]:
-        """Each term's coefficient: the one set here, else the preset's."""
-        preset = PRESETS[self.preset]
+        """Each term's coefficient: the one set here, else the preset's (kind=likelihood's: kind=transfer has none)."""
+        if self.kind != LIKELIHOOD:
+            raise TandemError("partner_reward.kind=transfer has no likelihood-score coefficients; read "
+                              "partner_reward.transfer instead")
+        preset = PRESETS[self.preset_name]
         return {name: float(preset[name] if getattr(self, name) is None else getattr(self, name)) for name in TERMS}

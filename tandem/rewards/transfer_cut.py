@@ -13,6 +13,10 @@ step holding it (after the last `\\n\\n`).
 continue from: `UNDETERMINED` (that gold) or `NO_ROOM` (the cut went back to 0 tokens: the
 response shows the answer at once, or is too short for the fraction).
 
+`rule_cut` makes the same cut under the transfer reward's named rules
+(`tandem.rewards.transfer_config.TransferConfig`): RLTR's plain floor(f * n) (`before_answer=False`),
+and each skip on or off; with every rule on it is `transfer_cut`.
+
 Pure: only the tokenizer's `decode` is used; no torch.
 """
 
@@ -96,3 +100,19 @@ def transfer_cut(ids: list[int], gold, fraction: float, tokenizer) -> Cut:
     if at is None:
         return Cut(0, fraction, floor, UNDETERMINED)
     return Cut(at, fraction, floor, "" if at > 0 else NO_ROOM)
+
+
+def rule_cut(ids: list[int], gold, fraction: float, tokenizer, *, before_answer: bool, skip_undetermined: bool,
+             skip_no_room: bool) -> Cut:
+    """One response's cut under the named rules: floor(fraction * len), moved back before the answer
+    (`cut_point`) where `before_answer`; an undetermined gold is skipped where `skip_undetermined`, else
+    cut at the floor (where the answer shows cannot be told); a cut of 0 tokens is skipped
+    (`NO_ROOM`) where `skip_no_room`, else continued from the question alone."""
+    floor = int(fraction * len(ids))
+    undetermined = (before_answer or skip_undetermined) and gold_key(gold) is None
+    if undetermined and skip_undetermined:
+        return Cut(0, fraction, floor, UNDETERMINED)
+    at = cut_point(ids, gold, fraction, tokenizer) if before_answer and not undetermined else floor
+    if at == 0 and skip_no_room:
+        return Cut(0, fraction, floor, NO_ROOM)
+    return Cut(at, fraction, floor)

@@ -1,9 +1,11 @@
-"""RLTR's transfer reward: a receiver continues the response's leak-free prefix alone, and is graded.
+"""RLTR's transfer reward: a receiver continues a prefix of the response alone, and is graded.
 
 For each training response and each cut (`TransferConfig.cuts`, or RLTR's one uniform draw),
-the prefix is `tandem.rewards.transfer_cut.transfer_cut`'s; the receiver continues it alone (`solo`
-through the `tandem.rollout.contract.RolloutBackend` protocol), `samples` times, and the verifier grades
-prefix + continuation. Then
+the prefix is `tandem.rewards.transfer_cut.rule_cut`'s under the section's rules (RLTR's by
+default, `partner_reward.preset=rltr`: floor(f * n) tokens wherever the answer is, nothing
+skipped; the project's variant: moved back before the answer, `cut_rule=before_answer`); the
+receiver continues it alone (`solo` through the `tandem.rollout.contract.RolloutBackend`
+protocol), `samples` times, and the verifier grades prefix + continuation. Then
 
     R_transfer = mean of the verifier's scores over the response's continuations
     reward     = verifier_weight * verifier + weight * R_transfer
@@ -12,22 +14,23 @@ prefix + continuation. Then
 project's verifier has no format term.) The receiver's tokens are only read for their grade:
 they never enter the writer's batch, so never its loss.
 
-A response with no cut to continue from gets R_transfer = 0 and no receiver call, counted in
-the step's metrics rather than refusing the batch (one degenerate response must not stop a run):
-`no_room` where the leak-free cut keeps no token (the response shows the answer at once, or is
-too short for the fraction), and `undetermined` where the gold is too short to locate (a whole
-GRPO group shares its gold, so such a group gets the same 0 and its advantages are unchanged).
+Where a rule skips a cut (`skip_no_room`: the cut keeps no token; `skip_undetermined`: the gold
+is too short to locate, a whole GRPO group sharing it so its advantages are unchanged), the
+response gets R_transfer = 0 and no receiver call, counted in the step's metrics rather than
+refusing the batch (one degenerate response must not stop a run). Under RLTR's rules nothing is
+skipped: a cut of 0 tokens is continued from the question alone.
 
-**One receiver call per step.** A continuation may write what is left of the response budget,
-`budget - cut.tokens`, so each cut has its own cap. Every continuation is written in one
-batched call at the largest cap and then cut to its own (`within_cap`): the reference engine's
-keyed sampling gives a request the same tokens whatever else is in its batch and whatever its
-`max_new_tokens` (up to that cap; `tests/test_transfer_reward.py` pins both), so the cut
-continuation is exactly the one a call at its own cap writes, finish reason included. Only
-where the receiver reports a `context_length` that a long prefix would overrun at the shared
-cap does that prefix wait for a further call at a cap it fits. `receiver_tokens` counts the
-tokens kept; `receiver_tokens_decoded` what the calls decoded (the shared cap's price), `receiver_calls`
-the calls.
+**One receiver call per step.** A continuation may write `TransferConfig.receiver_cap`: the
+writer's whole budget (`receiver_budget=full`, RLTR's) or what the prefix left of it
+(`rest`, `budget - cut.tokens`), so under `rest` each cut has its own cap. Every continuation
+is written in one batched call at the largest cap and then cut to its own (`within_cap`): the
+reference engine's keyed sampling gives a request the same tokens whatever else is in its batch
+and whatever its `max_new_tokens` (up to that cap; `tests/test_transfer_reward.py` pins both), so
+the cut continuation is exactly the one a call at its own cap writes, finish reason included.
+Only where the receiver reports a `context_length` that a long prefix would overrun at the
+shared cap does that prefix wait for a further call at a cap it fits. `receiver_tokens` counts
+the tokens kept; `receiver_tokens_decoded` what the calls decoded (the shared cap's price),
+`receiver_calls` the calls.
 
 Pure Python: no torch; `reward_fn(text, gold)` is the verifier, `tokenizer` only decodes.
 """
@@ -53,8 +56,8 @@ from tandem.io.metric_log import (
     TRANSFER_REWARD_MEAN,
     TRANSFER_UNDETERMINED_FRACTION,
 )
-from tandem.rewards.transfer_config import TransferConfig
-from tandem.rewards.transfer_cut import NO_ROOM, UNDETERMINED, Cut, transfer_cut
+from tandem.rewards.transfer_config import BEFORE_ANSWER, TransferConfig
+from tandem.rewards.transfer_cut import NO_ROOM, UNDETERMINED, Cut, rule_cut
 
 if TYPE_CHECKING:  # the type only: this module stays torch-free
     from tandem.rollout.contract import Rollout
@@ -86,6 +89,12 @@ def drawn_fraction(request_key: int) -> float:
 
 def fractions_for(cfg: TransferConfig, request_key: int) -> tuple[float, ...]:
     return (drawn_fraction(request_key),) if cfg.draws else cfg.cuts
+
+
+def cut_for(cfg: TransferConfig, ids: list[int], gold, fraction: float, tokenizer) -> Cut:
+    """One response's cut at `fraction` under the section's rules (`rule_cut`)."""
+    return rule_cut(ids, gold, fraction, tokenizer, before_answer=cfg.cut_rule == BEFORE_ANSWER,
+                    skip_undetermined=cfg.skip_undetermined, skip_no_room=cfg.skip_no_room)
 
 
 @dataclass(frozen=True)
@@ -153,20 +162,20 @@ class TransferPlan:
 
     cuts: list[list[Cut]]  # per response, one per fraction
     todo: list[tuple[int, int, Cut]]  # (response, continuation index, cut) of each continuation to write
-    contexts: list[list[int]]  # prompt + leak-free prefix, per continuation
-    caps: list[int]  # what is left of the response budget, per continuation
+    contexts: list[list[int]]  # prompt + prefix, per continuation
+    caps: list[int]  # the receiver's max_new_tokens per continuation (`TransferConfig.receiver_cap`)
     keys: list[int]  # per continuation: its own key, apart from the response's
 
 
 def plan_transfer(cfg: TransferConfig, tokenizer, prompts: list[list[int]], responses: list[list[int]],
                   golds: list[str], request_keys: list[int], budget: int) -> TransferPlan:
     """Cut each response (`fractions_for` its key) and list the continuations to write (see `run_transfer`)."""
-    cuts = [[transfer_cut(ids, gold, f, tokenizer) for f in fractions_for(cfg, key)]
+    cuts = [[cut_for(cfg, ids, gold, f, tokenizer) for f in fractions_for(cfg, key)]
             for ids, gold, key in zip(responses, golds, request_keys)]
     todo = [(i, j * cfg.samples + s, c) for i, row in enumerate(cuts) for j, c in enumerate(row) if c.usable
             for s in range(cfg.samples)]
     return TransferPlan(cuts, todo, [prompts[i] + responses[i][: c.tokens] for i, _, c in todo],
-                        [max(1, budget - c.tokens) for _, _, c in todo],
+                        [cfg.receiver_cap(budget, c.tokens) for _, _, c in todo],
                         [_continuation_key(request_keys[i], k) for i, k, _ in todo])
 
 
@@ -195,8 +204,8 @@ def run_transfer(cfg: TransferConfig, receiver, tokenizer, prompts: list[list[in
     """R_transfer for each response (see the module docstring).
 
     `receiver` is a `RolloutBackend` generating solo; `sampling` the rollouts' `SamplingConfig`;
-    `budget` the response budget the prefix and its continuation share (the writer's
-    `max_new_tokens`). Continuation j of response i is keyed by `request_keys[i]` and j, so a
+    `budget` the writer's response budget (its `max_new_tokens`), which `cfg.receiver_budget`
+    gives the receiver whole (`full`) or less the prefix (`rest`). Continuation j of response i is keyed by `request_keys[i]` and j, so a
     run replays, and its tokens do not depend on which other continuations share its call.
     """
     plan = plan_transfer(cfg, tokenizer, prompts, responses, golds, request_keys, budget)

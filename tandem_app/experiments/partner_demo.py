@@ -13,10 +13,15 @@ into OUT/seed-S/partner-NAME:
                 explanation from another's on these bases (issue 44's validity benchmark)
     grpo_answer_kl_only      grpo_answer_score with the log-prob coefficients 0: RLT's KL-to-base terms alone
     grpo_answer_target_only  grpo_answer_score with the KL coefficients 0: the target's log-prob terms alone
-    transfer    TRL with RLTR's transfer reward (partner_reward.kind=transfer, weight TRANSFER_WEIGHT,
-                RLTR's cut drawn per response, one continuation): the junior (the base) continues
-                each response's leak-free prefix and the verifier grades it
-    grpo_transfer  GRPO with the transfer reward, the base as the receiver
+    transfer    TRL with the project's variant of RLTR's transfer reward (partner_reward.kind=transfer,
+                weight TRANSFER_WEIGHT, the cut drawn per response and moved back before the answer,
+                golds that cannot be located skipped, the receiver writing the rest of the budget:
+                `TransferConfig(**PROJECT_VARIANT)`): the junior (the base) continues each response's
+                leak-free prefix and the verifier grades it
+    grpo_transfer  GRPO with that variant, the base as the receiver
+    grpo_rltr   GRPO with RLTR's transfer reward as RLTR defines it (partner_reward.preset=rltr: uniform
+                cut, no answer rule, no skips, the receiver's whole budget), weight RLTR_WEIGHTS[name];
+                grpo_rltr_w0.25 and grpo_rltr_w1 the same at other weights
     rlt         RLT's setting at toy scale (issue 44): the writer sees each problem's solution
                 (partner_reward.writer_sees_solution) in RLT's format, whose tags and instruction are
                 tokens of the demo's tokenizer (OUT/seed-S/rlt-student: the base with them added,
@@ -47,6 +52,7 @@ from tandem.io.jsonl import write_json
 from tandem.models.loading import load_model, load_tokenizer
 from tandem.rewards.partner_config import RLT_TEACHER_REWARD
 from tandem.rewards.partner_config import PartnerRewardConfig
+from tandem.rewards.transfer_config import PROJECT_VARIANT, TransferConfig
 from tandem_app.task import generate_problems
 from tandem_app.train.data import prompt_ids_batch
 from tandem_app.experiments.demo_folder import SEED_FOLDERS, check_own_out
@@ -54,7 +60,7 @@ from tandem_app.experiments.demo import DemoConfig, demo_config, run_demo, sft_c
 from tandem_app.train.evaluate import drift_js, evaluate_senior, junior_legibility
 from tandem_app.train.grpo_trainer import GRPOTrainer
 from tandem_app.train.sft import run_sft
-from tandem_app.experiments.partner_variants import ABLATIONS, GRPO_VARIANTS, VARIANTS, check_variants
+from tandem_app.experiments.partner_variants import ABLATIONS, GRPO_VARIANTS, RLTR_WEIGHTS, VARIANTS, check_variants
 from tandem_app.experiments.seeds import spread
 from tandem_app.stats import over_seeds_text, paired_difference
 
@@ -79,7 +85,8 @@ LABELS = {"grpo": "GRPO", "tandem": "TRL (frozen base)", "weaker": "TRL, weaker 
           "grpo_answer_kl_only": "GRPO + score (answer), KL terms only",
           "grpo_answer_target_only": "GRPO + score (answer), target terms only",
           "rlt": "RLT: warmed-up writer sees the solution, rewarded by the student score",
-          "transfer": "TRL + transfer reward", "grpo_transfer": "GRPO + transfer reward"}
+          "transfer": "TRL + transfer reward (project's variant)", "grpo_transfer": "GRPO + transfer reward (project's variant)",
+          **{n: f"GRPO + RLTR's transfer reward, w = {w}" for n, w in RLTR_WEIGHTS.items()}}
 
 
 def variant_config(cfg: DemoConfig, seed_dir: Path, name: str):
@@ -93,7 +100,10 @@ def variant_config(cfg: DemoConfig, seed_dir: Path, name: str):
     if name == "rlt":
         return rlt_config(tc, seed_dir)
     if name.endswith("transfer"):  # the receiver: the run's junior (TRL) or its base (GRPO), the same model
-        return replace(tc, partner_reward=PartnerRewardConfig(weight=TRANSFER_WEIGHT, kind="transfer"))
+        return replace(tc, partner_reward=PartnerRewardConfig(weight=TRANSFER_WEIGHT, kind="transfer",
+                                                              transfer=TransferConfig(**PROJECT_VARIANT)))
+    if name in RLTR_WEIGHTS:
+        return replace(tc, partner_reward=PartnerRewardConfig(weight=RLTR_WEIGHTS[name], kind="transfer", preset="rltr"))
     if name == "grpo_answer_score":  # the validated target (the default)
         return replace(tc, partner_reward=PartnerRewardConfig(weight=SCORE_WEIGHT, target="answer"))
     if name in ABLATIONS:

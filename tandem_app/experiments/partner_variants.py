@@ -7,9 +7,11 @@ from tandem.errors import TandemError
 
 # The ablation of the validated score (issue 63): GRPO + score (answer) with one of RLT's two term pairs at 0
 ABLATIONS = ("grpo_answer_kl_only", "grpo_answer_target_only")
+# GRPO + RLTR's own transfer reward (partner_reward.preset=rltr) at each weight w (issue 63)
+RLTR_WEIGHTS = {"grpo_rltr": 0.5, "grpo_rltr_w0.25": 0.25, "grpo_rltr_w1": 1.0}
 VARIANTS = ("weaker", "sync", "ema", "score", "grpo_score", "grpo_answer_score", *ABLATIONS, "rlt", "transfer",
-            "grpo_transfer")
-GRPO_VARIANTS = ("grpo_score", "grpo_answer_score", *ABLATIONS, "rlt", "grpo_transfer")  # GRPO's config with one thing changed; the rest TRL's
+            "grpo_transfer", *RLTR_WEIGHTS)
+GRPO_VARIANTS = ("grpo_score", "grpo_answer_score", *ABLATIONS, "rlt", "grpo_transfer", *RLTR_WEIGHTS)  # GRPO's config with one thing changed; the rest TRL's
 
 
 def check_variants(names: list[str]) -> None:

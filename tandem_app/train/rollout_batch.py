@@ -15,7 +15,8 @@ log-probs of the response for the KL terms, read again after the plain prompt.
 
 With `partner_reward.kind=transfer` the partner reward is RLTR's transfer reward instead
 (`tandem.rewards.transfer_reward`): the receiver (`scorer`: the junior, the GRPO run's base, or
-`partner_reward.transfer.receiver`) continues each response's leak-free prefix alone, through
+`partner_reward.transfer.receiver`) continues each response's prefix (RLTR's uniform cut, or
+the project's leak-free one: `partner_reward.transfer`'s rules) alone, through
 a solo engine of its own, and only the grade comes back: the batch holds the writer's tokens
 alone, so the receiver's never reach the loss.
 """

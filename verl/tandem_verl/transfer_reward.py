@@ -2,7 +2,11 @@
 
 The receiver is the engine's junior. For each training response, the agent loop that wrote
 it (`TransferReceiverMixin.with_transfer`) cuts it (`tandem.rewards.transfer_reward.plan_transfer`:
-the leak-free cut, RLTR's draw or the configured cuts), sends each continuation to the same
+RLTR's draw or the configured cuts, under `partner_reward.transfer`'s rules: RLTR's uniform cut by
+default, or `cut_rule=before_answer` and the skips; each continuation's `max_tokens` is
+`TransferConfig.receiver_cap` of verl's `response_length`: all of it under `receiver_budget=full`,
+which verl's server clamps only where prompt + prefix + it would pass `max_model_len`, by default
+the model's positions), sends each continuation to the same
 vLLM server as a *junior-solo* request from prompt + prefix (`vllm_source.requests`: the
 junior writes every token, in the engine's own batch and the junior's KV cache; with
 placement split the junior's rank computes it), grades each with the verifier
