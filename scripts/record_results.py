@@ -89,6 +89,83 @@ def quick_demo(runs: list[Path]) -> Recorded:
     return Recorded(numbers={"preset": json.loads(presets.pop()), "seeds": seeds}, runs=commands, threads=threads.pop())
 
 
+def _seed_config(run: Path) -> dict:
+    cfg = _json(run, "demo_config.json")
+    if cfg.get("quick"):
+        raise TandemError(f"{run}: a `demo --quick` run; this kind records the default demo")
+    return cfg
+
+
+@kind("demo")
+def demo(runs: list[Path]) -> Recorded:
+    """`tandem-rlvr demo --seed S` (the default budget) over seeds: the seed table's numbers and verdicts."""
+    from tandem.models.threads import choose_threads
+    from tandem_app.experiments.seeds import seed_summary
+
+    seeds, commands, threads = {}, [], set()
+    for run in runs:
+        cfg = _seed_config(run)
+        seeds[str(cfg["seed"])] = seed_summary(_json(run, "eval/results.json"))
+        commands.append(f"tandem-rlvr demo --seeds {cfg['seed']} --out {run.parent}"
+                        + (f" --threads {cfg['threads']}" if cfg["threads"] else ""))
+        threads.add(choose_threads(cfg["threads"], [run / "sft" / "model"]))
+    return Recorded(numbers={"seeds": seeds}, runs=commands, threads=_one(threads, runs))
+
+
+PARTNER_FIELDS = ("solo_acc", "handoff_acc", "weak_handoff_acc", "drift_js_vs_base", "junior_ce", "solo_terse_share")
+PAIRED_MODES = (("solo", "solo"), ("handoff", "handoff"))
+
+
+@kind("partner")
+def partner(runs: list[Path]) -> Recorded:
+    """`tandem-rlvr demo --seeds S --partner ...` over seeds (each run folder OUT/seed-S): every evaluated
+    senior's numbers, and each senior minus GRPO paired over the seed's test problems (mean, SE)."""
+    from tandem.models.threads import choose_threads
+    from tandem_app.stats import paired_difference
+
+    seeds, commands, threads = {}, [], set()
+    for run in runs:
+        cfg = _seed_config(run)
+        evals = {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted((run / "partner-eval").glob("*.json"))
+                 if p.stem != "results"}
+        if "grpo" not in evals:
+            raise TandemError(f"{run}: no partner-eval/grpo.json; run `tandem-rlvr demo --partner ...` to the end")
+        ref = evals["grpo"]
+        seeds[str(cfg["seed"])] = {name: {
+            **{f: r[f] for f in PARTNER_FIELDS},
+            **{f"{mode}_minus_grpo": list(paired_difference(r[f"{key}_counts"], r[f"{key}_n"], ref[f"{key}_counts"],
+                                                            ref[f"{key}_n"])) for mode, key in PAIRED_MODES},
+        } for name, r in evals.items()}
+        commands.append(f"tandem-rlvr demo --seeds {cfg['seed']} --partner {' '.join(n for n in evals if n not in ('grpo', 'tandem'))} "
+                        f"--out {run.parent}" + (f" --threads {cfg['threads']}" if cfg["threads"] else ""))
+        threads.add(choose_threads(cfg["threads"], [run / "sft" / "model"]))
+    return Recorded(numbers={"seeds": seeds}, runs=commands, threads=_one(threads, runs))
+
+
+CONTROL_FIELDS = ("target", "n", "temperature", "mean_score", "pairwise", "reads_last_number", "terse_share",
+                  "own_beats_shuffled_fraction", "own_minus_shuffled_mean")
+
+
+@kind("partner-score-controls")
+def partner_score_controls(runs: list[Path]) -> Recorded:
+    """`scripts/partner_score_validity.py --demo DEMO --out RUN/validity.json` on each base (RUN named for it):
+    the mean score of each explanation kind and the pairwise win rates, without paths or per-problem rows."""
+    bases = {}
+    for run in runs:
+        got = _json(run, "validity.json")
+        made = got["provenance"]  # the bench's own commit: the record's stamp is the recording checkout's
+        bases[run.name] = {**{f: got[f] for f in CONTROL_FIELDS},
+                           "bench_commit": made["commit"][:7] + (" plus uncommitted changes" if made["dirty"] else "")}
+    return Recorded(numbers={"bases": bases}, runs=[f"python scripts/partner_score_validity.py --demo DEMO_OF_{r.name} "
+                                                      f"--target answer --out {r}/validity.json" for r in runs])
+
+
+def _one(values: set, runs: list[Path]):
+    if len(values) != 1:
+        raise TandemError(f"the runs {', '.join(map(str, runs))} used different torch thread counts; record them apart")
+    return values.pop()
+
+
 def record(kind_name: str, runs: list[Path], command: str, repo: Path = REPO) -> dict:
     """The stamped record of experiment `kind_name` over `runs`."""
     if kind_name not in KINDS:

@@ -130,6 +130,129 @@ def quick_demo_gains(record: dict, path: str) -> str:
     )
 
 
+# --- the default demo and its partner experiment -----------------------------------------------
+
+def t_text(values: list[float], digits: int = 3) -> str:
+    """Mean ± SE over seeds with its 95% t(k-1) interval and the seed count (`tandem_app.stats`)."""
+    from tandem_app.stats import over_seeds_text
+
+    return f"{over_seeds_text(values, digits)}, {len(values)} seed{'s' * (len(values) != 1)}"
+
+
+def slash(values: list[float], digits: int = 3, signed: bool = False) -> str:
+    return " / ".join(format(v, f"{'+' if signed else ''}.{digits}f") for v in values)
+
+
+DEMO_MODELS = (("base (junior)", "base"), ("GRPO senior", "GRPO"), ("TRL senior", "TRL"))
+
+
+@renderer("demo", "table")
+def demo_table(record: dict, path: str) -> str:
+    seeds = seed_list(record)
+    lines = [f"{seeds_phrase(record)} of `tandem-rlvr demo --seeds S` (the default budget; 200 test problems x 4 "
+             f"per seed). Each cell: seed {' / '.join(seeds)}, then the mean and range. {provenance(record, path)}", "",
+             "| model | solo acc | handoff acc | drift: JS vs base (bits) | terse steps |", "|---|---|---|---|---|"]
+    for name, label in DEMO_MODELS:
+        drift = "noise floor JS(base, base), bits" if label == "base" else f"drift JS({label}, base), bits"
+        cells = [f"{slash(per_seed(record, f'{label} {k} acc'))}; {over_seeds(per_seed(record, f'{label} {k} acc'))}"
+                 for k in ("solo", "handoff")]
+        cells.append(f"{slash(per_seed(record, drift), 4)}; {over_seeds(per_seed(record, drift), 4)}")
+        cells.append(slash(per_seed(record, f"terse steps, {label}"), 2))
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+@renderer("demo", "findings")
+def demo_findings(record: dict, path: str) -> str:
+    n = len(seed_list(record))
+    verdicts = record["numbers"]["seeds"]
+    titles = list(verdicts[seed_list(record)[0]]["verdicts"])
+    met = "; ".join(f"{t}: {sum(verdicts[s]['verdicts'][t] for s in seed_list(record))} of {n}" for t in titles)
+    return (f"Paired over each seed's test problems, then over seeds: TRL minus GRPO solo "
+            f"{t_text(per_seed(record, 'TRL - GRPO, solo'))}; handoff {t_text(per_seed(record, 'TRL - GRPO, handoff'))}. "
+            f"The report's targets, met in how many seeds: {met}.")
+
+
+PARTNER_VIEWS = {  # view -> the seniors it shows, in order (partner_demo's names)
+    "ablation": ("grpo", "grpo_answer_score", "grpo_answer_kl_only", "grpo_answer_target_only", "tandem"),
+    "rltr": ("grpo", "grpo_rltr", "grpo_rltr_w0.25", "grpo_rltr_w1", "tandem"),
+}
+PARTNER_LABELS = {"grpo": "GRPO", "tandem": "TRL", "grpo_answer_score": "GRPO + score (answer)",
+                  "grpo_answer_kl_only": "GRPO + score, KL terms only", "grpo_answer_target_only": "GRPO + score, target terms only",
+                  "grpo_rltr": "GRPO + RLTR transfer, w = 0.5", "grpo_rltr_w0.25": "GRPO + RLTR transfer, w = 0.25",
+                  "grpo_rltr_w1": "GRPO + RLTR transfer, w = 1"}
+
+
+def _partner_rows(record: dict, view: str) -> list[tuple[str, list[str], dict]]:
+    """(senior, the seeds that evaluated it, {seed: numbers}) for each senior of the view that ran."""
+    seeds = record["numbers"]["seeds"]
+    rows = []
+    for name in PARTNER_VIEWS[view]:
+        have = [s for s in sorted(seeds, key=int) if name in seeds[s]]
+        if have:
+            rows.append((name, have, {s: seeds[s][name] for s in have}))
+    return rows
+
+
+def partner_table(record: dict, path: str, view: str) -> str:
+    lines = [f"Each cell: the seeds' values in seed order (the seeds in brackets). {provenance(record, path)}", "",
+             "| senior (seeds) | solo | handoff to base | terse steps | drift (bits) | handoff minus GRPO, paired: "
+             "per seed; over seeds |", "|---|---|---|---|---|---|"]
+    for name, have, got in _partner_rows(record, view):
+        diff = [got[s]["handoff_minus_grpo"] for s in have]
+        over = t_text([m for m, _ in diff]) if name != "grpo" else ""
+        per = ", ".join(f"{m:+.3f} ± {e:.3f}" for m, e in diff) if name != "grpo" else ""
+        lines.append(f"| {PARTNER_LABELS[name]} ({', '.join(have)}) | "
+                     + " | ".join(slash([got[s][f] for s in have], d) for f, d in
+                                  (("solo_acc", 3), ("handoff_acc", 3), ("solo_terse_share", 2), ("drift_js_vs_base", 4)))
+                     + f" | {per}{'; ' + over if over else ''} |")
+    return "\n".join(lines) + "\n"
+
+
+for _view in PARTNER_VIEWS:
+    renderer("partner", _view)(lambda record, path, _v=_view: partner_table(record, path, _v))
+
+
+@renderer("partner", "solo")
+def partner_solo(record: dict, path: str) -> str:
+    """Each non-GRPO senior's solo minus GRPO's, paired, over seeds with its t interval."""
+    parts = []
+    for view in PARTNER_VIEWS:
+        for name, have, got in _partner_rows(record, view):
+            if name == "grpo" or any(name == p[0] for p in parts):
+                continue
+            parts.append((name, t_text([got[s]["solo_minus_grpo"][0] for s in have])))
+    return "Solo minus GRPO's, paired over problems, then over seeds: " + "; ".join(
+        f"{PARTNER_LABELS[n]} {t}" for n, t in parts) + "."
+
+
+CONTROL_KINDS = ("own", "shuffled", "empty", "sampled", "shuffled_gold_total", "own_wrong_total", "other_notation")
+
+
+@renderer("partner-score-controls", "table")
+def controls_table(record: dict, path: str) -> str:
+    bases = record["numbers"]["bases"]
+    lines = [f"The base's mean log-prob per target token after each explanation (target `answer`). "
+             f"{provenance(record, path)}", "",
+             "| base (problems) | " + " | ".join(f"`{k}`" for k in CONTROL_KINDS) + " |", "|" + "---|" * (len(CONTROL_KINDS) + 1)]
+    for name, b in bases.items():
+        lines.append(f"| {name} ({b['n']}) | " + " | ".join(
+            format(b["mean_score"][k], ".3f") if k in b["mean_score"] else "n/a" for k in CONTROL_KINDS) + " |")
+    return "\n".join(lines) + "\n"
+
+
+@renderer("partner-score-controls", "pairs")
+def controls_pairs(record: dict, path: str) -> str:
+    """Each pair: the share of problems where the first explanation scores higher, and what a win means."""
+    out = []
+    for name, b in record["numbers"]["bases"].items():
+        pairs = "; ".join(f"`{v['a']}` over `{v['b']}` on {v['a_beats_b_fraction']:.3f} of problems (mean gap "
+                          f"{v['mean_a_minus_b']:+.3f}; a win would mean {v['a_wins_means']})" for v in b["pairwise"].values())
+        verdict = {True: "yes", False: "no", None: "tied"}[b["reads_last_number"]]
+        out.append(f"On the {name} base ({b['n']} problems): {pairs}. Reads the last stated number: {verdict}.")
+    return " ".join(out)
+
+
 # --- blocks -------------------------------------------------------------------------------------
 
 def render_block(spec: str, root: Path) -> str:

@@ -3,7 +3,7 @@
 another row's solution ending in this row's gold, the own solution ending in a wrong total, the own solution in the
 other notation), the summary fields and pairwise win rates of the contract, the run's provenance, and bad input as
 one line with exit 2. On the quick demo's base the controls pin what the `answer` target reads: the last stated
-number, not the reasoning before it (a documented limit, model_spec/results/partner_score_controls_quick.json)."""
+number, not the reasoning before it (a documented limit, model_spec/results/partner_score_controls.json)."""
 
 from __future__ import annotations
 
@@ -220,7 +220,7 @@ def test_the_answer_target_reads_the_explanation_on_the_demo_base(quick_answer):
     assert got["mean_score"]["own"] > got["mean_score"]["empty"] > got["mean_score"]["shuffled"], got
 
 
-# The controls of issue 63 on the same run (measured at seed 0, model_spec/results/partner_score_controls_quick.json):
+# The controls of issue 63 on the same run (measured at seed 0, model_spec/results/partner_score_controls.json):
 # mean log-prob per target token own -0.004, shuffled -5.97, empty -5.09, shuffled_gold_total -0.71,
 # own_wrong_total -5.53, other_notation (terse) -0.004. The `answer` target reads the last stated number: another
 # problem's reasoning ending in this problem's gold beats this problem's own reasoning ending in a wrong total on 62
