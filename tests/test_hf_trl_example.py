@@ -5,7 +5,8 @@ embedded trainer's), with at least `step`, `reward`, `senior_token_fraction` and
 `mean_handoffs`; a log of an earlier version (`senior_fraction`, `num_handoffs`) reads back
 through `tandem.io.metric_log.read_metrics` under the same names. `--base-steps 0` keeps the
 default model path (the zoo's tiny model) but skips its SFT, so the run takes seconds. The settings
-are `KEY=VALUE` overrides of `TrainConfig` (tests/test_hf_trl_settings.py checks the mapping onto TRL).
+are `KEY=VALUE` overrides of `TrainConfig` (tests/test_hf_trl_settings.py checks the mapping onto TRL,
+`tandem_app.train.hf_trl_settings`; the run is `tandem_app.train.hf_trl_run`).
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ def test_the_example_runs_two_tandem_steps_and_logs_the_senior_fraction(tmp_path
     assert [step for step, _ in read_metrics(out / "metrics.jsonl")] == [1, 2]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["method"] == "tandem" and summary["steps"] == 2 and 0.0 <= summary["val_acc_start"] <= 1.0
+    assert summary["optimizer_steps"] == 4  # TrainConfig's ppo_mini_batches=2: 2 optimizer steps per step
     # the closing summary: the last step's reward and senior fraction, the final validation
     assert (summary["final_reward"], summary["senior_fraction"]) == (metrics[-1]["reward"],
                                                                      metrics[-1][SENIOR_TOKEN_FRACTION])

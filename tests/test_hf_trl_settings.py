@@ -1,6 +1,6 @@
 """`scripts/hf_trl_tandem.py`'s settings: `tandem-rlvr train`'s TrainConfig, parsed by the CLI's functions, mapped
-onto TRL's GRPOConfig key by key; a key TRL cannot honour is refused in one line. No model is trained here
-(tests/test_hf_trl_example.py runs the script)."""
+onto TRL's GRPOConfig key by key (`tandem_app.train.hf_trl_settings`); a key TRL cannot honour is refused in one line.
+No model is trained here (tests/test_hf_trl_example.py runs the script)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ pytest.importorskip("trl")
 
 from tandem_app.commands.config_args import config_keys  # noqa: E402
 from tandem_app.commands.train import COMMAND as TRAIN  # noqa: E402
+from tandem_app.train import hf_trl_settings as trl_settings  # noqa: E402
+from tandem_app.train.hf_trl_run import synthetic_rows, tandem_trainer  # noqa: E402
 from tandem_app.train.train_config import TrainConfig  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -33,17 +35,29 @@ def refusal(tmp_path, capsys, *words: str) -> list[str]:
 def test_key_value_overrides_reach_grpo_config_and_the_rollout(tmp_path):
     cfg = settings(tmp_path, "steps=3", "sampling.temperature=0.7", "tandem.prob_senior=0.3", "prompts_per_step=3",
                    "group_size=5", "lr=1e-4", "sampling.max_new_tokens=40", "sampling.top_p=0.9", "seed=7",
-                   "loss.clip_ratio_high=0.28", "norm_adv_by_std=false", "warmup_steps=2", "engine_mode=lockstep")
-    args = SCRIPT["grpo_config"](cfg)
+                   "loss.clip_ratio_high=0.28", "norm_adv_by_std=false", "warmup_steps=2", "engine_mode=lockstep",
+                   "ppo_mini_batches=1")
+    args = trl_settings.grpo_config(cfg)
     assert (args.max_steps, args.temperature, args.learning_rate, args.max_completion_length) == (3, 0.7, 1e-4, 40)
     assert (args.per_device_train_batch_size, args.num_generations, args.top_p, args.seed) == (15, 5, 0.9, 7)
     assert (args.epsilon, args.epsilon_high, args.scale_rewards, args.warmup_steps) == (0.2, 0.28, "none", 2)
     assert (args.loss_type, str(args.lr_scheduler_type.value), args.use_cpu) == ("dapo", "constant_with_warmup", True)
-    rollout = SCRIPT["tandem_rollout"](cfg)
+    rollout = trl_settings.tandem_rollout(cfg)
     assert (rollout.tandem.prob_senior, rollout.tandem.seed, rollout.engine_mode, rollout.solo) == (0.3, 7, "lockstep",
                                                                                                    False)
     assert rollout.sampling is cfg.sampling and rollout.sampling.seed == 7  # stop strings and ids too
-    assert SCRIPT["tandem_rollout"](settings(tmp_path, "--method", "grpo")).solo
+    assert trl_settings.tandem_rollout(settings(tmp_path, "--method", "grpo")).solo
+
+
+@pytest.mark.parametrize("words, slices, epochs", [([], 2, 1), (["ppo_mini_batches=4", "ppo_epochs=3"], 4, 3)])
+def test_a_step_is_one_generation_batch_cut_into_ppo_mini_batches_for_ppo_epochs(words, slices, epochs, tmp_path):
+    """As the embedded trainer: `steps` generation batches of prompts_per_step * group_size responses, each cut into
+    ppo_mini_batches equal mini-batches, ppo_epochs passes; TRL counts optimizer steps (max_steps, warm-up, logs)."""
+    cfg = settings(tmp_path, "steps=5", "prompts_per_step=8", "group_size=4", "warmup_steps=2", *words)
+    args, per_step = trl_settings.grpo_config(cfg), slices * epochs
+    assert (args.steps_per_generation, args.num_iterations, args.gradient_accumulation_steps) == (slices, epochs, 1)
+    assert (args.generation_batch_size, args.per_device_train_batch_size) == (32, 32 // slices)
+    assert (args.max_steps, args.warmup_steps, args.logging_steps) == (5 * per_step, 2 * per_step, per_step)
 
 
 def test_a_config_file_then_overrides_then_flags(tmp_path):
@@ -51,8 +65,8 @@ def test_a_config_file_then_overrides_then_flags(tmp_path):
     path.write_text(json.dumps({"steps": 5, "lr": 2e-5, "method": "grpo",
                                 "loss": {"loss_agg_mode": "seq-mean-token-mean"}}))
     cfg = settings(tmp_path, "--config", str(path), "lr=3e-5", "--method", "tandem")
-    args = SCRIPT["grpo_config"](cfg)
-    assert (args.max_steps, args.learning_rate, cfg.method, args.loss_type) == (5, 3e-5, "tandem", "grpo")
+    args = trl_settings.grpo_config(cfg)
+    assert (cfg.steps, args.learning_rate, cfg.method, args.loss_type) == (5, 3e-5, "tandem", "grpo")
 
 
 def test_a_misspelt_key_is_refused_in_one_line_naming_it(tmp_path, capsys):
@@ -62,8 +76,9 @@ def test_a_misspelt_key_is_refused_in_one_line_naming_it(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("words, line", [
-    (["ppo_mini_batches=4"], "HF TRL cannot honour ppo_mini_batches=4 (TRL takes one optimizer step per generation "
-                             "batch here); leave it at the default"),
+    (["ppo_mini_batches=3"], "HF TRL cannot honour ppo_mini_batches=3: TRL splits a step's 128 responses "
+                             "(prompts_per_step * group_size) into equal mini-batches; set ppo_mini_batches to one of "
+                             "1, 2, 4, 8, 16, 32, 64, 128, or change prompts_per_step"),
     (["loss.entropy_coeff=0.1", "save_every=3"],
      "HF TRL cannot honour loss.entropy_coeff=0.1 (TRL's GRPO loss has no entropy bonus); save_every=3 (this script "
      "keeps no checkpoints; --save-model saves the final senior); leave them at the default"),
@@ -85,11 +100,11 @@ def test_the_synthetic_task_keys_are_refused_beside_a_dataset(tmp_path, capsys):
 def test_every_train_config_key_is_read_or_refused_never_both():
     keys = config_keys(TrainConfig)
     leaves = {k for k in keys if not any(other.startswith(k + ".") for other in keys)}
-    reads, not_read = SCRIPT["_reads"], SCRIPT["NOT_READ"]
+    reads, not_read = trl_settings.is_read, trl_settings.NOT_READ
     assert set(not_read) <= leaves
     assert not [k for k in leaves if not reads(k) and k not in not_read]
     assert not [k for k in not_read if reads(k)]
-    assert set(SCRIPT["ONLY"]) <= leaves
+    assert set(trl_settings.ONLY) <= leaves
 
 
 def test_the_script_declares_no_default_that_train_config_declares():
@@ -115,9 +130,9 @@ def test_the_default_model_trains_on_its_own_task_and_task_keys_choose_another(t
     from tandem_app.task import generate_problems
     from tandem_app.train.tiny_base import SMOKE_TASK
 
-    rows = SCRIPT["synthetic_rows"](settings(tmp_path), "validation", 3)
+    rows = synthetic_rows(settings(tmp_path), "validation", 3)
     assert [r["answer"] for r in rows] == [p.answer for p in generate_problems("validation", 3, 0, SMOKE_TASK)]
-    harder = SCRIPT["synthetic_rows"](settings(tmp_path, "task.min_steps=3", "task.max_steps=3"), "validation", 3)
+    harder = synthetic_rows(settings(tmp_path, "task.min_steps=3", "task.max_steps=3"), "validation", 3)
     assert all(r["solution"].count("\n\n") >= 2 for r in harder) and harder != rows
 
 
@@ -127,9 +142,23 @@ def test_the_trainer_takes_the_mapped_config_and_the_partner_reward(tmp_path, ti
     monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is TRL-experimental (the script sets it too)
     cfg = settings(tmp_path, "--model", str(tiny_dir), "steps=2", "prompts_per_step=2", "group_size=2",
                    "partner_reward.weight=0.5", "tandem.junior_update=sync:1")
-    rows = SCRIPT["synthetic_rows"](cfg, "train", 4)
+    rows = synthetic_rows(cfg, "train", 4)
     tokenizer = load_tokenizer(str(tiny_dir))
-    trainer, rollout = SCRIPT["tandem_trainer"](cfg, rows, tokenizer, load_model(str(tiny_dir)))
-    assert (trainer.args.max_steps, trainer.num_generations) == (2, 2)
+    trainer, rollout = tandem_trainer(cfg, rows, tokenizer, load_model(str(tiny_dir)))
+    assert (trainer.args.max_steps, trainer.num_generations) == (4, 2)  # ppo_mini_batches=2: 2 optimizer steps a step
     assert len(trainer.reward_funcs) == 2 and rollout.partner_reward.weight == 0.5  # grader + partner score
     assert rollout.trainer is trainer and rollout.tandem.junior_update == "sync:1"
+
+
+def test_trl_takes_ppo_mini_batches_times_ppo_epochs_optimizer_steps_per_generation(tmp_path, tiny_dir, monkeypatch):
+    """One step, trained: the rollout generates once, TRL steps the optimizer 2 mini-batches x 2 epochs = 4 times."""
+    from tandem.models.loading import load_model, load_tokenizer
+
+    monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
+    cfg = settings(tmp_path, "--model", str(tiny_dir), "steps=1", "prompts_per_step=2", "group_size=2",
+                   "ppo_mini_batches=2", "ppo_epochs=2", "sampling.max_new_tokens=8", "threads=1")
+    trainer, rollout = tandem_trainer(cfg, synthetic_rows(cfg, "train", 4), load_tokenizer(str(tiny_dir)),
+                                      load_model(str(tiny_dir)))
+    trainer.train()
+    assert trainer.state.global_step == 4
+    assert [(s.mode, s.responses) for s in rollout.history] == [("train", 4)]  # one generation batch of 2 x 2

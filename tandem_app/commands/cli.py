@@ -86,14 +86,14 @@ def parse(argv: list[str]) -> argparse.Namespace:
     args, extra = parser.parse_known_args(argv)
     overrides = [a for a in extra if "=" in a and not a.startswith("-")]
     if extra and (overrides != extra or not hasattr(args, "overrides")):
-        hint = _key_as_flag(args, extra, argv)
+        hint = key_as_flag(args, extra, argv)
         commands.get(command, parser).error(f"unrecognized arguments: {' '.join(extra)}" + (f"; {hint}" if hint else ""))
     if overrides:
         args.overrides = [*args.overrides, *overrides]
     return args
 
 
-def _key_as_flag(args: argparse.Namespace, extra: list[str], argv: list[str]) -> str | None:
+def key_as_flag(args: argparse.Namespace, extra: list[str], argv: list[str]) -> str | None:
     """For `--steps 2` (or `--steps=2`) where `steps` is a key of the command's config: "use steps=2"."""
     keys = getattr(args, "config_keys", None)  # set by config-driven commands (config_args.add_config_arguments)
     if keys is None:
