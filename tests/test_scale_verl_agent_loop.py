@@ -27,7 +27,7 @@ from verl.workers.rollout.replica import TokenOutput  # noqa: E402
 from tandem.process.boundaries import config_boundary_lookup  # noqa: E402
 from tandem.errors import TandemError  # noqa: E402
 from tandem_verl.agent_loop import VALIDATE_KEY, TandemAgentLoop  # noqa: E402
-from tandem_verl.run_settings import run_settings  # noqa: E402
+from tandem_verl.hydra_settings import run_settings  # noqa: E402
 from tandem_verl.wiring import apply_tandem  # noqa: E402
 from tandem.process.coins import request_key  # noqa: E402
 from tandem.process.authorship import replay_mask  # noqa: E402

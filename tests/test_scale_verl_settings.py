@@ -13,8 +13,8 @@ from hydra import compose, initialize_config_dir  # noqa: E402
 
 from tandem.io import legacy  # noqa: E402
 from tandem.errors import TandemError  # noqa: E402
-from tandem_verl import run_settings as settings_module  # noqa: E402
-from tandem_verl.run_settings import run_settings  # noqa: E402
+from tandem_verl import hydra_settings as settings_module  # noqa: E402
+from tandem_verl.hydra_settings import run_settings  # noqa: E402
 from tandem_verl.tandem_block import TandemVerlConfig  # noqa: E402
 from tandem_verl.wiring import apply_tandem  # noqa: E402
 

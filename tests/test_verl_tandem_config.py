@@ -8,7 +8,7 @@ from omegaconf import OmegaConf
 pytest.importorskip("verl", reason="verl 0.9.1 is not installed")
 
 from tandem.errors import TandemError  # noqa: E402
-from tandem_verl.run_settings import run_settings  # noqa: E402
+from tandem_verl.hydra_settings import run_settings  # noqa: E402
 from tandem_verl.tandem_block import TandemVerlConfig  # noqa: E402
 
 

@@ -39,7 +39,7 @@ from tandem.process.config import TandemConfig
 from tandem.errors import TandemError
 from tandem.process.authorship import response_authorship_mask
 from tandem_verl.names import AGENT_LOOP, VALIDATE_KEY
-from tandem_verl.run_settings import run_settings
+from tandem_verl.hydra_settings import run_settings
 from tandem_verl.solution_writer import PlainPromptOutput, SolutionWriterMixin
 from tandem_verl.transfer_reward import TransferReceiverMixin
 from vllm_source.requests import tandem_extra_args

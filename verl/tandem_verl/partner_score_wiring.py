@@ -1,4 +1,4 @@
-"""The `partner_reward` section on verl (read by `tandem_verl.run_settings`): verl's reference worker set up to score.
+"""The `partner_reward` section on verl (read by `tandem_verl.hydra_settings`): verl's reference worker set up to score.
 
 The partner score scores with verl's reference worker, loaded with the junior
 (`tandem_verl.partner_score` computes the score, `tandem_verl.workers` loads the junior). verl
@@ -32,7 +32,7 @@ from tandem_verl.names import (
     SCORER_KEY,
     SOLUTION_AGENT_LOOP,
 )
-from tandem_verl.run_settings import RunSettings
+from tandem_verl.hydra_settings import RunSettings
 from tandem_verl.tandem_block import TandemVerlConfig
 
 logger = logging.getLogger(__name__)

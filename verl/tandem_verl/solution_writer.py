@@ -24,7 +24,7 @@ from verl.experimental.agent_loop.single_turn_agent_loop import SingleTurnAgentL
 from tandem.errors import TandemError
 from tandem.rewards.solution_prompt import require_solution, writer_prompt_ids
 from tandem_verl.names import PLAIN_PROMPT, SOLUTION_AGENT_LOOP, VALIDATE_KEY
-from tandem_verl.run_settings import run_settings
+from tandem_verl.hydra_settings import run_settings
 
 
 def row_name(kwargs: dict) -> str:

@@ -33,7 +33,7 @@ class TandemVerlConfig:
 
     @classmethod
     def from_dict(cls, d: dict | None) -> TandemVerlConfig:
-        """Parse a block (of a full config: `tandem_verl.run_settings.run_settings`); the legacy switch, process and
+        """Parse a block (of a full config: `tandem_verl.hydra_settings.run_settings`); the legacy switch, process and
         loss keys and the legacy placement are read via `tandem.io.legacy` (the placement by `TandemConfig.from_dict`)."""
         d = dict(d or {})
         enable = build(_Switch, {"enable": legacy.pop_switch(d, False)}, "tandem").enable

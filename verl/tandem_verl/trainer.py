@@ -44,7 +44,7 @@ from tandem_verl.padding_rows import clear_padding_authorship
 from tandem_verl.partner_score import PartnerScorer, scorer_context
 from tandem_verl.refusals import optimizer_steps_per_step
 from tandem_verl.reward import health_metrics
-from tandem_verl.run_settings import RunSettings, run_settings
+from tandem_verl.hydra_settings import RunSettings, run_settings
 from tandem_verl.transfer_reward import TransferRewarder
 
 
@@ -63,7 +63,7 @@ class RewardStep:
 
     @property
     def settings(self) -> RunSettings:
-        """The run's settings (`tandem_verl.run_settings`: read once in this Ray actor's process)."""
+        """The run's settings (`tandem_verl.hydra_settings`: read once in this Ray actor's process)."""
         return run_settings(self.config)
 
     @property

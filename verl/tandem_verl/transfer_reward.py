@@ -43,7 +43,7 @@ from tandem.rewards.transfer_reward import merged_result, plan_transfer, result_
 from tandem_verl.names import TRANSFER_FIELD, TRANSFER_WRITER_AGENT_LOOP, VALIDATE_KEY
 from tandem_verl.partner_score import add_to_rewards, as_list
 from tandem_verl.reward import compute_score
-from tandem_verl.run_settings import run_settings
+from tandem_verl.hydra_settings import run_settings
 from vllm_source.requests import tandem_extra_args
 
 

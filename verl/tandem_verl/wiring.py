@@ -20,7 +20,7 @@ from tandem.trainers import require
 from tandem_verl.names import AGENT_LOOP, AGENT_LOOP_MANAGER, TRAINER_MODE, TRANSFER_WRITER_AGENT_LOOP, WORKER_KEY
 from tandem_verl.partner_score_wiring import wire_partner_reward
 from tandem_verl.refusals import refuse_unsupported
-from tandem_verl.run_settings import RunSettings, run_settings
+from tandem_verl.hydra_settings import RunSettings, run_settings
 from vllm_source.engine_config import tandem_engine_kwargs
 from vllm_source.placement import check_split_world
 
