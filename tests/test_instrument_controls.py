@@ -15,10 +15,10 @@ repeated here on both) without doing what it names:
   independent reader of tests/test_transfer_reward.py, so it passes that validation by construction).
 
 The real instruments pass every control; each fake passes the validation and fails a control, so the
-controls have teeth. One limit is pinned (strict xfail): a fraction gold stated early in another form the
-grader accepts (`14/3` for `\\frac{14}{3}`) is seen by neither instrument (the shared text rules of
-`tandem.rewards.answer_text` match non-numeric golds as text). The partner score's controls need the
-quick demo's base: tests/test_partner_score_validity.py.
+controls have teeth. A fraction gold stated early in another form the grader accepts (`14/3` for
+`\\frac{14}{3}`) is seen by both instruments (`tandem.rewards.answer_text` reads a rational gold by value),
+and by neither digits fake. The partner score's controls need the quick demo's base:
+tests/test_partner_score_validity.py.
 """
 
 from __future__ import annotations
@@ -310,9 +310,8 @@ def _fraction_golds(shared_data, n: int = 8) -> list[tuple[str, str]]:
     return [(g, f"{m.group(1)}/{m.group(2)}") for g, m in golds[:n]]
 
 
-@pytest.mark.xfail(strict=True, reason="limit: a non-numeric gold is matched as text (tandem.rewards.answer_text), "
-                   "so an early 14/3 for the gold \\frac{14}{3} is not seen, though the grader accepts it")
-def test_limit_a_fraction_gold_stated_early_in_another_accepted_form(tok, shared_data):
+def test_the_leak_detector_sees_a_fraction_gold_stated_early_in_another_accepted_form_and_the_digits_fake_does_not(
+        tok, shared_data):
     from tandem.grading.grader import is_equivalent
 
     for gold, written in _fraction_golds(shared_data):
@@ -320,13 +319,13 @@ def test_limit_a_fraction_gold_stated_early_in_another_accepted_form(tok, shared
         ids, mask = _written(tok, (SENIOR, f"The result will be {written}.\n\nNow the steps.\n\n"),
                              (JUNIOR, f"So it is \\boxed{{{gold}}}."))
         assert leak.answer_visible(ids, mask, gold, tok) == VISIBLE, (gold, written)
+        assert digits_leak(ids, mask, gold, tok) == NOT_VISIBLE, (gold, written)  # it reads the gold as written
 
 
-@pytest.mark.xfail(strict=True, reason="limit: the cut shares the leak detector's text rules, so it does not go back "
-                   "before an early 14/3 for the gold \\frac{14}{3}")
-def test_limit_the_cut_and_a_fraction_gold_stated_early_in_another_accepted_form(tok, shared_data):
+def test_the_cut_goes_back_before_a_fraction_gold_stated_early_in_another_accepted_form_and_the_digits_fake_does_not(
+        tok, shared_data):
     for gold, written in _fraction_golds(shared_data):
         ids = tok(f"The result will be {written}.\n\nNow the steps.\n\nSo it is \\boxed{{{gold}}}.",
                   add_special_tokens=False)["input_ids"]
-        at = cut_point(ids, gold, 0.9, tok)
-        assert written not in _decode(tok, ids[:at]), (gold, written)
+        assert written not in _decode(tok, ids[:cut_point(ids, gold, 0.9, tok)]), (gold, written)
+        assert written in _decode(tok, ids[:digits_cut(ids, gold, 0.9, tok)]), (gold, written)  # it waits for the box

@@ -12,7 +12,9 @@ A handoff score credits the team. Three per-sample facts say how much of it is t
   by value: each number in the text is read whole (12 is not in 120, 3.12, 12.5 or 12,000;
   12.0 is 12), with a `-` directly before it as its sign only where that `-` is not a binary
   minus (after a digit or a closing bracket, or with no space after a word: `8 - 5`, `8-5`
-  and `x-5` hold 5, not -5; `= -5`, `(-5)` and `is -5` hold -5). Other golds match as text.
+  and `x-5` hold 5, not -5; `= -5`, `(-5)` and `is -5` hold -5). A rational gold (a fraction or a
+  decimal) is compared by value in every notation (`0.5`, `1/2`, `\\frac{1}{2}`); other golds match as
+  text, not inside a longer term (`tandem.rewards.answer_text`).
 - `final_author`: who wrote the answer the grader reads: the last turn holding a complete
   `\\boxed{}` (the grader's first preference), else the last turn from which an answer is
   extracted; `senior`, `junior`, or `none` (no answer).
