@@ -166,15 +166,32 @@ def _one(values: set, runs: list[Path]):
     return values.pop()
 
 
-def record(kind_name: str, runs: list[Path], command: str, repo: Path = REPO) -> dict:
-    """The stamped record of experiment `kind_name` over `runs`."""
+def made_at(commits: list[str], repo: Path = REPO) -> list[str]:
+    """The commits the runs were made at (they do not stamp themselves), each checked to exist, as short shas."""
+    import subprocess
+
+    out = []
+    for c in commits:
+        got = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short", "--verify", "--quiet", f"{c}^{{commit}}"],
+                             capture_output=True, text=True)
+        if got.returncode != 0:
+            raise TandemError(f"--made-at {c}: no such commit in this checkout; give the commit the runs were made at")
+        out.append(got.stdout.strip())
+    return out
+
+
+def record(kind_name: str, runs: list[Path], command: str, repo: Path = REPO, made: list[str] | None = None) -> dict:
+    """The stamped record of experiment `kind_name` over `runs` (made at the commits `made`, when given)."""
     if kind_name not in KINDS:
         raise TandemError(f"unknown result kind {kind_name!r}; known: {', '.join(sorted(KINDS))}")
     missing = [str(r) for r in runs if not Path(r).is_dir()]
     if missing:
         raise TandemError(f"no such run folder: {', '.join(missing)}")
     got = KINDS[kind_name]([Path(r) for r in runs])
-    return stamp(kind_name, got.numbers, command, threads=got.threads, runs=got.runs, repo=repo)
+    rec = stamp(kind_name, got.numbers, command, threads=got.threads, runs=got.runs, repo=repo)
+    if made:
+        rec["made_at"] = made_at(made, repo)
+    return rec
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -182,10 +199,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("kind", choices=sorted(KINDS), help="the experiment kind the run folders hold")
     p.add_argument("--runs", type=Path, nargs="+", required=True, help="finished run folders (one per seed)")
     p.add_argument("--out", type=Path, required=True, help="the result file to write (model_spec/results/NAME.json)")
+    p.add_argument("--made-at", nargs="+", default=None, metavar="COMMIT",
+                   help="the commit(s) the runs were made at, when not this checkout's (the record names both)")
     args = p.parse_args(argv)
     command = shlex.join(["python", "scripts/record_results.py", *(sys.argv[1:] if argv is None else argv)])
     try:
-        path = write_record(args.out, record(args.kind, args.runs, command))
+        path = write_record(args.out, record(args.kind, args.runs, command, made=args.made_at))
     except TandemError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

@@ -72,8 +72,10 @@ def provenance(record: dict, path: str) -> str:
     thread_text = "torch's default threads" if threads is None else f"{threads} torch thread{'s' * (threads != 1)}"
     dirty = " plus uncommitted changes" if c.get("dirty") else ""
     short = c.get("short") or (c.get("sha") or "unknown")[:7]
+    at = (f"made at commit{'s' * (len(record['made_at']) > 1)} {', '.join(record['made_at'])}, recorded at {short}{dirty}"
+          if record.get("made_at") else f"at commit {short}{dirty}")
     return (f"Run on {m['cpu_model']} ({m['cores']} cores, {thread_text}{f', torch {torch}' if torch else ''}) "
-            f"at commit {short}{dirty}; the digits depend on the CPU and the torch build. Record: `{path}`.")
+            f"{at}; the digits depend on the CPU and the torch build. Record: `{path}`.")
 
 
 def seed_list(record: dict) -> list[str]:
