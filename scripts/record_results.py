@@ -150,14 +150,16 @@ CONTROL_FIELDS = ("target", "n", "temperature", "mean_score", "pairwise", "reads
 def partner_score_controls(runs: list[Path]) -> Recorded:
     """`scripts/partner_score_validity.py --demo DEMO --out RUN/validity.json` on each base (RUN named for it):
     the mean score of each explanation kind and the pairwise win rates, without paths or per-problem rows."""
-    bases = {}
+    bases, threads = {}, set()
     for run in runs:
         got = _json(run, "validity.json")
+        threads.add(got["provenance"]["machine"]["torch_threads"])
         made = got["provenance"]  # the bench's own commit: the record's stamp is the recording checkout's
         bases[run.name] = {**{f: got[f] for f in CONTROL_FIELDS},
                            "bench_commit": made["commit"][:7] + (" plus uncommitted changes" if made["dirty"] else "")}
     return Recorded(numbers={"bases": bases}, runs=[f"python scripts/partner_score_validity.py --demo DEMO_OF_{r.name} "
-                                                      f"--target answer --out {r}/validity.json" for r in runs])
+                                                      f"--target answer --out {r}/validity.json" for r in runs],
+                    threads=_one(threads, runs))
 
 
 def _one(values: set, runs: list[Path]):

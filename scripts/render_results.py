@@ -236,9 +236,10 @@ def controls_table(record: dict, path: str) -> str:
     bases = record["numbers"]["bases"]
     lines = [f"The base's mean log-prob per target token after each explanation (target `answer`). "
              f"{provenance(record, path)}", "",
-             "| base (problems) | " + " | ".join(f"`{k}`" for k in CONTROL_KINDS) + " |", "|" + "---|" * (len(CONTROL_KINDS) + 1)]
+             "| base (problems; bench's commit) | " + " | ".join(f"`{k}`" for k in CONTROL_KINDS) + " |",
+             "|" + "---|" * (len(CONTROL_KINDS) + 1)]
     for name, b in bases.items():
-        lines.append(f"| {name} ({b['n']}) | " + " | ".join(
+        lines.append(f"| {name} ({b['n']}; {b['bench_commit']}) | " + " | ".join(
             format(b["mean_score"][k], ".3f") if k in b["mean_score"] else "n/a" for k in CONTROL_KINDS) + " |")
     return "\n".join(lines) + "\n"
 
