@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shlex
 import sys
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ class Recorded:
     numbers: dict
     runs: list[str] = field(default_factory=list)  # the command that made each run folder
     threads: int | None = None  # torch CPU threads the runs used (None: torch's default)
+    machine: dict | None = None  # the machine that made the runs, where it is not this one (a lent GPU machine)
 
 
 KINDS: dict[str, Callable[[list[Path]], Recorded]] = {}
@@ -162,6 +164,48 @@ def partner_score_controls(runs: list[Path]) -> Recorded:
                     threads=_one(threads, runs))
 
 
+SMOKE_STEP_FIELDS = ("status", "seconds", "reason")
+ARM_FIELDS = ("samples", "solved", "weight_gap_grpo_tandem", "weight_gap_grpo_sft", "tandem_train_senior_share",
+              "wall_seconds")
+
+
+@kind("gpu-smoke")
+def gpu_smoke(runs: list[Path]) -> Recorded:
+    """One lent GPU machine's folder: `gpu_smoke.json` of `bash scripts/gpu_smoke.sh --out RUN`, and, where they are,
+    `cuda/demo_arms.json` and `cpu/demo_arms.json` of `scripts/gpu_demo_arms.py --device D --out RUN/D` and the
+    machine's `lscpu` model line (`cpu_model.txt`). The record's machine is that machine, as its files state it."""
+    if len(runs) != 1:
+        raise TandemError("gpu-smoke records one machine's folder; give one --runs folder per record")
+    run = runs[0]
+    smoke = _json(run, "gpu_smoke.json")
+    if smoke.get("mode") != "gpu":
+        raise TandemError(f"{run}/gpu_smoke.json is a {smoke.get('mode')!r} run; record the smoke of a GPU machine")
+    work = re.compile(r"/tmp/gpu-smoke-[^/\s]+")  # the smoke's temporary --work folder: a machine path, not a fact
+    steps = {s["name"]: {f: work.sub("WORK", s[f]) if isinstance(s[f], str) else s[f] for f in SMOKE_STEP_FIELDS}
+             for s in smoke["steps"]}
+    demo = next((s["details"] for s in smoke["steps"] if s["name"] == "demo_quick"), {})
+    numbers = {"smoke": {"steps": steps, "wall_seconds": smoke["wall_seconds"], "budget_seconds": smoke["budget_seconds"],
+                         "started_utc": smoke["started_utc"], "demo_quick_accuracy": demo.get("accuracy"),
+                         "demo_quick_phase_seconds": demo.get("phase_seconds")},
+               "arms": {}}
+    commands = ["bash scripts/gpu_smoke.sh --out RUN"]
+    for device in ("cuda", "cpu"):
+        if (run / device / "demo_arms.json").is_file():
+            arms = _json(run / device, "demo_arms.json")
+            if arms["errors"]:
+                raise TandemError(f"{run}/{device}/demo_arms.json: seeds failed ({arms['errors']}); rerun them")
+            numbers["arms"][device] = {str(s["seed"]): {f: s[f] for f in ARM_FIELDS} for s in arms["seeds"]}
+            seeds = " ".join(str(s["seed"]) for s in arms["seeds"])
+            commands.append(f"python scripts/gpu_demo_arms.py --device {device} --seeds {seeds} --out RUN/{device}")
+    m = smoke["machine"]
+    lscpu = run / "cpu_model.txt"
+    cpu = lscpu.read_text().split(":", 1)[1].strip() if lscpu.is_file() else None
+    machine = {"platform": f"{m['gpu']} (sm {m['capability']}), driver {m['driver']} (CUDA {m['driver_cuda']})",
+               "cpu_model": cpu, "cores": None, "threads": None, "python": m["python"],
+               "packages": {"torch": m["torch"]}, "gpu": m["gpu"]}
+    return Recorded(numbers=numbers, runs=commands, machine=machine)
+
+
 def _one(values: set, runs: list[Path]):
     if len(values) != 1:
         raise TandemError(f"the runs {', '.join(map(str, runs))} used different torch thread counts; record them apart")
@@ -191,6 +235,8 @@ def record(kind_name: str, runs: list[Path], command: str, repo: Path = REPO, ma
         raise TandemError(f"no such run folder: {', '.join(missing)}")
     got = KINDS[kind_name]([Path(r) for r in runs])
     rec = stamp(kind_name, got.numbers, command, threads=got.threads, runs=got.runs, repo=repo)
+    if got.machine:
+        rec["machine"] = got.machine
     if made:
         rec["made_at"] = made_at(made, repo)
     return rec

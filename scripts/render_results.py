@@ -256,6 +256,94 @@ def controls_pairs(record: dict, path: str) -> str:
     return " ".join(out)
 
 
+# --- a lent GPU machine -------------------------------------------------------------------------
+
+def gpu_provenance(record: dict, path: str) -> str:
+    """Where a GPU record's digits come from: the GPU, driver, torch, the machine's CPU and the commits."""
+    m, c = record["machine"], record["commit"]
+    made = record.get("made_at")
+    at = (f"made at {', '.join(made)}, recorded at {c['short']}" if made else f"at commit {c['short']}") + (
+        " plus uncommitted changes" if c.get("dirty") else "")
+    cpu = f", CPU {m['cpu_model']}" if m.get("cpu_model") else ""
+    return (f"Run on a lent {m['platform']}, torch {m['packages']['torch']}{cpu}, "
+            f"{record['numbers']['smoke']['started_utc'][:10]}, {at}. Record: `{path}`.")
+
+
+@renderer("gpu-smoke", "table")
+def gpu_smoke_table(record: dict, path: str) -> str:
+    smoke = record["numbers"]["smoke"]
+    steps = smoke["steps"]
+    passed = sum(s["status"] == "passed" for s in steps.values())
+    lines = [f"`bash scripts/gpu_smoke.sh`: {passed} of {len(steps)} steps passed in {smoke['wall_seconds']:.0f} s "
+             f"(budget {smoke['budget_seconds']:.0f} s). {gpu_provenance(record, path)}", "",
+             "| step | status | s | what it showed |", "|---|---|---|---|"]
+    lines += [f"| {name} | {s['status']} | {s['seconds']:.1f} | {s['reason']} |" for name, s in steps.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _solved(arm: dict, model: str) -> str:
+    got, n = arm["solved"][model], arm["samples"]
+    return f"{got['solo']}/{n}, {got['handoff']}/{n}"
+
+
+@renderer("gpu-smoke", "arms")
+def gpu_arms_table(record: dict, path: str) -> str:
+    arms = record["numbers"]["arms"]
+    lines = ["`python scripts/gpu_demo_arms.py --device D --seeds S`: the quick demo (`tandem-rlvr demo --quick "
+             "--seed S`) with its SFT and RL on D, evaluated on the CPU; test problems solved alone, then in "
+             f"handoff to the base. {gpu_provenance(record, path)}", "",
+             "| D | seed | base | GRPO senior | TRL senior | max weight gap GRPO/TRL | TRL's senior token share |",
+             "|---|---|---|---|---|---|---|"]
+    for device, seeds in arms.items():
+        for seed in sorted(seeds, key=int):
+            a = seeds[seed]
+            share = a["tandem_train_senior_share"]
+            lines.append(f"| {device} | {seed} | {_solved(a, 'base')} | {_solved(a, 'grpo')} | {_solved(a, 'tandem')} "
+                         f"| {a['weight_gap_grpo_tandem']:.4f} | {share['mean']:.3f} over {share['steps']} steps |")
+    return "\n".join(lines) + "\n"
+
+
+@renderer("gpu-smoke", "findings")
+def gpu_arms_findings(record: dict, path: str) -> str:
+    """What the arms table shows, each sentence computed from the record (and the CPU's quick-demo record)."""
+    arms, smoke = record["numbers"]["arms"], record["numbers"]["smoke"]
+    cuda, cpu = arms.get("cuda", {}), arms.get("cpu", {})
+    out = []
+    if "0" in cuda and smoke.get("demo_quick_accuracy"):
+        n = cuda["0"]["samples"]
+        again = all(round(smoke["demo_quick_accuracy"][m][f"{k}_acc"] * n) == cuda["0"]["solved"][m][k]
+                    for m in ("base", "grpo", "tandem") for k in ("solo", "handoff"))
+        out.append(f"The smoke's own quick demo (seed 0 on CUDA) and the table's seed 0 on CUDA, two runs on one "
+                   f"machine, solved {'the same' if again else 'different'} counts.")
+    ties = [s for s, a in cuda.items() if a["solved"]["grpo"] == a["solved"]["tandem"]]
+    if ties:
+        gaps = ", ".join(f"{cuda[s]['weight_gap_grpo_tandem']:.4f}" for s in ties)
+        junior = ", ".join(f"{1 - cuda[s]['tandem_train_senior_share']['mean']:.2f}" for s in ties)
+        others = len(cuda) - len(ties)
+        out.append(f"On CUDA seed{'s' * (len(ties) > 1)} {', '.join(ties)} the GRPO and TRL seniors solved equal "
+                   f"counts, yet they are two runs: their weights differ by up to {gaps} and the junior wrote "
+                   f"{junior} of TRL's training tokens" + (f"; on the other {others} seed{'s' * (others > 1)} "
+                                                          "their counts differ." if others else "."))
+    local = read_record(REPO / RESULTS / "quick_demo.json")
+    for seed, a in cpu.items():
+        mine = local["numbers"]["seeds"].get(seed)
+        if mine is None:
+            continue
+        labels = {"base": "base", "grpo": "GRPO", "tandem": "TRL"}
+        same = all(round(mine["numbers"][f"{labels[m]} {k} acc"] * a["samples"]) == a["solved"][m][k]
+                   for m in labels for k in ("solo", "handoff"))
+        out.append(f"On that machine's CPU, seed {seed} solved {'the same counts as' if same else 'other counts than'} "
+                   f"on {local['machine']['cpu_model']} ({local['machine']['cores']} cores) in "
+                   f"`{RESULTS}/quick_demo.json`.")
+        if seed in cuda:
+            moved = cuda[seed]["solved"]["base"]["solo"] != a["solved"]["base"]["solo"]
+            base = (f"the base solved {cuda[seed]['solved']['base']['solo']} on CUDA against "
+                    f"{a['solved']['base']['solo']} of {a['samples']} on the CPU")
+            out.append(f"Seed {seed}: {base}, so the quick demo's digits depend on the device from the SFT on."
+                       if moved else f"Seed {seed}: {base}.")
+    return " ".join(out)
+
+
 # --- blocks -------------------------------------------------------------------------------------
 
 def render_block(spec: str, root: Path) -> str:
