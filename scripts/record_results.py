@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from tandem.errors import TandemError
+from tandem.errors import TandemError, run_reporting_errors
 from tandem.io.result_record import stamp, write_record
 
 REPO = Path(__file__).resolve().parents[1]
@@ -251,13 +251,12 @@ def main(argv: list[str] | None = None) -> int:
                    help="the commit(s) the runs were made at, when not this checkout's (the record names both)")
     args = p.parse_args(argv)
     command = shlex.join(["python", "scripts/record_results.py", *(sys.argv[1:] if argv is None else argv)])
-    try:
-        path = write_record(args.out, record(args.kind, args.runs, command, made=args.made_at))
-    except TandemError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    print(f"wrote {path}")
-    return 0
+
+    def write(args) -> int:
+        print(f"wrote {write_record(args.out, record(args.kind, args.runs, command, made=args.made_at))}")
+        return 0
+
+    return run_reporting_errors(write, args)  # a mistake: one `error: ...` line, exit 2
 
 
 if __name__ == "__main__":

@@ -32,13 +32,6 @@ class FakeTeacher:
         return out
 
 
-@pytest.fixture(scope="module")
-def tok(tiny_dir):
-    from tandem.models.loading import load_tokenizer
-
-    return load_tokenizer(tiny_dir)
-
-
 def _inputs(tok, cfg, context=1024):
     train = load_split(cfg, "train", cfg.n_train_problems)
     return Inputs(tok, tok, True, context, train, [])

@@ -15,26 +15,9 @@ from tandem_eval.core import leak
 from tandem_eval.core.leak import NOT_VISIBLE, UNDETERMINED, VISIBLE
 from tandem_eval.MATH import eval_solo, eval_step_handoff
 from tandem_eval.core.rows import SampleRow
+from authored import JUNIOR, SENIOR, written
 
 
-@pytest.fixture(scope="module")
-def tok(tiny_dir):
-    from tandem.models.loading import load_tokenizer
-
-    return load_tokenizer(tiny_dir)
-
-
-def _written(tok, *turns: tuple[int, str]) -> tuple[list[int], list[int]]:
-    """Token ids and authorship mask (1 = senior) of a response written as (author, text) turns."""
-    ids, mask = [], []
-    for author, text in turns:
-        t = tok(text, add_special_tokens=False)["input_ids"]
-        ids += t
-        mask += [author] * len(t)
-    return ids, mask
-
-
-SENIOR, JUNIOR = 1, 0
 
 
 @pytest.mark.parametrize("text, shown", [
@@ -54,38 +37,38 @@ def test_the_gold_is_keyed_as_the_grader_normalises_it():
 
 @pytest.mark.parametrize("gold", ["5", "C", "", "   ", "(B)"])
 def test_a_gold_too_short_or_empty_is_undetermined(tok, gold):
-    ids, mask = _written(tok, (SENIOR, "He gets 5 more: 0 + 5 = 5.\n\n"), (JUNIOR, "The answer is 5."))
+    ids, mask = written(tok, (SENIOR, "He gets 5 more: 0 + 5 = 5.\n\n"), (JUNIOR, "The answer is 5."))
     assert leak.gold_key(gold) is None
     assert leak.answer_visible(ids, mask, gold, tok) == UNDETERMINED
 
 
 def test_visible_when_the_senior_wrote_it_before_the_juniors_last_turn(tok):
-    ids, mask = _written(tok, (SENIOR, "Start 8.\n\n"), (JUNIOR, "8 + 1 = 9.\n\n"), (SENIOR, "9 + 3 = 12.\n\n"),
+    ids, mask = written(tok, (SENIOR, "Start 8.\n\n"), (JUNIOR, "8 + 1 = 9.\n\n"), (SENIOR, "9 + 3 = 12.\n\n"),
                          (JUNIOR, "The answer is \\boxed{12}."))
     assert leak.answer_visible(ids, mask, "12", tok) == VISIBLE
     assert leak.final_author(ids, mask, tok) == "junior"
 
 
 def test_not_visible_when_only_the_junior_or_a_later_senior_turn_wrote_it(tok):
-    junior_only = _written(tok, (SENIOR, "Start 8.\n\n"), (JUNIOR, "8 + 4 = 12.\n\n"), (SENIOR, "So:\n\n"),
+    junior_only = written(tok, (SENIOR, "Start 8.\n\n"), (JUNIOR, "8 + 4 = 12.\n\n"), (SENIOR, "So:\n\n"),
                            (JUNIOR, "\\boxed{12}"))
     assert leak.answer_visible(*junior_only, "12", tok) == NOT_VISIBLE
-    senior_after = _written(tok, (SENIOR, "Start 8.\n\n"), (JUNIOR, "Add 4.\n\n"), (SENIOR, "8 + 4 = 12, \\boxed{12}"))
+    senior_after = written(tok, (SENIOR, "Start 8.\n\n"), (JUNIOR, "Add 4.\n\n"), (SENIOR, "8 + 4 = 12, \\boxed{12}"))
     assert leak.answer_visible(*senior_after, "12", tok) == NOT_VISIBLE
     assert leak.final_author(*senior_after, tok) == "senior"
 
 
 def test_a_solo_response_counts_all_of_its_text(tok):
-    ids, _ = _written(tok, (SENIOR, "8 + 4 = 12. \\boxed{12}"))
+    ids, _ = written(tok, (SENIOR, "8 + 4 = 12. \\boxed{12}"))
     assert leak.answer_visible(ids, None, "12", tok) == VISIBLE
     assert leak.answer_visible(ids, None, "13", tok) == NOT_VISIBLE
     assert leak.final_author(ids, None, tok) == "senior"
 
 
 def test_the_final_author_follows_the_graders_preference_for_a_box(tok):
-    boxed_first = _written(tok, (SENIOR, "\\boxed{7}\n\n"), (JUNIOR, "The answer is 8."))
+    boxed_first = written(tok, (SENIOR, "\\boxed{7}\n\n"), (JUNIOR, "The answer is 8."))
     assert leak.final_author(*boxed_first, tok) == "senior"  # the grader reads the box, not the later phrase
-    nothing = _written(tok, (SENIOR, "Start 8.\n\n"), (JUNIOR, "Then 9."))
+    nothing = written(tok, (SENIOR, "Start 8.\n\n"), (JUNIOR, "Then 9."))
     assert leak.final_author(*nothing, tok) == "none"
 
 
@@ -139,7 +122,7 @@ def test_rows_without_the_new_fields_read_back_and_write_back_without_them():
 
 
 def test_the_prefix_is_cut_before_the_answer_first_appears(tok):
-    ids, _ = _written(tok, (SENIOR, "Start 8.\n\n8 + 4 = 12.\n\n12 - 2 = 10.\n\nThe answer is \\boxed{10}."))
+    ids, _ = written(tok, (SENIOR, "Start 8.\n\n8 + 4 = 12.\n\n12 - 2 = 10.\n\nThe answer is \\boxed{10}."))
     first = next(c for c in range(len(ids) + 1) if leak.shows_answer(tok.decode(ids[:c]), "10"))
     cut = prefix_transfer.cut_point(ids, "10", 0.95, tok)
     assert cut < int(0.95 * len(ids)) and cut < first

@@ -34,27 +34,10 @@ from tandem_app.task import DEMO_TASK, generate_problems
 from tandem_eval.core import leak
 from tandem_eval.core.handoff import turn_spans
 from tandem_eval.core.leak import NOT_VISIBLE, UNDETERMINED, VISIBLE
+from authored import JUNIOR, SENIOR, written
 
-SENIOR, JUNIOR = 1, 0
 BOX = "\\boxed{"
 FRACTIONS = (0.3, 0.5, 0.7, 0.9, 0.99)
-
-
-@pytest.fixture(scope="module")
-def tok(tiny_dir):
-    from tandem.models.loading import load_tokenizer
-
-    return load_tokenizer(tiny_dir)
-
-
-def _written(tok, *turns: tuple[int, str]) -> tuple[list[int], list[int]]:
-    """Token ids and authorship mask (1 = senior) of a response written as (author, text) turns."""
-    ids, mask = [], []
-    for author, text in turns:
-        t = tok(text, add_special_tokens=False)["input_ids"]
-        ids += t
-        mask += [author] * len(t)
-    return ids, mask
 
 
 def _decode(tok, ids) -> str:
@@ -149,7 +132,7 @@ SOLO_VALIDATION = [("8 + 4 = 12. \\boxed{12}", "12", VISIBLE), ("8 + 4 = 12. \\b
 def test_the_real_leak_detector_and_each_fake_pass_its_validation(tok, name):
     detect = LEAK_DETECTORS[name]
     for turns, gold, expected in LEAK_VALIDATION:
-        assert detect(*_written(tok, *turns), gold, tok) == expected, (name, turns)
+        assert detect(*written(tok, *turns), gold, tok) == expected, (name, turns)
     for text, gold, expected in SOLO_VALIDATION:
         assert detect(tok(text, add_special_tokens=False)["input_ids"], None, gold, tok) == expected, (name, text)
 
@@ -201,7 +184,7 @@ def early_solution(p) -> str:
 def co_written(tok, solution: str, senior_steps: int = 2):
     """The senior writes the first `senior_steps` steps, the junior the rest (its last turn holds the box)."""
     steps = solution.split("\n\n")
-    return _written(tok, (SENIOR, "\n\n".join(steps[:senior_steps]) + "\n\n"),
+    return written(tok, (SENIOR, "\n\n".join(steps[:senior_steps]) + "\n\n"),
                     (JUNIOR, "\n\n".join(steps[senior_steps:])))
 
 
@@ -255,7 +238,7 @@ def test_the_leak_detector_reads_a_real_gold_by_value_and_the_digits_fake_does_n
              if re.fullmatch(r"\d{4,}", r["answer"])][:30]
     assert len(golds) == 30
     for gold in golds:
-        ids, mask = _written(tok, (SENIOR, f"First, the total comes to {int(gold):,}.\n\nNow check each part.\n\n"),
+        ids, mask = written(tok, (SENIOR, f"First, the total comes to {int(gold):,}.\n\nNow check each part.\n\n"),
                              (JUNIOR, f"The parts add up.\n\nThe answer is \\boxed{{{gold}}}."))
         assert leak.answer_visible(ids, mask, gold, tok) == VISIBLE, gold
         assert digits_leak(ids, mask, gold, tok) == NOT_VISIBLE, gold
@@ -314,18 +297,18 @@ def test_the_leak_detector_sees_a_fraction_gold_stated_early_in_another_accepted
         tok, shared_data):
     from tandem.grading.grader import is_equivalent
 
-    for gold, written in _fraction_golds(shared_data):
-        assert is_equivalent(written, gold), (written, gold)  # the grader counts it as the answer
-        ids, mask = _written(tok, (SENIOR, f"The result will be {written}.\n\nNow the steps.\n\n"),
+    for gold, other_form in _fraction_golds(shared_data):
+        assert is_equivalent(other_form, gold), (other_form, gold)  # the grader counts it as the answer
+        ids, mask = written(tok, (SENIOR, f"The result will be {other_form}.\n\nNow the steps.\n\n"),
                              (JUNIOR, f"So it is \\boxed{{{gold}}}."))
-        assert leak.answer_visible(ids, mask, gold, tok) == VISIBLE, (gold, written)
-        assert digits_leak(ids, mask, gold, tok) == NOT_VISIBLE, (gold, written)  # it reads the gold as written
+        assert leak.answer_visible(ids, mask, gold, tok) == VISIBLE, (gold, other_form)
+        assert digits_leak(ids, mask, gold, tok) == NOT_VISIBLE, (gold, other_form)  # it reads the gold as written
 
 
 def test_the_cut_goes_back_before_a_fraction_gold_stated_early_in_another_accepted_form_and_the_digits_fake_does_not(
         tok, shared_data):
-    for gold, written in _fraction_golds(shared_data):
-        ids = tok(f"The result will be {written}.\n\nNow the steps.\n\nSo it is \\boxed{{{gold}}}.",
+    for gold, other_form in _fraction_golds(shared_data):
+        ids = tok(f"The result will be {other_form}.\n\nNow the steps.\n\nSo it is \\boxed{{{gold}}}.",
                   add_special_tokens=False)["input_ids"]
-        assert written not in _decode(tok, ids[:cut_point(ids, gold, 0.9, tok)]), (gold, written)
-        assert written in _decode(tok, ids[:digits_cut(ids, gold, 0.9, tok)]), (gold, written)  # it waits for the box
+        assert other_form not in _decode(tok, ids[:cut_point(ids, gold, 0.9, tok)]), (gold, other_form)
+        assert other_form in _decode(tok, ids[:digits_cut(ids, gold, 0.9, tok)]), (gold, other_form)  # it waits for the box

@@ -108,13 +108,6 @@ def test_real_golds_show_in_another_notation_and_not_as_their_value_plus_one(sha
     assert missed == [] and false == [], (missed[:5], false[:5])
 
 
-@pytest.fixture(scope="module")
-def tok(tiny_dir):
-    from tandem.models.loading import load_tokenizer
-
-    return load_tokenizer(tiny_dir)
-
-
 def test_the_cut_shows_no_held_out_must_flag_statement(tok):
     """Each must-flag case's text, then a boxed answer: every cut ends before the statement (or its step)."""
     from tandem.rewards.transfer_cut import cut_point

@@ -168,5 +168,5 @@ def test_the_recorder_refuses_a_seed_twice_and_a_folder_that_is_no_run(tmp_path,
     twice = _fake_run(tmp_path / "b", 0, 2)
     with pytest.raises(TandemError, match="seed 0 is recorded twice"):
         recorder.record("quick-demo", [run, twice], "cmd")
-    assert recorder.main(["quick-demo", "--runs", str(tmp_path), "--out", str(tmp_path / "x.json")]) == 1
+    assert recorder.main(["quick-demo", "--runs", str(tmp_path), "--out", str(tmp_path / "x.json")]) == 2
     assert "a finished run folder" in capsys.readouterr().err and not (tmp_path / "x.json").exists()

@@ -261,6 +261,10 @@ def test_a_prefix_that_would_overrun_the_receivers_context_at_the_shared_cap_wai
 @pytest.mark.parametrize("transfer, says", [
     (dict(cuts=(0.0,)), "outside (0, 1)"), (dict(cuts=(1.0,)), "outside (0, 1)"),
     (dict(cuts=(float("nan"),)), "outside (0, 1)"), (dict(samples=0), "samples must be an integer >= 1"),
+    (dict(cut_rule="random"), "partner_reward.transfer.cut_rule='random' is unknown; choose uniform"),
+    (dict(skip_undetermined="yes"), "partner_reward.transfer.skip_undetermined must be true or false"),
+    (dict(skip_no_room=1), "partner_reward.transfer.skip_no_room must be true or false"),
+    (dict(receiver_budget="half"), "partner_reward.transfer.receiver_budget='half' is unknown; choose full"),
 ])
 def test_bad_transfer_settings_are_refused_in_one_line(transfer, says):
     with pytest.raises(TandemError, match=re.escape(says)) as e:
@@ -273,6 +277,9 @@ def test_bad_transfer_settings_are_refused_in_one_line(transfer, says):
     (dict(kind="transfer", weight=1.0, student="m"), "does not read student"),
     (dict(kind="likelihood", weight=1.0, transfer=TransferConfig(samples=2)), "read by kind=transfer only"),
     (dict(kind="rltr", weight=1.0), "choose likelihood or transfer"),
+    (dict(preset="rltr"), "preset=rltr is RLTR's transfer reward; set partner_reward.kind=transfer"),
+    (dict(kind="transfer", weight=1.0, preset="rlt"), "preset=rlt names the likelihood score's coefficients"),
+    (dict(kind="transfer", weight=1.0, preset="rlt2"), "preset='rlt2' is unknown; choose one of rlt, rltr"),
 ])
 def test_bad_partner_settings_are_refused_in_one_line(kw, says):
     with pytest.raises(TandemError, match=re.escape(says)) as e:

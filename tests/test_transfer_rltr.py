@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from types import SimpleNamespace
 
@@ -284,29 +283,6 @@ def test_the_preset_follows_the_kind_and_rltrs_defaults_are_the_sections():
     read = load_config(PartnerRewardConfig, None, overrides=[
         "kind=transfer", "weight=0.5", *(f"transfer.{k}={str(v).lower()}" for k, v in PROJECT_VARIANT.items())])
     assert read.transfer == VARIANT
-
-
-@pytest.mark.parametrize("kw, says", [
-    (dict(preset="rltr"), "preset=rltr is RLTR's transfer reward; set partner_reward.kind=transfer"),
-    (dict(kind="transfer", weight=1.0, preset="rlt"), "preset=rlt names the likelihood score's coefficients"),
-    (dict(kind="transfer", weight=1.0, preset="rlt2"), "preset='rlt2' is unknown; choose one of rlt, rltr"),
-])
-def test_a_preset_of_the_other_kind_is_refused_in_one_line(kw, says):
-    with pytest.raises(TandemError, match=re.escape(says)) as e:
-        PartnerRewardConfig(**kw)
-    assert "\n" not in str(e.value)
-
-
-@pytest.mark.parametrize("transfer, says", [
-    (dict(cut_rule="random"), "partner_reward.transfer.cut_rule='random' is unknown; choose uniform"),
-    (dict(skip_undetermined="yes"), "partner_reward.transfer.skip_undetermined must be true or false"),
-    (dict(skip_no_room=1), "partner_reward.transfer.skip_no_room must be true or false"),
-    (dict(receiver_budget="half"), "partner_reward.transfer.receiver_budget='half' is unknown; choose full"),
-])
-def test_bad_rule_values_are_refused_in_one_line_naming_the_key(transfer, says):
-    with pytest.raises(TandemError, match=re.escape(says)) as e:
-        TransferConfig(**transfer)
-    assert "\n" not in str(e.value)
 
 
 def test_the_likelihood_kind_refuses_a_transfer_rule_and_has_no_coefficients_under_transfer():
