@@ -138,7 +138,8 @@ def t_text(values: list[float], digits: int = 3) -> str:
     """Mean ± SE over seeds with its 95% t(k-1) interval and the seed count (`tandem_app.stats`)."""
     from tandem_app.stats import over_seeds_text
 
-    return f"{over_seeds_text(values, digits)}, {len(values)} seed{'s' * (len(values) != 1)}"
+    text = over_seeds_text(values, digits)
+    return text if len(values) == 1 else f"{text}, {len(values)} seeds"  # one seed's text names its count
 
 
 def slash(values: list[float], digits: int = 3, signed: bool = False) -> str:
