@@ -23,10 +23,13 @@ SKIPPED_SECTIONS = ("## Tests",)
 TIME = re.compile(r"(\d+(?:\.\d+)?)(?:\s*[-–]\s*(\d+(?:\.\d+)?))?\s*(?:s|sec|seconds|min|minutes|h|hours)\b")
 IN_WORDS = re.compile(r"(?i)\b(?:minutes?|hours?|seconds)\b")
 CITED = re.compile(r"`(model_spec/bench/[\w.-]+\.json)`")
+RESULT_BLOCK = re.compile(r"<!-- results:(?P<spec>[\w.:-]+) -->\n.*?<!-- /results:(?P=spec) -->", re.S)
 
 
 def readme_paragraphs(text: str) -> list[str]:
-    """README's paragraphs (blank-line separated), outside the sections this test leaves to others."""
+    """README's paragraphs (blank-line separated), outside the sections this test leaves to others and
+    outside result blocks (rendered from a record naming its machine; tests/test_rendered_numbers.py)."""
+    text = RESULT_BLOCK.sub("", text)
     kept = [s for s in re.split(r"(?m)^(?=## )", text) if not s.startswith(SKIPPED_SECTIONS)]
     return [p for s in kept for p in re.split(r"\n\s*\n", s) if p.strip()]
 
@@ -72,6 +75,7 @@ def test_no_time_is_promised_in_words():
     ("It took 80.5-91.8 s (median 85.6 s)", ["80.5-91.8 s", "85.6 s"]),
     ("about 12 minutes on 2 cores, 35–50 min per checkpoint", ["12 minutes", "35–50 min"]),
     ("64 problems x 2 samples, 12 steps, 2-core", []),
+    ("A run.\n\n<!-- results:gpu -->\nin 147 s\n<!-- /results:gpu -->\n\nthen 3 s", ["3 s"]),
 ])
 def test_the_check_finds_every_way_a_time_is_written(text, expected):
     assert [f for _, f in promised_times(text)] == expected
