@@ -119,7 +119,7 @@ def data_absent_note(skips: list[tuple[str, str]], data: Path) -> str | None:
         return None
     files = sorted({node.split("::")[0] for node in nodes})
     return (f"{len(nodes)} test(s) in {len(files)} file(s) skipped: the real test data is absent at {data} "
-            f"({', '.join(files)}); fetch it with `python scripts/fetch_shared_data.py` (about 36 MB, checksummed) "
+            f"({', '.join(files)}); fetch it with `python scripts/fetch_shared_data.py` (pinned, checksummed) "
             "or clone the project with ../shared beside it")
 
 
