@@ -179,11 +179,16 @@ def demo_findings(record: dict, path: str) -> str:
 PARTNER_VIEWS = {  # view -> the seniors it shows, in order (partner_demo's names)
     "ablation": ("grpo", "grpo_answer_score", "grpo_answer_kl_only", "grpo_answer_target_only", "tandem"),
     "rltr": ("grpo", "grpo_rltr", "grpo_rltr_w0.25", "grpo_rltr_w1", "tandem"),
+    "rules": ("grpo", "grpo_rltr", "grpo_rltr_cut", "grpo_rltr_skips", "grpo_rltr_rest", "grpo_transfer"),
 }
 PARTNER_LABELS = {"grpo": "GRPO", "tandem": "TRL", "grpo_answer_score": "GRPO + score (answer)",
                   "grpo_answer_kl_only": "GRPO + score, KL terms only", "grpo_answer_target_only": "GRPO + score, target terms only",
                   "grpo_rltr": "GRPO + RLTR transfer, w = 0.5", "grpo_rltr_w0.25": "GRPO + RLTR transfer, w = 0.25",
-                  "grpo_rltr_w1": "GRPO + RLTR transfer, w = 1"}
+                  "grpo_rltr_w1": "GRPO + RLTR transfer, w = 1",
+                  "grpo_rltr_cut": "GRPO + RLTR + the variant's cut before the answer",
+                  "grpo_rltr_skips": "GRPO + RLTR + the variant's skips",
+                  "grpo_rltr_rest": "GRPO + RLTR + the variant's rest-of-budget receiver",
+                  "grpo_transfer": "GRPO + the project's variant (all three rules)"}
 
 
 def _partner_rows(record: dict, view: str) -> list[tuple[str, list[str], dict]]:

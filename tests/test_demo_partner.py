@@ -17,7 +17,7 @@ from tandem.io.config_files import config_diff, config_to_dict
 from tandem.errors import TandemError
 from tandem.rewards.transfer_config import PROJECT_VARIANT, TransferConfig
 from tandem_app.commands.cli import main
-from tandem_app.experiments.partner_variants import RLTR_WEIGHTS
+from tandem_app.experiments.partner_variants import RLTR_PLUS_ONE_RULE, RLTR_WEIGHTS
 from tandem_app.experiments.demo import demo_config, train_config
 from tandem_app.experiments.partner_demo import (
     EMA,
@@ -52,6 +52,11 @@ CHANGED = {
                       "partner_reward.transfer.skip_undetermined", "partner_reward.weight"],
     # RLTR's own transfer reward: its preset's defaults, at each weight
     **{n: ["method", "partner_reward.kind", "partner_reward.preset", "partner_reward.weight"] for n in RLTR_WEIGHTS},
+    # RLTR's transfer reward with one of the variant's rules (no preset: the section is written out)
+    "grpo_rltr_cut": ["method", "partner_reward.kind", "partner_reward.transfer.cut_rule", "partner_reward.weight"],
+    "grpo_rltr_skips": ["method", "partner_reward.kind", "partner_reward.transfer.skip_no_room",
+                        "partner_reward.transfer.skip_undetermined", "partner_reward.weight"],
+    "grpo_rltr_rest": ["method", "partner_reward.kind", "partner_reward.transfer.receiver_budget", "partner_reward.weight"],
     # RLT's setting: the warmed-up writer, its sampling (RLT's temperature, a budget for the longest solution)
     # and RLT's reward: several things by design, each one of RLT's (tests/test_rlt_setting.py)
     "rlt": ["method", "model", "partner_reward.format_penalty", "partner_reward.student", "partner_reward.target",
@@ -80,6 +85,11 @@ def test_each_variant_changes_one_thing_of_the_demos_trl_run(name):
     if name in RLTR_WEIGHTS:  # RLTR's definition: the transfer section left at its (RLTR's) defaults
         rltr = variant_config(cfg, seed_dir, name).partner_reward
         assert rltr.weight == RLTR_WEIGHTS[name] and rltr.transfer == TransferConfig() and rltr.transfer.is_rltr
+    if name in RLTR_PLUS_ONE_RULE:  # RLTR (w = 0.5) but for the one rule, which is the variant's own value
+        got = variant_config(cfg, seed_dir, name).partner_reward
+        rules = RLTR_PLUS_ONE_RULE[name]
+        assert got.weight == RLTR_WEIGHTS["grpo_rltr"] and got.transfer == TransferConfig(**rules)
+        assert rules == {k: PROJECT_VARIANT[k] for k in rules} and not got.transfer.is_rltr
     assert variant["partner_reward"]["writer_sees_solution"] == (name == "rlt")  # RLT's setting: the writer sees it
     assert name in LABELS
 
@@ -153,3 +163,9 @@ def test_a_quick_partner_run_trains_two_variants_and_writes_the_table(quick_demo
         assert 0 <= r["weak_handoff_acc"] <= 1 and 0 <= r["drift_js_vs_base"] <= 1 and r["junior_ce"] > 0
     state = json.loads((tmp_path / "seed-0" / "partner-ema" / "config.json").read_text())
     assert state["tandem"]["junior_update"] == EMA
+
+
+def test_the_one_rule_arms_split_the_projects_variant_into_its_rules_and_cover_it():
+    """Together the one-rule arms add every rule of the variant, each exactly once."""
+    keys = [k for rules in RLTR_PLUS_ONE_RULE.values() for k in rules]
+    assert sorted(keys) == sorted(PROJECT_VARIANT) and len(set(keys)) == len(keys)

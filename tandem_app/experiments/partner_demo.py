@@ -22,6 +22,10 @@ into OUT/seed-S/partner-NAME:
     grpo_rltr   GRPO with RLTR's transfer reward as RLTR defines it (partner_reward.preset=rltr: uniform
                 cut, no answer rule, no skips, the receiver's whole budget), weight RLTR_WEIGHTS[name];
                 grpo_rltr_w0.25 and grpo_rltr_w1 the same at other weights
+    grpo_rltr_cut, grpo_rltr_skips, grpo_rltr_rest
+                grpo_rltr (w = 0.5) with one rule of the project's variant added (RLTR_PLUS_ONE_RULE):
+                the cut before the answer; the skips of undetermined golds and empty cuts; the
+                receiver writing only the rest of the budget
     rlt         RLT's setting at toy scale (issue 44): the writer sees each problem's solution
                 (partner_reward.writer_sees_solution) in RLT's format, whose tags and instruction are
                 tokens of the demo's tokenizer (OUT/seed-S/rlt-student: the base with them added,
@@ -60,7 +64,8 @@ from tandem_app.experiments.demo import DemoConfig, demo_config, run_demo, sft_c
 from tandem_app.train.evaluate import drift_js, evaluate_senior, junior_legibility
 from tandem_app.train.grpo_trainer import GRPOTrainer
 from tandem_app.train.sft import run_sft
-from tandem_app.experiments.partner_variants import ABLATIONS, GRPO_VARIANTS, RLTR_WEIGHTS, VARIANTS, check_variants
+from tandem_app.experiments.partner_variants import (ABLATIONS, GRPO_VARIANTS, RLTR_PLUS_ONE_RULE, RLTR_WEIGHTS, VARIANTS,
+                                                     check_variants)
 from tandem_app.experiments.seeds import spread
 from tandem_app.stats import over_seeds_text, paired_difference
 
@@ -86,7 +91,9 @@ LABELS = {"grpo": "GRPO", "tandem": "TRL (frozen base)", "weaker": "TRL, weaker 
           "grpo_answer_target_only": "GRPO + score (answer), target terms only",
           "rlt": "RLT: warmed-up writer sees the solution, rewarded by the student score",
           "transfer": "TRL + transfer reward (project's variant)", "grpo_transfer": "GRPO + transfer reward (project's variant)",
-          **{n: f"GRPO + RLTR's transfer reward, w = {w}" for n, w in RLTR_WEIGHTS.items()}}
+          **{n: f"GRPO + RLTR's transfer reward, w = {w}" for n, w in RLTR_WEIGHTS.items()},
+          "grpo_rltr_cut": "GRPO + RLTR, the variant's cut before the answer",
+          "grpo_rltr_skips": "GRPO + RLTR, the variant's skips", "grpo_rltr_rest": "GRPO + RLTR, the variant's rest-of-budget receiver"}
 
 
 def variant_config(cfg: DemoConfig, seed_dir: Path, name: str):
@@ -104,6 +111,9 @@ def variant_config(cfg: DemoConfig, seed_dir: Path, name: str):
                                                               transfer=TransferConfig(**PROJECT_VARIANT)))
     if name in RLTR_WEIGHTS:
         return replace(tc, partner_reward=PartnerRewardConfig(weight=RLTR_WEIGHTS[name], kind="transfer", preset="rltr"))
+    if name in RLTR_PLUS_ONE_RULE:  # RLTR's transfer section with one of the variant's rules: no preset to re-fill it
+        return replace(tc, partner_reward=PartnerRewardConfig(weight=RLTR_WEIGHTS["grpo_rltr"], kind="transfer",
+                                                              transfer=TransferConfig(**RLTR_PLUS_ONE_RULE[name])))
     if name == "grpo_answer_score":  # the validated target (the default)
         return replace(tc, partner_reward=PartnerRewardConfig(weight=SCORE_WEIGHT, target="answer"))
     if name in ABLATIONS:

@@ -9,9 +9,15 @@ from tandem.errors import TandemError
 ABLATIONS = ("grpo_answer_kl_only", "grpo_answer_target_only")
 # GRPO + RLTR's own transfer reward (partner_reward.preset=rltr) at each weight w (issue 63)
 RLTR_WEIGHTS = {"grpo_rltr": 0.5, "grpo_rltr_w0.25": 0.25, "grpo_rltr_w1": 1.0}
+# GRPO + RLTR's transfer reward (w = 0.5) with one of the project's variant's rules added (issue 63): which
+# rule kept the variant from buying handoff. The keys are `TransferConfig`'s; the rest is RLTR's.
+RLTR_PLUS_ONE_RULE = {"grpo_rltr_cut": {"cut_rule": "before_answer"},
+                      "grpo_rltr_skips": {"skip_undetermined": True, "skip_no_room": True},
+                      "grpo_rltr_rest": {"receiver_budget": "rest"}}
 VARIANTS = ("weaker", "sync", "ema", "score", "grpo_score", "grpo_answer_score", *ABLATIONS, "rlt", "transfer",
-            "grpo_transfer", *RLTR_WEIGHTS)
-GRPO_VARIANTS = ("grpo_score", "grpo_answer_score", *ABLATIONS, "rlt", "grpo_transfer", *RLTR_WEIGHTS)  # GRPO's config with one thing changed; the rest TRL's
+            "grpo_transfer", *RLTR_WEIGHTS, *RLTR_PLUS_ONE_RULE)
+GRPO_VARIANTS = ("grpo_score", "grpo_answer_score", *ABLATIONS, "rlt", "grpo_transfer", *RLTR_WEIGHTS,
+                 *RLTR_PLUS_ONE_RULE)  # GRPO's config with one thing changed; the rest TRL's
 
 
 def check_variants(names: list[str]) -> None:
