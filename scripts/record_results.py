@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import shlex
 import sys
@@ -115,13 +116,15 @@ def demo(runs: list[Path]) -> Recorded:
 
 
 PARTNER_FIELDS = ("solo_acc", "handoff_acc", "weak_handoff_acc", "drift_js_vs_base", "junior_ce", "solo_terse_share")
-PAIRED_MODES = (("solo", "solo"), ("handoff", "handoff"))
+PAIRED_MODES = (("solo", "solo"), ("handoff", "handoff"), ("weak_handoff", "weak_handoff"))
+PAIRED_AGAINST = ("grpo", "tandem")  # each senior minus GRPO and minus the paper's TRL, where both ran
 
 
 @kind("partner")
 def partner(runs: list[Path]) -> Recorded:
     """`tandem-rlvr demo --seeds S --partner ...` over seeds (each run folder OUT/seed-S): every evaluated
-    senior's numbers, and each senior minus GRPO paired over the seed's test problems (mean, SE)."""
+    senior's numbers, and each senior minus GRPO and minus TRL (where they ran), solo and in handoff to the base
+    and to the weaker junior, paired over the seed's test problems (mean, SE)."""
     from tandem.models.threads import choose_threads
     from tandem_app.stats import paired_difference
 
@@ -132,16 +135,55 @@ def partner(runs: list[Path]) -> Recorded:
                  if p.stem != "results"}
         if "grpo" not in evals:
             raise TandemError(f"{run}: no partner-eval/grpo.json; run `tandem-rlvr demo --partner ...` to the end")
-        ref = evals["grpo"]
+        refs = {against: evals[against] for against in PAIRED_AGAINST if against in evals}
         seeds[str(cfg["seed"])] = {name: {
             **{f: r[f] for f in PARTNER_FIELDS},
-            **{f"{mode}_minus_grpo": list(paired_difference(r[f"{key}_counts"], r[f"{key}_n"], ref[f"{key}_counts"],
-                                                            ref[f"{key}_n"])) for mode, key in PAIRED_MODES},
+            **{f"{mode}_minus_{against}": list(paired_difference(r[f"{key}_counts"], r[f"{key}_n"],
+                                                                 ref[f"{key}_counts"], ref[f"{key}_n"]))
+               for against, ref in refs.items() for mode, key in PAIRED_MODES},
         } for name, r in evals.items()}
         commands.append(f"tandem-rlvr demo --seeds {cfg['seed']} --partner {' '.join(n for n in evals if n not in ('grpo', 'tandem'))} "
                         f"--out {run.parent}" + (f" --threads {cfg['threads']}" if cfg["threads"] else ""))
         threads.add(choose_threads(cfg["threads"], [run / "sft" / "model"]))
     return Recorded(numbers={"seeds": seeds}, runs=commands, threads=_one(threads, runs))
+
+
+LEAK_RATES = {"handoff visible": ("handoff_rates", "visible_rate"), "solo visible": ("solo_rates", "visible_rate"),
+              "handoff budget hit": ("handoff_rates", "hit_budget_rate"), "solo budget hit": ("solo_rates", "hit_budget_rate"),
+              "junior wrote the answer": ("handoff_rates", "junior_final_rate"),
+              "gold undetermined": ("handoff_rates", "undetermined_rate")}
+
+
+def _no_nan(values) -> list:
+    """A measure over no problem is None in the record (JSON has no NaN)."""
+    return [None if isinstance(v, float) and math.isnan(v) else v for v in values]
+
+
+@kind("leak")
+def leak(runs: list[Path]) -> Recorded:
+    """`python -m tandem_app.experiments.leak_demo --out OUT --seeds ...` (one OUT folder): per seed and arm, each
+    measure's pass@1 and the problems it scored, the leak and budget rates, GRPO's terse share (the demo's eval),
+    and each of the experiment's pairs per seed, paired over the problems both arms score (mean, SE, problems)."""
+    from tandem_app.experiments.leak_demo import PAIRS, accuracy, paired, scores
+    from tandem_app.experiments.seeds import seed_summary
+
+    if len(runs) != 1:
+        raise TandemError("leak records one leak_demo --out folder (it holds every seed); give one --runs folder")
+    run = runs[0]
+    got = _json(run, "leak.json")
+    seeds, pairs = {}, {}
+    for s, arms in got["seeds"].items():
+        demo = seed_summary(_json(run / f"seed-{s}", "eval/results.json"))["numbers"]
+        seeds[s] = {"grpo_terse_share": demo["terse steps, GRPO"], "arms": {arm: {
+            "measures": {m: _no_nan(accuracy(c)) for m, c in scores(r).items()},
+            "rates": {k: r[part][key] for k, (part, key) in LEAK_RATES.items()},
+        } for arm, r in arms.items()}}
+        for first, second in [p for p in PAIRS if p[0] in arms and p[1] in arms]:
+            a, b = scores(arms[first]), scores(arms[second])
+            for m in a:
+                pairs.setdefault(f"{first}-{second}", {}).setdefault(m, {})[s] = _no_nan(paired(a[m], b[m]))
+    command = f"python -m tandem_app.experiments.leak_demo --out {run} --seeds {' '.join(seeds)} --threads {got['threads']}"
+    return Recorded(numbers={"seeds": seeds, "paired": pairs}, runs=[command], threads=got["threads"])
 
 
 CONTROL_FIELDS = ("target", "n", "temperature", "mean_score", "pairwise", "reads_last_number", "terse_share",

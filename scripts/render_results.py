@@ -193,9 +193,13 @@ PARTNER_LABELS = {"grpo": "GRPO", "tandem": "TRL", "grpo_answer_score": "GRPO + 
 
 def _partner_rows(record: dict, view: str) -> list[tuple[str, list[str], dict]]:
     """(senior, the seeds that evaluated it, {seed: numbers}) for each senior of the view that ran."""
+    return _seniors_that_ran(record, PARTNER_VIEWS[view])
+
+
+def _seniors_that_ran(record: dict, names: tuple[str, ...]) -> list[tuple[str, list[str], dict]]:
     seeds = record["numbers"]["seeds"]
     rows = []
-    for name in PARTNER_VIEWS[view]:
+    for name in names:
         have = [s for s in sorted(seeds, key=int) if name in seeds[s]]
         if have:
             rows.append((name, have, {s: seeds[s][name] for s in have}))
@@ -232,6 +236,134 @@ def partner_solo(record: dict, path: str) -> str:
             parts.append((name, t_text([got[s]["solo_minus_grpo"][0] for s in have])))
     return "Solo minus GRPO's, paired over problems, then over seeds: " + "; ".join(
         f"{PARTNER_LABELS[n]} {t}" for n, t in parts) + "."
+
+
+# --- the notebook's partner arms, regenerated (issues 25, 26, 44 and 48 rerun for issue 63) ------------
+
+NOTEBOOK_SENIORS = ("grpo", "tandem", "weaker", "sync", "ema", "score", "grpo_score", "transfer", "rlt")
+PARTNER_LABELS.update({"weaker": "TRL, weaker junior", "sync": "TRL, `sync:20` junior", "ema": "TRL, `ema:0.9` junior",
+                       "score": "TRL + partner score (`solution`)", "grpo_score": "GRPO + partner score (`solution`)",
+                       "transfer": "TRL + the project's transfer variant",
+                       "rlt": "RLT's reward and form at toy scale (the writer)"})
+
+
+def _over(got: dict, have: list[str], key: str, digits: int) -> str:
+    values = [got[s][key] for s in have]
+    return f"{slash(values, digits)}; {format(statistics.fmean(values), f'.{digits}f')}" if len(values) > 1 else slash(values, digits)
+
+
+@renderer("partner", "notebook")
+def notebook_table(record: dict, path: str) -> str:
+    """Every senior of the notebook's partner table: its numbers per seed and their mean, and its handoff to the
+    base minus TRL's, paired over problems per seed, then over seeds with the t interval."""
+    lines = [f"Each cell: the seeds' values in seed order (the seeds in brackets), then their mean. {provenance(record, path)}",
+             "", "| senior (seeds) | solo | handoff to base | handoff to weaker junior | terse steps | drift (bits) "
+             "| junior CE (nats) | handoff minus TRL, paired: per seed; over seeds |", "|---|---|---|---|---|---|---|---|"]
+    for name, have, got in _seniors_that_ran(record, NOTEBOOK_SENIORS):
+        diff = [got[s]["handoff_minus_tandem"] for s in have]
+        per = ", ".join(f"{m:+.3f} ± {e:.3f}" for m, e in diff) + f"; {t_text([m for m, _ in diff])}" if name != "tandem" else ""
+        cells = [_over(got, have, k, d) for k, d in (("solo_acc", 3), ("handoff_acc", 3), ("weak_handoff_acc", 3),
+                                                     ("solo_terse_share", 2), ("drift_js_vs_base", 4), ("junior_ce", 3))]
+        lines.append(f"| {PARTNER_LABELS[name]} ({', '.join(have)}) | " + " | ".join(cells) + f" | {per} |")
+    return "\n".join(lines) + "\n"
+
+
+# What predictions 12-15 of RESULTS name, counted per seed: (senior, what is counted, the test on its numbers).
+NOTEBOOK_CHECKS = (
+    ("sync", "hands off to the base below TRL", lambda r: r["handoff_minus_tandem"][0] < 0),
+    ("sync", "solo below TRL", lambda r: r["solo_minus_tandem"][0] < 0),
+    ("ema", "hands off to the base below TRL", lambda r: r["handoff_minus_tandem"][0] < 0),
+    ("ema", "solo below TRL", lambda r: r["solo_minus_tandem"][0] < 0),
+    ("weaker", "solo below TRL", lambda r: r["solo_minus_tandem"][0] < 0),
+    ("weaker", "hands off to the base below TRL", lambda r: r["handoff_minus_tandem"][0] < 0),
+    ("weaker", "hands off to the weaker junior not above TRL", lambda r: r["weak_handoff_minus_tandem"][0] <= 0),
+    ("transfer", "hands off to the base within 0.03 of TRL", lambda r: abs(r["handoff_minus_tandem"][0]) <= 0.03),
+    ("rlt", "solves below 0.1 alone", lambda r: r["solo_acc"] < 0.1),
+    ("rlt", "hands off to the base below GRPO", lambda r: r["handoff_minus_grpo"][0] < 0),
+)
+
+
+@renderer("partner", "notebook_checks")
+def notebook_checks(record: dict, path: str) -> str:
+    """For each check of the predictions, on how many of the seeds that ran the senior it holds; and each
+    co-trained senior's terse share, mean over seeds, beside TRL's."""
+    ran = {name: (have, got) for name, have, got in _seniors_that_ran(record, NOTEBOOK_SENIORS)}
+    counts = [f"{PARTNER_LABELS[name]} {what}: {sum(test(got[s]) for s in have)} of {len(have)} seeds"
+              for name, what, test in NOTEBOOK_CHECKS if name in ran for have, got in [ran[name]]]
+    terse = [f"{PARTNER_LABELS[name]} {statistics.fmean(ran[name][1][s]['solo_terse_share'] for s in ran[name][0]):.2f}"
+             for name in ("tandem", "sync", "ema") if name in ran]
+    return "Counted per seed: " + "; ".join(counts) + ". Terse share of solo steps, mean over seeds: " + ", ".join(terse) + "."
+
+
+# --- leaks and prefix transfer (issues 37 and 44, regenerated for issue 63) ------------------------
+
+LEAK_ARMS = ("grpo", "tandem", "score", "grpo_score", "transfer", "grpo_transfer", "grpo_answer_score")
+
+
+def _leak_cell(measure: list) -> str:
+    acc, kept = measure
+    return "— (0)" if not kept else f"{acc:.3f} ({kept})"
+
+
+@renderer("leak", "table")
+def leak_table(record: dict, path: str) -> str:
+    """pass@1 of each measure per arm and seed, with the problems it scored (of 200)."""
+    seeds = record["numbers"]["seeds"]
+    order = sorted(seeds, key=int)
+    arms = [a for a in LEAK_ARMS if all(a in seeds[s]["arms"] for s in order)]
+    measures = list(seeds[order[0]]["arms"]["grpo"]["measures"])
+    lines = [f"pass@1 (n = 4) per seed, with the problems scored in brackets (of 200; a problem with no clean, or no "
+             f"continued, sample is left out). {provenance(record, path)}", "",
+             "| measure | senior | " + " | ".join(f"seed {s}" for s in order) + " |", "|" + "---|" * (2 + len(order))]
+    for m in measures:
+        for a in arms:
+            lines.append(f"| {m} | {PARTNER_LABELS[a]} | "
+                         + " | ".join(_leak_cell(seeds[s]["arms"][a]["measures"][m]) for s in order) + " |")
+    return "\n".join(lines) + "\n"
+
+
+@renderer("leak", "paired")
+def leak_paired(record: dict, path: str) -> str:
+    """Each pair's difference per measure: per seed (± SE over the problems both score, how many), then over seeds."""
+    order = sorted(record["numbers"]["seeds"], key=int)
+    lines = [f"Each pair paired over the problems both arms score (± SE over problems; problems), then over the seeds "
+             f"that scored any. {provenance(record, path)}", "",
+             "| pair | measure | " + " | ".join(f"seed {s}" for s in order) + " | over seeds |", "|" + "---|" * (3 + len(order))]
+    for pair, measures in record["numbers"]["paired"].items():
+        first, second = pair.split("-")
+        for m, per in measures.items():
+            cells = [f"{d:+.3f} ± {e:.3f} ({k})" if k else "— (0)" for d, e, k in (per[s] for s in order)]
+            scored = [per[s][0] for s in order if per[s][2]]
+            lines.append(f"| {PARTNER_LABELS[first]} − {PARTNER_LABELS[second]} | {m} | " + " | ".join(cells)
+                         + f" | {t_text(scored) if scored else '—'} |")
+    return "\n".join(lines) + "\n"
+
+
+@renderer("leak", "checks")
+def leak_checks(record: dict, path: str) -> str:
+    """What predictions 16 and 17 of RESULTS name, counted per seed."""
+    seeds, paired = record["numbers"]["seeds"], record["numbers"]["paired"]["tandem-grpo"]
+    order = sorted(seeds, key=int)
+
+    def rates(arm: str, key: str) -> list[float]:
+        return [seeds[s]["arms"][arm]["rates"][key] for s in order]
+
+    visible = rates("tandem", "handoff visible")
+    junior = [min(g, r) for g, r in zip(rates("grpo", "junior wrote the answer"), rates("tandem", "junior wrote the answer"))]
+    budget = max(rates(a, f"{m} budget hit") for a in ("grpo", "tandem") for m in ("solo", "handoff"))
+    prefix = [m for m in paired if m.startswith("prefix") and "correct" not in m]
+    terse = [s for s in order if seeds[s]["grpo_terse_share"] >= 0.9]
+    positive = [s for s in terse if all(paired[m][s][2] and paired[m][s][0] > 0 for m in prefix)]
+    clean = [seeds[s]["arms"]["tandem"]["measures"]["handoff, no leak"][1] for s in order]
+    n = len(order)
+    return (f"Counted per seed ({', '.join(order)}): TRL's answer visible before the junior's last turn in at least "
+            f"90% of its determined handoffs on {sum(v >= 0.9 for v in visible)} of {n} (TRL's: {slash(visible)}; "
+            f"GRPO's: {slash(rates('grpo', 'handoff visible'))}); the junior wrote at least 95% of the final answers "
+            f"of both on {sum(v >= 0.95 for v in junior)} of {n}; the largest share of responses that hit the budget, "
+            f"either arm, solo or handoff, on any seed: {max(budget):.3f}. GRPO's terse share "
+            f"{slash([seeds[s]['grpo_terse_share'] for s in order], 2)}: at least 0.9 on {len(terse)} of {n}, and "
+            f"TRL − GRPO prefix transfer positive at every fraction on {len(positive)} of those {len(terse)}. "
+            f"TRL's problems with a clean sample: {', '.join(map(str, clean))} (of 200).")
 
 
 CONTROL_KINDS = ("own", "shuffled", "empty", "sampled", "shuffled_gold_total", "own_wrong_total", "other_notation")

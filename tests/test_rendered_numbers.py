@@ -170,3 +170,75 @@ def test_the_recorder_refuses_a_seed_twice_and_a_folder_that_is_no_run(tmp_path,
         recorder.record("quick-demo", [run, twice], "cmd")
     assert recorder.main(["quick-demo", "--runs", str(tmp_path), "--out", str(tmp_path / "x.json")]) == 2
     assert "a finished run folder" in capsys.readouterr().err and not (tmp_path / "x.json").exists()
+
+
+def _fake_partner_run(folder: Path, seed: int, solved: dict[str, tuple[int, int, int]]) -> Path:
+    """A finished `demo --partner` seed folder: per senior, problems (of 4) solved alone, in handoff to the
+    base and in handoff to the weaker junior, each problem 1 sample, so accuracies are quarters."""
+    def row(solo: int, handoff: int, weak: int) -> dict:
+        counts = lambda k: [1] * k + [0] * (4 - k)  # noqa: E731 - one line per mode
+        return {"solo_acc": solo / 4, "solo_counts": counts(solo), "solo_n": 1, "handoff_acc": handoff / 4,
+                "handoff_counts": counts(handoff), "handoff_n": 1, "weak_handoff_acc": weak / 4,
+                "weak_handoff_counts": counts(weak), "weak_handoff_n": 1, "drift_js_vs_base": 0.01 * solo,
+                "junior_ce": 0.1, "solo_terse_share": 1.0 if solo < 4 else 0.0}
+    (folder / "partner-eval").mkdir(parents=True)
+    for name, (solo, handoff, weak) in solved.items():
+        (folder / "partner-eval" / f"{name}.json").write_text(json.dumps(row(solo, handoff, weak)))
+    (folder / "demo_config.json").write_text(json.dumps({"seed": seed, "quick": False, "threads": 1}))
+    return folder
+
+
+def test_the_partner_record_pairs_each_senior_with_grpo_and_trl_and_the_checks_count_the_seeds(tmp_path):
+    # seed 0: the sync junior hands off below TRL (2 vs 4 problems); seed 1: above it (TRL's 2 vs 3)
+    runs = [_fake_partner_run(tmp_path / "seed-0", 0, {"grpo": (3, 1, 0), "tandem": (4, 4, 2), "sync": (3, 2, 1)}),
+            _fake_partner_run(tmp_path / "seed-1", 1, {"grpo": (3, 1, 0), "tandem": (4, 2, 2), "sync": (4, 3, 2)})]
+    record = recorder.record("partner", runs, "cmd")
+    sync0 = record["numbers"]["seeds"]["0"]["sync"]
+    assert sync0["handoff_minus_tandem"][0] == -0.5 and sync0["solo_minus_grpo"][0] == 0.0
+    assert sync0["weak_handoff_minus_tandem"][0] == -0.25
+    assert record["runs"][0] == f"tandem-rlvr demo --seeds 0 --partner sync --out {tmp_path} --threads 1"
+    record["made_at"], record["machine"] = [], {"cpu_model": "a CPU", "cores": 2, "threads": 1}
+    table = render.notebook_table(record, "x.json")
+    assert "| TRL, `sync:20` junior (0, 1) | 0.750 / 1.000; 0.875 | 0.500 / 0.750; 0.625 |" in table
+    assert "-0.500 ± 0.289, +0.250 ± 0.250; -0.125 ± 0.375" in table  # the seeds disagree: a wide interval
+    checks = render.notebook_checks(record, "x.json")
+    assert "TRL, `sync:20` junior hands off to the base below TRL: 1 of 2 seeds" in checks
+    assert "TRL, `sync:20` junior solo below TRL: 1 of 2 seeds" in checks
+    assert "weaker" not in checks  # a senior that did not run is not counted as failing or holding
+    assert "TRL, `sync:20` junior 0.50" in checks and "TRL 0.00" in checks
+
+
+def _fake_leak_result(handoff: list[int], clean: list[tuple[int, int]], prefix: list[int], visible: float) -> dict:
+    """`evaluate_transfer`'s result on 4 problems of 2 samples (the first gold undetermined) at one fraction."""
+    rates = {"visible_rate": visible, "undetermined_rate": 0.25, "hit_budget_rate": 0.0, "junior_final_rate": 1.0}
+    return {"n": 2, "handoff_counts": handoff, "handoff_clean": [list(c) for c in clean], "determined": [False, True, True, True],
+            "prefix": {"0.3": {"counts": [[2, c] for c in prefix], "mean_cut_fraction": 0.3}},
+            "handoff_rates": rates, "solo_rates": rates}
+
+
+def test_the_leak_record_scores_each_arm_and_pair_and_the_checks_count_the_seeds(tmp_path):
+    grpo = _fake_leak_result([1, 1, 0, 2], [(0, 0), (2, 1), (2, 0), (2, 2)], [0, 1, 1, 1], visible=0.1)
+    tandem = _fake_leak_result([2, 2, 2, 2], [(0, 0), (0, 0), (1, 0), (0, 0)], [2, 2, 2, 2], visible=1.0)
+    worse = _fake_leak_result([2, 2, 2, 2], [(0, 0)] * 4, [0, 0, 0, 0], visible=0.5)  # seed 1: prefix below GRPO's
+    (tmp_path / "leak.json").write_text(json.dumps({"seeds": {"0": {"grpo": grpo, "tandem": tandem},
+                                                              "1": {"grpo": grpo, "tandem": worse}}, "threads": 1}))
+    for s in (0, 1):
+        _fake_run(tmp_path / f"seed-{s}", s, 1)  # its eval: GRPO's terse share 0.5
+    record = recorder.record("leak", [tmp_path], "cmd")
+    arm = record["numbers"]["seeds"]["0"]["arms"]["tandem"]["measures"]
+    assert arm["handoff"] == [1.0, 4] and arm["handoff, gold determined"] == [1.0, 3]
+    assert arm["handoff, no leak"] == [0.0, 1]  # one problem kept a clean sample
+    assert record["numbers"]["seeds"]["1"]["arms"]["tandem"]["measures"]["handoff, no leak"] == [None, 0]
+    assert record["numbers"]["paired"]["tandem-grpo"]["prefix 0.3"]["0"] == [0.625, pytest.approx(0.125), 4]
+    assert record["runs"] == [f"python -m tandem_app.experiments.leak_demo --out {tmp_path} --seeds 0 1 --threads 1"]
+    record["made_at"], record["machine"] = [], {"cpu_model": "a CPU", "cores": 2, "threads": 1}
+    assert "| handoff, no leak | TRL | 0.000 (1) | — (0) |" in render.leak_table(record, "x.json")
+    assert "| TRL − GRPO | prefix 0.3 | +0.625 ± 0.125 (4) | -0.375 ± 0.125 (4) |" in render.leak_paired(record, "x.json")
+    checks = render.leak_checks(record, "x.json")
+    assert "determined handoffs on 1 of 2 (TRL's: 1.000 / 0.500" in checks
+    assert "at least 0.9 on 0 of 2" in checks  # GRPO never mostly terse: the prefix condition is not tested
+    for s in (0, 1):
+        (tmp_path / f"seed-{s}" / "eval" / "results.json").write_text(
+            (tmp_path / f"seed-{s}" / "eval" / "results.json").read_text().replace('"solo_terse_share": 0.5', '"solo_terse_share": 1.0'))
+    checks = render.leak_checks(recorder.record("leak", [tmp_path], "cmd") | {"made_at": [], "machine": record["machine"]}, "x")
+    assert "at least 0.9 on 2 of 2, and TRL − GRPO prefix transfer positive at every fraction on 1 of those 2" in checks

@@ -95,7 +95,7 @@ def accuracy(counts: list[tuple[int, int]]) -> tuple[float, int]:
     return (sum(kept) / len(kept) if kept else float("nan")), len(kept)
 
 
-def write_table(out: Path, per_seed: dict[int, dict]) -> Path:
+def write_table(out: Path, per_seed: dict[int, dict], threads: int | None = None) -> Path:
     seeds = sorted(per_seed)
     names = {**ARMS, **OPTIONAL_ARMS}
     arms = [a for a in names if all(a in per_seed[s] for s in seeds)]
@@ -135,7 +135,7 @@ def write_table(out: Path, per_seed: dict[int, dict]) -> Path:
             lines.append(f"| {s} | {names[a]} | {h['visible_rate']:.3f} ({so['visible_rate']:.3f}) | "
                          f"{h['undetermined_rate']:.3f} | {h['hit_budget_rate']:.3f} ({so['hit_budget_rate']:.3f}) | "
                          f"{h['junior_final_rate']:.3f} | {cut} |")
-    write_json(out / "leak.json", {"seeds": {str(s): per_seed[s] for s in seeds}, "paired": table})
+    write_json(out / "leak.json", {"seeds": {str(s): per_seed[s] for s in seeds}, "paired": table, "threads": threads})
     path = out / "leak.md"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
@@ -154,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(args.threads)
         fractions = check_fractions(args.prefix_fractions)
         per_seed = {s: evaluate_seed(args.out / f"seed-{s}", s, fractions, args.quick) for s in args.seeds}
-        print(write_table(args.out, per_seed).read_text(encoding="utf-8"))
+        print(write_table(args.out, per_seed, args.threads).read_text(encoding="utf-8"))
         return 0
 
     return run_reporting_errors(run, p.parse_args(argv))
