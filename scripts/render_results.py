@@ -350,7 +350,7 @@ def leak_checks(record: dict, path: str) -> str:
 
     visible = rates("tandem", "handoff visible")
     junior = [min(g, r) for g, r in zip(rates("grpo", "junior wrote the answer"), rates("tandem", "junior wrote the answer"))]
-    budget = max(rates(a, f"{m} budget hit") for a in ("grpo", "tandem") for m in ("solo", "handoff"))
+    budget = max(v for a in ("grpo", "tandem") for m in ("solo", "handoff") for v in rates(a, f"{m} budget hit"))
     prefix = [m for m in paired if m.startswith("prefix") and "correct" not in m]
     terse = [s for s in order if seeds[s]["grpo_terse_share"] >= 0.9]
     positive = [s for s in terse if all(paired[m][s][2] and paired[m][s][0] > 0 for m in prefix)]
@@ -360,7 +360,7 @@ def leak_checks(record: dict, path: str) -> str:
             f"90% of its determined handoffs on {sum(v >= 0.9 for v in visible)} of {n} (TRL's: {slash(visible)}; "
             f"GRPO's: {slash(rates('grpo', 'handoff visible'))}); the junior wrote at least 95% of the final answers "
             f"of both on {sum(v >= 0.95 for v in junior)} of {n}; the largest share of responses that hit the budget, "
-            f"either arm, solo or handoff, on any seed: {max(budget):.3f}. GRPO's terse share "
+            f"either arm, solo or handoff, on any seed: {budget:.3f}. GRPO's terse share "
             f"{slash([seeds[s]['grpo_terse_share'] for s in order], 2)}: at least 0.9 on {len(terse)} of {n}, and "
             f"TRL − GRPO prefix transfer positive at every fraction on {len(positive)} of those {len(terse)}. "
             f"TRL's problems with a clean sample: {', '.join(map(str, clean))} (of 200).")

@@ -236,6 +236,10 @@ def test_the_leak_record_scores_each_arm_and_pair_and_the_checks_count_the_seeds
     assert "| TRL − GRPO | prefix 0.3 | +0.625 ± 0.125 (4) | -0.375 ± 0.125 (4) |" in render.leak_paired(record, "x.json")
     checks = render.leak_checks(record, "x.json")
     assert "determined handoffs on 1 of 2 (TRL's: 1.000 / 0.500" in checks
+    # the largest budget share over every seed, arm and mode, not the largest list of shares
+    record["numbers"]["seeds"]["0"]["arms"]["grpo"]["rates"]["solo budget hit"] = 0.03
+    record["numbers"]["seeds"]["1"]["arms"]["tandem"]["rates"]["handoff budget hit"] = 0.5
+    assert "on any seed: 0.500" in render.leak_checks(record, "x.json")
     assert "at least 0.9 on 0 of 2" in checks  # GRPO never mostly terse: the prefix condition is not tested
     for s in (0, 1):
         (tmp_path / f"seed-{s}" / "eval" / "results.json").write_text(
