@@ -186,6 +186,18 @@ def leak(runs: list[Path]) -> Recorded:
     return Recorded(numbers={"seeds": seeds, "paired": pairs}, runs=[command], threads=got["threads"])
 
 
+@kind("majority")
+def majority(runs: list[Path]) -> Recorded:
+    """`python -m tandem_app.experiments.majority_demo --out OUT --seeds ... --k K` (one OUT folder): per seed and
+    senior, pass@1 over the K solo samples and Maj@K."""
+    if len(runs) != 1:
+        raise TandemError("majority records one majority_demo --out folder (it holds every seed); give one --runs folder")
+    got = _json(runs[0], "majority.json")
+    command = (f"python -m tandem_app.experiments.majority_demo --out {runs[0]} --seeds {' '.join(got['seeds'])} "
+               f"--k {got['k']} --threads {got['threads']}")
+    return Recorded(numbers={"k": got["k"], "seeds": got["seeds"]}, runs=[command], threads=got["threads"])
+
+
 CONTROL_FIELDS = ("target", "n", "temperature", "mean_score", "pairwise", "reads_last_number", "terse_share",
                   "own_beats_shuffled_fraction", "own_minus_shuffled_mean")
 

@@ -244,7 +244,7 @@ NOTEBOOK_SENIORS = ("grpo", "tandem", "weaker", "sync", "ema", "score", "grpo_sc
 PARTNER_LABELS.update({"weaker": "TRL, weaker junior", "sync": "TRL, `sync:20` junior", "ema": "TRL, `ema:0.9` junior",
                        "score": "TRL + partner score (`solution`)", "grpo_score": "GRPO + partner score (`solution`)",
                        "transfer": "TRL + the project's transfer variant",
-                       "rlt": "RLT's reward and form at toy scale (the writer)"})
+                       "rlt": "RLT's reward and form at toy scale (the writer)", "base": "base (SFT, no RL)"})
 
 
 def _over(got: dict, have: list[str], key: str, digits: int) -> str:
@@ -364,6 +364,40 @@ def leak_checks(record: dict, path: str) -> str:
             f"{slash([seeds[s]['grpo_terse_share'] for s in order], 2)}: at least 0.9 on {len(terse)} of {n}, and "
             f"TRL − GRPO prefix transfer positive at every fraction on {len(positive)} of those {len(terse)}. "
             f"TRL's problems with a clean sample: {', '.join(map(str, clean))} (of 200).")
+
+
+# --- Maj@k (issue 48's rest of the comparison, regenerated for issue 63) ---------------------------
+
+@renderer("majority", "table")
+def majority_table(record: dict, path: str) -> str:
+    """Per senior: pass@1 and Maj@k per seed, Maj@k minus pass@1 per seed, and Maj@k minus GRPO's over seeds."""
+    k, seeds = record["numbers"]["k"], record["numbers"]["seeds"]
+    order = sorted(seeds, key=int)
+    maj = f"maj@{k}"
+    arms = [a for a in seeds[order[0]] if all(a in seeds[s] for s in order)]
+    lines = [f"{k} solo samples per test problem; Maj@{k}: the share of the 200 problems whose majority answer is "
+             f"right. Each cell: seed {' / '.join(order)}. {provenance(record, path)}", "",
+             f"| senior | pass@1 | Maj@{k} | Maj@{k} minus pass@1 | Maj@{k} minus GRPO's, over seeds |",
+             "|---|---|---|---|---|"]
+    for a in arms:
+        gap = [seeds[s][a][maj] - seeds[s]["grpo"][maj] for s in order]
+        lines.append(f"| {PARTNER_LABELS[a]} | {slash([seeds[s][a]['pass@1'] for s in order])} | "
+                     f"{slash([seeds[s][a][maj] for s in order])} | "
+                     f"{slash([seeds[s][a][maj] - seeds[s][a]['pass@1'] for s in order], signed=True)} | "
+                     f"{t_text(gap) if a != 'grpo' else ''} |")
+    return "\n".join(lines) + "\n"
+
+
+@renderer("majority", "checks")
+def majority_checks(record: dict, path: str) -> str:
+    """What prediction 18 of RESULTS names, counted per seed."""
+    k, seeds = record["numbers"]["k"], record["numbers"]["seeds"]
+    order, maj = sorted(seeds, key=int), f"maj@{k}"
+    gain = {s: {a: r[maj] - r["pass@1"] for a, r in seeds[s].items()} for s in order}
+    base_most = sum(all(gain[s]["base"] > g for a, g in gain[s].items() if a != "base") for s in order)
+    trl_above = sum(seeds[s]["tandem"][maj] > seeds[s]["grpo"][maj] for s in order)
+    return (f"Counted per seed ({', '.join(order)}): the base's Maj@{k} minus pass@1 above every trained senior's on "
+            f"{base_most} of {len(order)}; TRL's Maj@{k} above GRPO's on {trl_above} of {len(order)}.")
 
 
 CONTROL_KINDS = ("own", "shuffled", "empty", "sampled", "shuffled_gold_total", "own_wrong_total", "other_notation")

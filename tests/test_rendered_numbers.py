@@ -246,3 +246,18 @@ def test_the_leak_record_scores_each_arm_and_pair_and_the_checks_count_the_seeds
             (tmp_path / f"seed-{s}" / "eval" / "results.json").read_text().replace('"solo_terse_share": 0.5', '"solo_terse_share": 1.0'))
     checks = render.leak_checks(recorder.record("leak", [tmp_path], "cmd") | {"made_at": [], "machine": record["machine"]}, "x")
     assert "at least 0.9 on 2 of 2, and TRL − GRPO prefix transfer positive at every fraction on 1 of those 2" in checks
+
+
+def test_the_majority_record_and_its_checks_count_each_seed(tmp_path):
+    seeds = {"0": {"base": {"pass@1": 0.6, "maj@8": 0.8}, "grpo": {"pass@1": 0.9, "maj@8": 0.9},
+                   "tandem": {"pass@1": 0.95, "maj@8": 0.97}},
+             "1": {"base": {"pass@1": 0.6, "maj@8": 0.6}, "grpo": {"pass@1": 0.8, "maj@8": 0.85},  # GRPO's vote gains more
+                   "tandem": {"pass@1": 0.95, "maj@8": 0.85}}}
+    (tmp_path / "majority.json").write_text(json.dumps({"k": 8, "seeds": seeds, "differences": {}, "threads": 1}))
+    record = recorder.record("majority", [tmp_path], "cmd")
+    assert record["runs"] == [f"python -m tandem_app.experiments.majority_demo --out {tmp_path} --seeds 0 1 --k 8 --threads 1"]
+    record["made_at"], record["machine"] = [], {"cpu_model": "a CPU", "cores": 2, "threads": 1}
+    table = render.majority_table(record, "x.json")
+    assert "| TRL | 0.950 / 0.950 | 0.970 / 0.850 | +0.020 / -0.100 | +0.035 ± 0.035, 95% t(1)" in table
+    checks = render.majority_checks(record, "x.json")
+    assert "above every trained senior's on 1 of 2; TRL's Maj@8 above GRPO's on 1 of 2." in checks

@@ -88,7 +88,7 @@ def arms_on_every_seed(out: Path, seeds: list[int]) -> dict[str, str]:
             if all(model_dir(out / f"seed-{s}", a).is_dir() for s in seeds)}
 
 
-def write_table(out: Path, seeds: list[int], k: int, per_seed: dict[int, dict[str, dict]]) -> Path:
+def write_table(out: Path, seeds: list[int], k: int, per_seed: dict[int, dict[str, dict]], threads: int | None = None) -> Path:
     arms = list(per_seed[seeds[0]])
     names = {**BASE, **ARMS, **OPTIONAL_ARMS}
     maj = f"maj@{k}"
@@ -113,7 +113,7 @@ def write_table(out: Path, seeds: list[int], k: int, per_seed: dict[int, dict[st
                          f"{over_seeds_text(row) if len(row) > 1 else '—'} |")
     write_json(out / "majority.json", {"k": k, "seeds": {str(s): {a: {m: r[m] for m in ('pass@1', maj)}
                                                                 for a, r in per_seed[s].items()} for s in seeds},
-                                       "differences": diffs})
+                                       "differences": diffs, "threads": threads})
     path = out / "majority.md"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
                               f"{args.seeds}; run tandem-rlvr demo --seeds ... there first")
         per_seed = {s: {a: evaluate_arm(args.out / f"seed-{s}", s, a, args.k, args.quick) for a in arms}
                     for s in args.seeds}
-        print(write_table(args.out, args.seeds, args.k, per_seed).read_text(encoding="utf-8"))
+        print(write_table(args.out, args.seeds, args.k, per_seed, args.threads).read_text(encoding="utf-8"))
         return 0
 
     return run_reporting_errors(run, p.parse_args(argv))
