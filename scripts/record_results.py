@@ -198,6 +198,25 @@ def majority(runs: list[Path]) -> Recorded:
     return Recorded(numbers={"k": got["k"], "seeds": got["seeds"]}, runs=[command], threads=got["threads"])
 
 
+DISTILL_FIELDS = ("n_traces", "traces_correct_fraction", "teacher_terse", "accuracy_before", "accuracy_after", "gain",
+                  "gain_se", "student_terse")
+
+
+@kind("distill")
+def distill(runs: list[Path]) -> Recorded:
+    """`python -m tandem_app.experiments.distill_demo --demo DEMO --out OUT --seeds ... --teachers ...` (one OUT
+    folder): per seed and teacher, its traces and its student, and the students' pairs per seed (mean, SE)."""
+    if len(runs) != 1:
+        raise TandemError("distill records one distill_demo --out folder (it holds every seed); give one --runs folder")
+    got = _json(runs[0], "distill.json")
+    seeds = {s: {t: {f: r[f] for f in DISTILL_FIELDS} for t, r in rows.items()} for s, rows in got["seeds"].items()}
+    teachers = list(dict.fromkeys(t for rows in seeds.values() for t in rows))
+    command = (f"python -m tandem_app.experiments.distill_demo --demo DEMO --out {runs[0]} --seeds {' '.join(seeds)} "
+               f"--teachers {' '.join(teachers)}")
+    pairs = {name: p["per_seed"] for name, p in got["pairs"].items()}
+    return Recorded(numbers={"seeds": seeds, "pairs": pairs}, runs=[command], threads=got["protocol"]["threads"])
+
+
 CONTROL_FIELDS = ("target", "n", "temperature", "mean_score", "pairwise", "reads_last_number", "terse_share",
                   "own_beats_shuffled_fraction", "own_minus_shuffled_mean")
 

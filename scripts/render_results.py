@@ -400,6 +400,47 @@ def majority_checks(record: dict, path: str) -> str:
             f"{base_most} of {len(order)}; TRL's Maj@{k} above GRPO's on {trl_above} of {len(order)}.")
 
 
+# --- distillation (issues 38 and 44, regenerated for issue 63) -------------------------------------
+
+@renderer("distill", "table")
+def distill_table(record: dict, path: str) -> str:
+    """Per teacher, per seed: its traces, the student before and after, the gain; then the students' pairs."""
+    seeds, pairs = record["numbers"]["seeds"], record["numbers"]["pairs"]
+    order = sorted(seeds, key=int)
+    teachers = [t for t in seeds[order[0]] if all(t in seeds[s] for s in order)]
+    cell = lambda t, f, d=3: slash([seeds[s][t][f] for s in order], d)  # noqa: E731
+    lines = [f"Each cell: seed {' / '.join(order)}. {provenance(record, path)}", "",
+             "| teacher | traces | traces correct | traces terse | student before | student after | gain ± SE over "
+             "problems | student terse |", "|---|---|---|---|---|---|---|---|"]
+    for t in teachers:
+        gains = ", ".join(f"{seeds[s][t]['gain']:+.3f} ± {seeds[s][t]['gain_se']:.3f}" for s in order)
+        lines.append(f"| {PARTNER_LABELS[t]} | {' / '.join(str(seeds[s][t]['n_traces']) for s in order)} | "
+                     f"{cell(t, 'traces_correct_fraction')} | {cell(t, 'teacher_terse', 2)} | {cell(t, 'accuracy_before')} | "
+                     f"{cell(t, 'accuracy_after')} | {gains} | {cell(t, 'student_terse', 2)} |")
+    lines += ["", "| students' difference, paired over problems | per seed | over seeds |", "|---|---|---|"]
+    for name, per in pairs.items():
+        first, second = name.split(" - ")
+        have = [s for s in order if s in per]
+        lines.append(f"| {PARTNER_LABELS[first]} − {PARTNER_LABELS[second]} | "
+                     + ", ".join(f"{per[s][0]:+.3f} ± {per[s][1]:.3f}" for s in have)
+                     + f" | {t_text([per[s][0] for s in have])} |")
+    return "\n".join(lines) + "\n"
+
+
+@renderer("distill", "checks")
+def distill_checks(record: dict, path: str) -> str:
+    """What prediction 19 of RESULTS names, counted per seed."""
+    seeds, pairs = record["numbers"]["seeds"], record["numbers"]["pairs"]
+    order = sorted(seeds, key=int)
+    rows = [seeds[s][t] for s in order for t in seeds[s]]
+    above = sum(r["gain"] >= 6 * r["gain_se"] for r in rows)
+    follows = sum(abs(r["student_terse"] - r["teacher_terse"]) <= 0.15 for r in rows)
+    trl = pairs.get("tandem - grpo", {})
+    return (f"Counted per seed ({', '.join(order)}): TRL's student above GRPO's on {sum(trl[s][0] > 0 for s in trl)} of "
+            f"{len(trl)}; students at least 6 paired SE above the base: {above} of {len(rows)}; students whose terse "
+            f"share is within 0.15 of their teacher's traces: {follows} of {len(rows)}.")
+
+
 CONTROL_KINDS = ("own", "shuffled", "empty", "sampled", "shuffled_gold_total", "own_wrong_total", "other_notation")
 
 

@@ -261,3 +261,26 @@ def test_the_majority_record_and_its_checks_count_each_seed(tmp_path):
     assert "| TRL | 0.950 / 0.950 | 0.970 / 0.850 | +0.020 / -0.100 | +0.035 ± 0.035, 95% t(1)" in table
     checks = render.majority_checks(record, "x.json")
     assert "above every trained senior's on 1 of 2; TRL's Maj@8 above GRPO's on 1 of 2." in checks
+
+
+def test_the_distill_record_and_its_checks_count_each_student(tmp_path):
+    def row(after: float, gain: float, se: float, terse: tuple[float, float]) -> dict:
+        return {"n_traces": 600, "trace_tokens": 48000, "traces_correct_fraction": 0.9, "teacher_terse": terse[0],
+                "accuracy_before": 0.6, "accuracy_after": after, "gain": gain, "gain_se": se, "student_terse": terse[1],
+                "after_counts": [], "n_samples": 4}
+    got = {"seeds": {"0": {"grpo": row(0.9, 0.3, 0.02, (1.0, 1.0)), "tandem": row(0.95, 0.35, 0.02, (0.0, 0.0))},
+                     "1": {"grpo": row(0.8, 0.1, 0.03, (0.8, 0.5)), "tandem": row(0.75, 0.15, 0.02, (0.0, 0.1))}},
+           "pairs": {"tandem - grpo": {"per_seed": {"0": [0.05, 0.01], "1": [-0.05, 0.02]}}},
+           "protocol": {"threads": 1}}
+    (tmp_path / "distill.json").write_text(json.dumps(got))
+    record = recorder.record("distill", [tmp_path], "cmd")
+    assert record["runs"] == [f"python -m tandem_app.experiments.distill_demo --demo DEMO --out {tmp_path} --seeds 0 1 "
+                              "--teachers grpo tandem"] and record["machine"]["threads"] == 1
+    record["made_at"], record["machine"] = [], {"cpu_model": "a CPU", "cores": 2, "threads": 1}
+    table = render.distill_table(record, "x.json")
+    assert "| TRL | 600 / 600 | 0.900 / 0.900 | 0.00 / 0.00 | 0.600 / 0.600 | 0.950 / 0.750 | +0.350 ± 0.020, +0.150 ± 0.020 |" in table
+    assert "| TRL − GRPO | +0.050 ± 0.010, -0.050 ± 0.020 | +0.000 ± 0.050" in table
+    checks = render.distill_checks(record, "x.json")
+    # seed 1's GRPO student gains 0.1 at SE 0.03 (3.3 SE) and writes 0.5 terse from 0.8 terse traces
+    assert "TRL's student above GRPO's on 1 of 2; students at least 6 paired SE above the base: 3 of 4" in checks
+    assert "within 0.15 of their teacher's traces: 3 of 4" in checks
