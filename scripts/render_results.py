@@ -188,7 +188,11 @@ PARTNER_LABELS = {"grpo": "GRPO", "tandem": "TRL", "grpo_answer_score": "GRPO + 
                   "grpo_rltr_cut": "GRPO + RLTR + the variant's cut before the answer",
                   "grpo_rltr_skips": "GRPO + RLTR + the variant's skips",
                   "grpo_rltr_rest": "GRPO + RLTR + the variant's rest-of-budget receiver",
-                  "grpo_transfer": "GRPO + the project's variant (all three rules)"}
+                  "grpo_transfer": "GRPO + the project's variant (all three rules)",
+                  "weaker": "TRL, weaker junior", "sync": "TRL, `sync:20` junior", "ema": "TRL, `ema:0.9` junior",
+                  "score": "TRL + partner score (`solution`)", "grpo_score": "GRPO + partner score (`solution`)",
+                  "transfer": "TRL + the project's transfer variant",
+                  "rlt": "RLT's reward and form at toy scale (the writer)", "base": "base (SFT, no RL)"}
 
 
 def _partner_rows(record: dict, view: str) -> list[tuple[str, list[str], dict]]:
@@ -241,15 +245,14 @@ def partner_solo(record: dict, path: str) -> str:
 # --- the notebook's partner arms, regenerated (issues 25, 26, 44 and 48 rerun for issue 63) ------------
 
 NOTEBOOK_SENIORS = ("grpo", "tandem", "weaker", "sync", "ema", "score", "grpo_score", "transfer", "rlt")
-PARTNER_LABELS.update({"weaker": "TRL, weaker junior", "sync": "TRL, `sync:20` junior", "ema": "TRL, `ema:0.9` junior",
-                       "score": "TRL + partner score (`solution`)", "grpo_score": "GRPO + partner score (`solution`)",
-                       "transfer": "TRL + the project's transfer variant",
-                       "rlt": "RLT's reward and form at toy scale (the writer)", "base": "base (SFT, no RL)"})
 
 
 def _over(got: dict, have: list[str], key: str, digits: int) -> str:
+    """One number of one senior: its value per seed and, over two or more seeds, their mean."""
     values = [got[s][key] for s in have]
-    return f"{slash(values, digits)}; {format(statistics.fmean(values), f'.{digits}f')}" if len(values) > 1 else slash(values, digits)
+    if len(values) == 1:
+        return slash(values, digits)
+    return f"{slash(values, digits)}; {statistics.fmean(values):.{digits}f}"
 
 
 @renderer("partner", "notebook")
@@ -288,8 +291,11 @@ def notebook_checks(record: dict, path: str) -> str:
     """For each check of the predictions, on how many of the seeds that ran the senior it holds; and each
     co-trained senior's terse share, mean over seeds, beside TRL's."""
     ran = {name: (have, got) for name, have, got in _seniors_that_ran(record, NOTEBOOK_SENIORS)}
-    counts = [f"{PARTNER_LABELS[name]} {what}: {sum(test(got[s]) for s in have)} of {len(have)} seeds"
-              for name, what, test in NOTEBOOK_CHECKS if name in ran for have, got in [ran[name]]]
+    counts = []
+    for name, what, test in NOTEBOOK_CHECKS:
+        if name in ran:
+            have, got = ran[name]
+            counts.append(f"{PARTNER_LABELS[name]} {what}: {sum(test(got[s]) for s in have)} of {len(have)} seeds")
     terse = [f"{PARTNER_LABELS[name]} {statistics.fmean(ran[name][1][s]['solo_terse_share'] for s in ran[name][0]):.2f}"
              for name in ("tandem", "sync", "ema") if name in ran]
     return "Counted per seed: " + "; ".join(counts) + ". Terse share of solo steps, mean over seeds: " + ", ".join(terse) + "."
