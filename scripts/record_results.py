@@ -318,7 +318,8 @@ def record(kind_name: str, runs: list[Path], command: str, repo: Path = REPO, ma
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("kind", choices=sorted(KINDS), help="the experiment kind the run folders hold")
-    p.add_argument("--runs", type=Path, nargs="+", required=True, help="finished run folders: one per seed, or the one --out folder of leak, majority and distill")
+    p.add_argument("--runs", type=Path, nargs="+", required=True,
+                   help="finished run folders: one per seed, or the one --out folder of leak, majority and distill")
     p.add_argument("--out", type=Path, required=True, help="the result file to write (model_spec/results/NAME.json)")
     p.add_argument("--made-at", nargs="+", default=None, metavar="COMMIT",
                    help="the commit(s) the runs were made at, when not this checkout's (the record names both)")
