@@ -159,6 +159,12 @@ def _no_nan(values) -> list:
     return [None if isinstance(v, float) and math.isnan(v) else v for v in values]
 
 
+def _one_folder(runs: list[Path], name: str) -> None:
+    """An experiment over seeds whose one --out folder holds every seed's report is recorded from that folder."""
+    if len(runs) != 1:
+        raise TandemError(f"{name} records one {name}_demo --out folder (it holds every seed); give one --runs folder")
+
+
 @kind("leak")
 def leak(runs: list[Path]) -> Recorded:
     """`python -m tandem_app.experiments.leak_demo --out OUT --seeds ...` (one OUT folder): per seed and arm, each
@@ -167,8 +173,7 @@ def leak(runs: list[Path]) -> Recorded:
     from tandem_app.experiments.leak_demo import PAIRS, accuracy, paired, scores
     from tandem_app.experiments.seeds import seed_summary
 
-    if len(runs) != 1:
-        raise TandemError("leak records one leak_demo --out folder (it holds every seed); give one --runs folder")
+    _one_folder(runs, "leak")
     run = runs[0]
     got = _json(run, "leak.json")
     seeds, pairs = {}, {}
@@ -190,8 +195,7 @@ def leak(runs: list[Path]) -> Recorded:
 def majority(runs: list[Path]) -> Recorded:
     """`python -m tandem_app.experiments.majority_demo --out OUT --seeds ... --k K` (one OUT folder): per seed and
     senior, pass@1 over the K solo samples and Maj@K."""
-    if len(runs) != 1:
-        raise TandemError("majority records one majority_demo --out folder (it holds every seed); give one --runs folder")
+    _one_folder(runs, "majority")
     got = _json(runs[0], "majority.json")
     command = (f"python -m tandem_app.experiments.majority_demo --out {runs[0]} --seeds {' '.join(got['seeds'])} "
                f"--k {got['k']} --threads {got['threads']}")
@@ -206,8 +210,7 @@ DISTILL_FIELDS = ("n_traces", "traces_correct_fraction", "teacher_terse", "accur
 def distill(runs: list[Path]) -> Recorded:
     """`python -m tandem_app.experiments.distill_demo --demo DEMO --out OUT --seeds ... --teachers ...` (one OUT
     folder): per seed and teacher, its traces and its student, and the students' pairs per seed (mean, SE)."""
-    if len(runs) != 1:
-        raise TandemError("distill records one distill_demo --out folder (it holds every seed); give one --runs folder")
+    _one_folder(runs, "distill")
     got = _json(runs[0], "distill.json")
     seeds = {s: {t: {f: r[f] for f in DISTILL_FIELDS} for t, r in rows.items()} for s, rows in got["seeds"].items()}
     teachers = list(dict.fromkeys(t for rows in seeds.values() for t in rows))

@@ -315,7 +315,7 @@ def _leak_cell(measure: list) -> str:
 def leak_table(record: dict, path: str) -> str:
     """pass@1 of each measure per arm and seed, with the problems it scored (of 200)."""
     seeds = record["numbers"]["seeds"]
-    order = sorted(seeds, key=int)
+    order = seed_list(record)
     arms = [a for a in LEAK_ARMS if all(a in seeds[s]["arms"] for s in order)]
     measures = list(seeds[order[0]]["arms"]["grpo"]["measures"])
     lines = [f"pass@1 (n = 4) per seed, with the problems scored in brackets (of 200; a problem with no clean, or no "
@@ -331,7 +331,7 @@ def leak_table(record: dict, path: str) -> str:
 @renderer("leak", "paired")
 def leak_paired(record: dict, path: str) -> str:
     """Each pair's difference per measure: per seed (± SE over the problems both score, how many), then over seeds."""
-    order = sorted(record["numbers"]["seeds"], key=int)
+    order = seed_list(record)
     lines = [f"Each pair paired over the problems both arms score (± SE over problems; problems), then over the seeds "
              f"that scored any. {provenance(record, path)}", "",
              "| pair | measure | " + " | ".join(f"seed {s}" for s in order) + " | over seeds |", "|" + "---|" * (3 + len(order))]
@@ -349,7 +349,7 @@ def leak_paired(record: dict, path: str) -> str:
 def leak_checks(record: dict, path: str) -> str:
     """What predictions 16 and 17 of RESULTS name, counted per seed."""
     seeds, paired = record["numbers"]["seeds"], record["numbers"]["paired"]["tandem-grpo"]
-    order = sorted(seeds, key=int)
+    order = seed_list(record)
 
     def rates(arm: str, key: str) -> list[float]:
         return [seeds[s]["arms"][arm]["rates"][key] for s in order]
@@ -378,7 +378,7 @@ def leak_checks(record: dict, path: str) -> str:
 def majority_table(record: dict, path: str) -> str:
     """Per senior: pass@1 and Maj@k per seed, Maj@k minus pass@1 per seed, and Maj@k minus GRPO's over seeds."""
     k, seeds = record["numbers"]["k"], record["numbers"]["seeds"]
-    order = sorted(seeds, key=int)
+    order = seed_list(record)
     maj = f"maj@{k}"
     arms = [a for a in seeds[order[0]] if all(a in seeds[s] for s in order)]
     lines = [f"{k} solo samples per test problem; Maj@{k}: the share of the 200 problems whose majority answer is "
@@ -398,7 +398,7 @@ def majority_table(record: dict, path: str) -> str:
 def majority_checks(record: dict, path: str) -> str:
     """What prediction 18 of RESULTS names, counted per seed."""
     k, seeds = record["numbers"]["k"], record["numbers"]["seeds"]
-    order, maj = sorted(seeds, key=int), f"maj@{k}"
+    order, maj = seed_list(record), f"maj@{k}"
     gain = {s: {a: r[maj] - r["pass@1"] for a, r in seeds[s].items()} for s in order}
     base_most = sum(all(gain[s]["base"] > g for a, g in gain[s].items() if a != "base") for s in order)
     trl_above = sum(seeds[s]["tandem"][maj] > seeds[s]["grpo"][maj] for s in order)
@@ -412,7 +412,7 @@ def majority_checks(record: dict, path: str) -> str:
 def distill_table(record: dict, path: str) -> str:
     """Per teacher, per seed: its traces, the student before and after, the gain; then the students' pairs."""
     seeds, pairs = record["numbers"]["seeds"], record["numbers"]["pairs"]
-    order = sorted(seeds, key=int)
+    order = seed_list(record)
     teachers = [t for t in seeds[order[0]] if all(t in seeds[s] for s in order)]
     cell = lambda t, f, d=3: slash([seeds[s][t][f] for s in order], d)  # noqa: E731
     lines = [f"Each cell: seed {' / '.join(order)}. {provenance(record, path)}", "",
@@ -437,7 +437,7 @@ def distill_table(record: dict, path: str) -> str:
 def distill_checks(record: dict, path: str) -> str:
     """What prediction 19 of RESULTS names, counted per seed."""
     seeds, pairs = record["numbers"]["seeds"], record["numbers"]["pairs"]
-    order = sorted(seeds, key=int)
+    order = seed_list(record)
     rows = [seeds[s][t] for s in order for t in seeds[s]]
     above = sum(r["gain"] >= 6 * r["gain_se"] for r in rows)
     follows = sum(abs(r["student_terse"] - r["teacher_terse"]) <= 0.15 for r in rows)
