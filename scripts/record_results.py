@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Callable
 
 from tandem.errors import TandemError, run_reporting_errors
-from tandem.io.result_record import stamp, write_record
+from tandem.io.result_record import read_record, stamp, write_record
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -302,14 +302,44 @@ def made_at(commits: list[str], repo: Path = REPO) -> list[str]:
     return out
 
 
-def record(kind_name: str, runs: list[Path], command: str, repo: Path = REPO, made: list[str] | None = None) -> dict:
-    """The stamped record of experiment `kind_name` over `runs` (made at the commits `made`, when given)."""
+def repeat_of(numbers: dict, earlier: dict, earlier_path: Path) -> dict:
+    """Each senior that this partner record and `earlier` both evaluated on a seed: how many of the numbers both
+    hold are equal to the last bit, and the largest absolute difference (its own measurements, `PARTNER_FIELDS`:
+    the paired differences follow from them and from the other seniors). The test of "a run repeats bit for bit
+    on one machine kind" (retrained from the same seed, code, torch build and threads)."""
+    if earlier.get("kind") != "partner":
+        raise TandemError(f"--repeats {earlier_path}: a record of kind {earlier.get('kind')!r}; give a partner record")
+    seeds = {}
+    for seed, seniors in numbers["seeds"].items():
+        before = earlier["numbers"]["seeds"].get(seed, {})
+        for name in sorted(set(seniors) & set(before)):
+            now, then = seniors[name], before[name]
+            shared = [f for f in PARTNER_FIELDS if f in now and f in then]
+            seeds.setdefault(seed, {})[name] = {
+                "compared": len(shared), "equal": sum(now[k] == then[k] for k in shared),
+                "largest_difference": max((abs(now[k] - then[k]) for k in shared), default=0.0)}
+    if not seeds:
+        raise TandemError(f"--repeats {earlier_path}: no senior on a seed both records hold; nothing to compare")
+    shown = earlier_path.name if earlier_path.is_absolute() else earlier_path.as_posix()  # no machine path
+    return {"record": shown, "made_at": earlier.get("made_at") or [earlier["commit"]["short"]],
+            "cpu_model": earlier["machine"]["cpu_model"], "threads": earlier["machine"].get("threads"),
+            "seeds": seeds}
+
+
+def record(kind_name: str, runs: list[Path], command: str, repo: Path = REPO, made: list[str] | None = None,
+           repeats: Path | None = None) -> dict:
+    """The stamped record of experiment `kind_name` over `runs` (made at the commits `made`, when given; compared,
+    number by number, with the earlier partner record `repeats`, when given)."""
     if kind_name not in KINDS:
         raise TandemError(f"unknown result kind {kind_name!r}; known: {', '.join(sorted(KINDS))}")
     missing = [str(r) for r in runs if not Path(r).is_dir()]
     if missing:
         raise TandemError(f"no such run folder: {', '.join(missing)}")
+    if repeats is not None and kind_name != "partner":
+        raise TandemError(f"--repeats compares partner records; {kind_name!r} is not one (drop --repeats)")
     got = KINDS[kind_name]([Path(r) for r in runs])
+    if repeats is not None:
+        got.numbers["repeat_of"] = repeat_of(got.numbers, read_record(repeats), repeats)
     rec = stamp(kind_name, got.numbers, command, threads=got.threads, runs=got.runs, repo=repo)
     if got.machine:
         rec["machine"] = got.machine
@@ -326,11 +356,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, required=True, help="the result file to write (model_spec/results/NAME.json)")
     p.add_argument("--made-at", nargs="+", default=None, metavar="COMMIT",
                    help="the commit(s) the runs were made at, when not this checkout's (the record names both)")
+    p.add_argument("--repeats", type=Path, default=None, metavar="RECORD",
+                   help="partner only: an earlier partner record whose seeds these runs retrained; each senior both "
+                        "hold is compared number by number (model_spec/results/NAME.json)")
     args = p.parse_args(argv)
     command = shlex.join(["python", "scripts/record_results.py", *(sys.argv[1:] if argv is None else argv)])
 
     def write(args) -> int:
-        print(f"wrote {write_record(args.out, record(args.kind, args.runs, command, made=args.made_at))}")
+        print(f"wrote {write_record(args.out, record(args.kind, args.runs, command, made=args.made_at, repeats=args.repeats))}")
         return 0
 
     return run_reporting_errors(write, args)  # a mistake: one `error: ...` line, exit 2

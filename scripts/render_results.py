@@ -271,7 +271,7 @@ def notebook_table(record: dict, path: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-# What predictions 12-15 of RESULTS name, counted per seed: (senior, what is counted, the test on its numbers).
+# What predictions 12-15, 20 and 21 of RESULTS name, counted per seed: (senior, what is counted, the test on its numbers).
 NOTEBOOK_CHECKS = (
     ("sync", "hands off to the base below TRL", lambda r: r["handoff_minus_tandem"][0] < 0),
     ("sync", "solo below TRL", lambda r: r["solo_minus_tandem"][0] < 0),
@@ -281,6 +281,12 @@ NOTEBOOK_CHECKS = (
     ("weaker", "hands off to the base below TRL", lambda r: r["handoff_minus_tandem"][0] < 0),
     ("weaker", "hands off to the weaker junior not above TRL", lambda r: r["weak_handoff_minus_tandem"][0] <= 0),
     ("transfer", "hands off to the base within 0.03 of TRL", lambda r: abs(r["handoff_minus_tandem"][0]) <= 0.03),
+    ("score", "hands off to the base within 0.02 of TRL", lambda r: abs(r["handoff_minus_tandem"][0]) <= 0.02),
+    ("score", "solo not below TRL by more than 0.02", lambda r: r["solo_minus_tandem"][0] >= -0.02),
+    ("score", "terse share below 0.2", lambda r: r["solo_terse_share"] < 0.2),
+    ("grpo_score", "stays terse (share at least 0.8)", lambda r: r["solo_terse_share"] >= 0.8),
+    ("grpo_score", "stays terse and hands off to the base within 0.03 of GRPO",
+     lambda r: r["solo_terse_share"] >= 0.8 and abs(r["handoff_minus_grpo"][0]) <= 0.03),
     ("rlt", "solves below 0.1 alone", lambda r: r["solo_acc"] < 0.1),
     ("rlt", "hands off to the base below GRPO", lambda r: r["handoff_minus_grpo"][0] < 0),
 )
@@ -299,6 +305,27 @@ def notebook_checks(record: dict, path: str) -> str:
     terse = [f"{PARTNER_LABELS[name]} {statistics.fmean(ran[name][1][s]['solo_terse_share'] for s in ran[name][0]):.2f}"
              for name in ("tandem", "sync", "ema") if name in ran]
     return "Counted per seed: " + "; ".join(counts) + ". Terse share of solo steps, mean over seeds: " + ", ".join(terse) + "."
+
+
+@renderer("partner", "repeat")
+def partner_repeat(record: dict, path: str) -> str:
+    """The seniors this record retrained from an earlier record's seeds (`record_results.py --repeats`): per seed,
+    how many of each one's numbers are equal to the last bit, and the largest difference."""
+    rep = record["numbers"].get("repeat_of")
+    if rep is None:
+        raise TandemError(f"{path}: no repeat_of; record it with `scripts/record_results.py partner --repeats RECORD`")
+    then = (f"{rep['cpu_model']}, {rep['threads']} torch thread{'s' * (rep['threads'] != 1)}, made at "
+            f"{', '.join(rep['made_at'])}")
+    lines = [f"Each senior both records evaluated, retrained from the same seed: the numbers equal to the last bit "
+             f"(of those both hold) and the largest absolute difference. Earlier: `{rep['record']}` ({then}); now: "
+             f"{provenance(record, path)}", "", "| seed | senior | numbers equal | largest difference |", "|---|---|---|---|"]
+    seeds = sorted(rep["seeds"], key=int)
+    for seed in seeds:
+        for name, c in rep["seeds"][seed].items():
+            lines.append(f"| {seed} | {PARTNER_LABELS[name]} | {c['equal']} of {c['compared']} | {c['largest_difference']:.3g} |")
+    same = sum(all(c["equal"] == c["compared"] for c in rep["seeds"][s].values()) for s in seeds)
+    lines += ["", f"Every compared number equal on {same} of {len(seeds)} seeds."]
+    return "\n".join(lines) + "\n"
 
 
 # --- leaks and prefix transfer (issues 37 and 44, regenerated for issue 63) ------------------------

@@ -208,6 +208,33 @@ def test_the_partner_record_pairs_each_senior_with_grpo_and_trl_and_the_checks_c
     assert "TRL, `sync:20` junior 0.50" in checks and "TRL 0.00" in checks
 
 
+def test_a_repeated_partner_record_counts_the_numbers_equal_to_the_last_bit_and_names_the_earlier_record(tmp_path):
+    earlier_runs = [_fake_partner_run(tmp_path / "a" / "seed-0", 0, {"grpo": (3, 1, 0), "tandem": (4, 4, 2)})]
+    earlier = recorder.record("partner", earlier_runs, "cmd")
+    earlier["made_at"] = ["abc1234"]
+    earlier_path = tmp_path / "earlier.json"
+    earlier_path.write_text(json.dumps(earlier))
+    # retrained: GRPO identical, TRL one handoff sample different; a senior only the new record holds is not compared;
+    # GRPO's paired difference to TRL moves with TRL, so only each senior's own measurements are compared
+    runs = [_fake_partner_run(tmp_path / "b" / "seed-0", 0, {"grpo": (3, 1, 0), "tandem": (4, 3, 2), "sync": (3, 2, 1)})]
+    record = recorder.record("partner", runs, "cmd", repeats=earlier_path)
+    rep = record["numbers"]["repeat_of"]
+    assert rep["record"] == "earlier.json" and rep["made_at"] == ["abc1234"]  # an absolute path: its name only
+    assert set(rep["seeds"]["0"]) == {"grpo", "tandem"}
+    grpo, trl = rep["seeds"]["0"]["grpo"], rep["seeds"]["0"]["tandem"]
+    assert grpo["equal"] == grpo["compared"] and grpo["largest_difference"] == 0.0
+    assert trl["equal"] < trl["compared"] and trl["largest_difference"] == 0.25
+    record["made_at"], record["machine"] = [], {"cpu_model": "a CPU", "cores": 2, "threads": 1}
+    text = render.partner_repeat(record, "x.json")
+    assert grpo["compared"] == len(recorder.PARTNER_FIELDS) and trl["equal"] == trl["compared"] - 1
+    assert "| 0 | GRPO | 6 of 6 | 0 |" in text and "| 0 | TRL | 5 of 6 | 0.25 |" in text
+    assert "Every compared number equal on 0 of 1 seeds." in text
+    with pytest.raises(TandemError, match="compares partner records"):
+        recorder.record("leak", [tmp_path / "b"], "cmd", repeats=earlier_path)
+    with pytest.raises(TandemError, match="no repeat_of"):
+        render.partner_repeat(earlier | {"machine": record["machine"]}, "x.json")
+
+
 def _fake_leak_result(handoff: list[int], clean: list[tuple[int, int]], prefix: list[int], visible: float) -> dict:
     """`evaluate_transfer`'s result on 4 problems of 2 samples (the first gold undetermined) at one fraction."""
     rates = {"visible_rate": visible, "undetermined_rate": 0.25, "hit_budget_rate": 0.0, "junior_final_rate": 1.0}
