@@ -399,6 +399,23 @@ def leak_checks(record: dict, path: str) -> str:
             f"TRL's problems with a clean sample: {', '.join(map(str, clean))} (of 200).")
 
 
+@renderer("leak", "score_checks")
+def leak_score_checks(record: dict, path: str) -> str:
+    """What prediction 23 of RESULTS names, counted per seed: TRL + score minus TRL within 0.04 at every prefix
+    fraction; GRPO + score minus GRPO at f = 0.3, per seed (the terse condition is the partner record's)."""
+    paired, order = record["numbers"]["paired"], seed_list(record)
+    if "score-tandem" not in paired or "grpo_score-grpo" not in paired:
+        raise TandemError(f"{path}: no score-tandem or grpo_score-grpo pair; run leak_demo where both score arms trained")
+    trl, grpo = paired["score-tandem"], paired["grpo_score-grpo"]
+    prefix = [m for m in trl if m.startswith("prefix") and "correct" not in m]
+    within = [s for s in order if all(trl[m][s][2] and abs(trl[m][s][0]) <= 0.04 for m in prefix)]
+    at_03 = [grpo["prefix 0.3"][s][0] for s in order]
+    per_fraction = "; ".join(f"{m}: {slash([trl[m][s][0] for s in order], signed=True)}" for m in prefix)
+    return (f"Counted per seed ({', '.join(order)}): TRL + score − TRL within 0.04 at every prefix fraction on "
+            f"{len(within)} of {len(order)} ({per_fraction}); GRPO + score − GRPO at f = 0.3: "
+            f"{slash(at_03, signed=True)}, within 0.05 on seeds {', '.join(s for s, d in zip(order, at_03) if abs(d) <= 0.05) or 'none'}.")
+
+
 # --- Maj@k (issue 48's rest of the comparison, regenerated for issue 63) ---------------------------
 
 @renderer("majority", "table")

@@ -275,6 +275,25 @@ def test_the_leak_record_scores_each_arm_and_pair_and_the_checks_count_the_seeds
     assert "at least 0.9 on 2 of 2, and TRL − GRPO prefix transfer positive at every fraction on 1 of those 2" in checks
 
 
+def test_the_score_arms_prefix_checks_count_each_seed_within_their_bounds(tmp_path):
+    grpo = _fake_leak_result([1, 1, 0, 2], [(0, 0)] * 4, [0, 1, 1, 1], visible=0.1)
+    tandem = _fake_leak_result([2, 2, 2, 2], [(0, 0)] * 4, [2, 2, 2, 2], visible=1.0)
+    close = _fake_leak_result([2, 2, 2, 2], [(0, 0)] * 4, [2, 2, 2, 2], visible=1.0)  # seed 0: as TRL
+    far = _fake_leak_result([2, 2, 2, 2], [(0, 0)] * 4, [1, 1, 1, 1], visible=1.0)  # seed 1: half TRL's transfer
+    seeds = {"0": {"grpo": grpo, "tandem": tandem, "score": close, "grpo_score": grpo},
+             "1": {"grpo": grpo, "tandem": tandem, "score": far, "grpo_score": tandem}}
+    (tmp_path / "leak.json").write_text(json.dumps({"seeds": seeds, "threads": 1}))
+    for s in (0, 1):
+        _fake_run(tmp_path / f"seed-{s}", s, 1)
+    record = recorder.record("leak", [tmp_path], "cmd") | {"made_at": [], "machine": {"cpu_model": "a CPU", "cores": 2, "threads": 1}}
+    checks = render.leak_score_checks(record, "x.json")
+    assert "within 0.04 at every prefix fraction on 1 of 2 (prefix 0.3: +0.000 / -0.500)" in checks
+    assert "GRPO + score − GRPO at f = 0.3: +0.000 / +0.625, within 0.05 on seeds 0." in checks
+    del record["numbers"]["paired"]["score-tandem"]
+    with pytest.raises(TandemError, match="no score-tandem"):
+        render.leak_score_checks(record, "x.json")
+
+
 def test_the_majority_record_and_its_checks_count_each_seed(tmp_path):
     seeds = {"0": {"base": {"pass@1": 0.6, "maj@8": 0.8}, "grpo": {"pass@1": 0.9, "maj@8": 0.9},
                    "tandem": {"pass@1": 0.95, "maj@8": 0.97}},
