@@ -479,7 +479,7 @@ def distill_table(record: dict, path: str) -> str:
 
 @renderer("distill", "checks")
 def distill_checks(record: dict, path: str) -> str:
-    """What prediction 19 of RESULTS names, counted per seed."""
+    """What predictions 19 and 24 of RESULTS name, counted per seed (24's where the score teacher ran)."""
     seeds, pairs = record["numbers"]["seeds"], record["numbers"]["pairs"]
     order = seed_list(record)
     rows = [seeds[s][t] for s in order for t in seeds[s]]
@@ -488,7 +488,15 @@ def distill_checks(record: dict, path: str) -> str:
     trl = pairs.get("tandem - grpo", {})
     return (f"Counted per seed ({', '.join(order)}): TRL's student above GRPO's on {sum(trl[s][0] > 0 for s in trl)} of "
             f"{len(trl)}; students at least 6 paired SE above the base: {above} of {len(rows)}; students whose terse "
-            f"share is within 0.15 of their teacher's traces: {follows} of {len(rows)}.")
+            f"share is within 0.15 of their teacher's traces: {follows} of {len(rows)}." + _score_student(pairs))
+
+
+def _score_student(pairs: dict) -> str:
+    score = pairs.get("score - tandem")
+    if not score:
+        return ""
+    return (f" TRL + score's student within 0.05 of TRL's: {sum(abs(d[0]) <= 0.05 for d in score.values())} of "
+            f"{len(score)} ({slash([score[s][0] for s in sorted(score, key=int)], signed=True)}).")
 
 
 CONTROL_KINDS = ("own", "shuffled", "empty", "sampled", "shuffled_gold_total", "own_wrong_total", "other_notation")

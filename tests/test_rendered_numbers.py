@@ -330,3 +330,6 @@ def test_the_distill_record_and_its_checks_count_each_student(tmp_path):
     # seed 1's GRPO student gains 0.1 at SE 0.03 (3.3 SE) and writes 0.5 terse from 0.8 terse traces
     assert "TRL's student above GRPO's on 1 of 2; students at least 6 paired SE above the base: 3 of 4" in checks
     assert "within 0.15 of their teacher's traces: 3 of 4" in checks
+    assert "TRL + score's student" not in checks  # no score teacher ran: prediction 24's count is not printed
+    record["numbers"]["pairs"]["score - tandem"] = {"0": [0.02, 0.01], "1": [-0.06, 0.02]}
+    assert "TRL + score's student within 0.05 of TRL's: 1 of 2 (+0.020 / -0.060)." in render.distill_checks(record, "x.json")
