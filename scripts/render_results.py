@@ -317,7 +317,7 @@ def partner_repeat(record: dict, path: str) -> str:
     then = (f"{rep['cpu_model']}, {rep['threads']} torch thread{'s' * (rep['threads'] != 1)}, made at "
             f"{', '.join(rep['made_at'])}")
     lines = [f"Each senior both records evaluated, retrained from the same seed: the numbers equal to the last bit "
-             f"(of those both hold) and the largest absolute difference. Earlier: `{rep['record']}` ({then}); now: "
+             f"(of those both hold) and the largest absolute difference. Earlier: `{rep['record']}` ({then}). "
              f"{provenance(record, path)}", "", "| seed | senior | numbers equal | largest difference |", "|---|---|---|---|"]
     seeds = sorted(rep["seeds"], key=int)
     for seed in seeds:
