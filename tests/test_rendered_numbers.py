@@ -41,6 +41,21 @@ def test_every_block_of_the_documents_is_what_its_record_renders():
     assert render.run(REPO, list(render.DOCS), write=False) == []
 
 
+def test_every_results_section_with_typed_digits_says_so():
+    """A section of RESULTS that reports numbers (every heading but the predictions') either renders them from a
+    record or opens with a label, `(Typed, ...` or `(Regenerated, ...`, naming what is typed and where the
+    regenerated block is: a reader never takes a typed digit for a generated one."""
+    text = (REPO / "model_spec" / "RESULTS.md").read_text(encoding="utf-8")
+    parts = re.split(r"(?m)^(#{2,3} .*)$", text)
+    unlabelled = []
+    for heading, body in zip(parts[1::2], parts[2::2]):
+        typed = re.search(r"[-+]?\d\.\d{2,}", render.BLOCK.sub("", body))
+        labelled = re.search(r"(?m)^\((Typed|Regenerated)\b", body) or render.BLOCK.search(body)
+        if "predictions" not in heading and typed and not labelled:
+            unlabelled.append(heading)
+    assert not unlabelled, f"sections with typed digits, no block and no (Typed/Regenerated label: {unlabelled}"
+
+
 def test_the_readmes_quick_demo_numbers_are_rendered_blocks_naming_the_cpu_and_the_commit():
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert {"quick_demo", "quick_demo:gains"} <= set(render.blocks(readme))
