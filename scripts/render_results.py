@@ -372,6 +372,11 @@ def leak_paired(record: dict, path: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _prefix_fractions(pair: dict) -> list[str]:
+    """A pair's prefix-transfer measures over every response (not those over correct solo responses)."""
+    return [m for m in pair if m.startswith("prefix") and "correct" not in m]
+
+
 @renderer("leak", "checks")
 def leak_checks(record: dict, path: str) -> str:
     """What predictions 16 and 17 of RESULTS name, counted per seed."""
@@ -384,7 +389,7 @@ def leak_checks(record: dict, path: str) -> str:
     visible = rates("tandem", "handoff visible")
     junior = [min(g, r) for g, r in zip(rates("grpo", "junior wrote the answer"), rates("tandem", "junior wrote the answer"))]
     budget = max(v for a in ("grpo", "tandem") for m in ("solo", "handoff") for v in rates(a, f"{m} budget hit"))
-    prefix = [m for m in paired if m.startswith("prefix") and "correct" not in m]
+    prefix = _prefix_fractions(paired)
     terse = [s for s in order if seeds[s]["grpo_terse_share"] >= 0.9]
     positive = [s for s in terse if all(paired[m][s][2] and paired[m][s][0] > 0 for m in prefix)]
     clean = [seeds[s]["arms"]["tandem"]["measures"]["handoff, no leak"][1] for s in order]
@@ -407,7 +412,7 @@ def leak_score_checks(record: dict, path: str) -> str:
     if "score-tandem" not in paired or "grpo_score-grpo" not in paired:
         raise TandemError(f"{path}: no score-tandem or grpo_score-grpo pair; run leak_demo where both score arms trained")
     trl, grpo = paired["score-tandem"], paired["grpo_score-grpo"]
-    prefix = [m for m in trl if m.startswith("prefix") and "correct" not in m]
+    prefix = _prefix_fractions(trl)
     within = [s for s in order if all(trl[m][s][2] and abs(trl[m][s][0]) <= 0.04 for m in prefix)]
     at_03 = [grpo["prefix 0.3"][s][0] for s in order]
     per_fraction = "; ".join(f"{m}: {slash([trl[m][s][0] for s in order], signed=True)}" for m in prefix)
