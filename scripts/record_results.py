@@ -18,6 +18,7 @@ import json
 import math
 import re
 import shlex
+import statistics
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -218,6 +219,51 @@ def distill(runs: list[Path]) -> Recorded:
                f"--teachers {' '.join(teachers)}")
     pairs = {name: p["per_seed"] for name, p in got["pairs"].items()}
     return Recorded(numbers={"seeds": seeds, "pairs": pairs}, runs=[command], threads=got["protocol"]["threads"])
+
+
+CURVE_BLOCK = 10  # steps per block mean, as the notebook's curve tables
+CURVE_KEYS = ("accuracy", "terse_frac", "resp_len", "zero_var_groups", "partner_score", "partner_score/logprob_mean",
+              "partner_score/kl_mean", "partner_score/closed", "transfer/reward_mean", "transfer/undetermined_frac")
+
+
+def _arm_curves(metrics: Path) -> dict:
+    """One RL run's block means: every CURVE_KEYS metric it logged, averaged over steps 1-10, 11-20, ... The run
+    must have logged every step from 1 to a whole number of blocks (a resumed run's repeated step: its last row)."""
+    from tandem.io.metric_log import read_metrics
+
+    steps: dict[int, dict] = {}
+    for step, row in read_metrics(metrics):
+        if step >= 1 and "accuracy" in row:  # step 0 holds the validation alone
+            steps[step] = row
+    n = len(steps)
+    if not n or sorted(steps) != list(range(1, n + 1)) or n % CURVE_BLOCK:
+        raise TandemError(f"{metrics}: steps 1 to {n} are not whole blocks of {CURVE_BLOCK} logged steps; "
+                          "record a finished run")
+    keys = [k for k in CURVE_KEYS if all(k in steps[s] for s in steps)]
+    blocks = {k: [statistics.fmean(steps[s][k] for s in range(b + 1, b + CURVE_BLOCK + 1))
+                  for b in range(0, n, CURVE_BLOCK)] for k in keys}
+    return {"steps": n, "blocks": blocks}
+
+
+@kind("curves")
+def curves(runs: list[Path]) -> Recorded:
+    """The training curves of each RL run in each seed folder OUT/seed-S (`grpo`, `tandem`, `partner-*`): per seed
+    and senior, the block means over CURVE_BLOCK steps of each metric of CURVE_KEYS it logged."""
+    from tandem.models.threads import choose_threads
+
+    seeds, commands, threads = {}, [], set()
+    for run in runs:
+        cfg = _seed_config(run)
+        arms = {d.name.removeprefix("partner-"): _arm_curves(d / "metrics.jsonl") for d in sorted(run.iterdir())
+                if (d.name in ("grpo", "tandem") or d.name.startswith("partner-")) and (d / "metrics.jsonl").is_file()}
+        if not arms:
+            raise TandemError(f"{run}: no RL run's metrics.jsonl (grpo/, tandem/, partner-*/); record a demo seed folder")
+        seeds[str(cfg["seed"])] = arms
+        commands.append(f"tandem-rlvr demo --seeds {cfg['seed']} --partner "
+                        f"{' '.join(a for a in arms if a not in ('grpo', 'tandem'))} --out {run.parent}"
+                        + (f" --threads {cfg['threads']}" if cfg["threads"] else ""))
+        threads.add(choose_threads(cfg["threads"], [run / "sft" / "model"]))
+    return Recorded(numbers={"block": CURVE_BLOCK, "seeds": seeds}, runs=commands, threads=_one(threads, runs))
 
 
 CONTROL_FIELDS = ("target", "n", "temperature", "mean_score", "pairwise", "reads_last_number", "terse_share",

@@ -504,6 +504,74 @@ def _score_student(pairs: dict) -> str:
             f"{len(score)} ({slash([score[s][0] for s in sorted(score, key=int)], signed=True)}).")
 
 
+# --- training curves (RLT's setting and issue 48's arms, regenerated for issue 63) -----------------
+
+def _first_last(blocks: dict, key: str, digits: int = 3) -> str:
+    """A metric's mean over the first block of steps, then over the last."""
+    if key not in blocks:
+        return "—"
+    return f"{blocks[key][0]:.{digits}f} -> {blocks[key][-1]:.{digits}f}"
+
+
+def _block_span(record: dict, arm: dict) -> str:
+    n = record["numbers"]["block"]
+    return f"steps 1-{n} -> {arm['steps'] - n + 1}-{arm['steps']}"
+
+
+@renderer("curves", "rlt")
+def curves_rlt(record: dict, path: str) -> str:
+    """RLT's writer per seed: its reward's, length's and format's block means, first and last block and spread;
+    then what prediction 31 of RESULTS names, counted per seed."""
+    seeds = record["numbers"]["seeds"]
+    order = [s for s in seed_list(record) if "rlt" in seeds[s]]
+    if not order:
+        raise TandemError(f"{path}: no seed holds RLT's writer (`partner-rlt`); record the `--partner rlt` seeds")
+    arms = {s: seeds[s]["rlt"] for s in order}
+    lines = [f"RLT's writer, means over blocks of {record['numbers']['block']} steps ({_block_span(record, arms[order[0]])}). "
+             f"`closed`: the share of explanations closed with the tag; graded right: the share of explanations the "
+             f"grader scores right (not in the reward). {provenance(record, path)}", "",
+             "| seed | partner score | its block means' span | response tokens | closed, lowest to highest block "
+             "| zero-variance groups, lowest to highest block | graded right |", "|---|---|---|---|---|---|---|"]
+    for s in order:
+        b = arms[s]["blocks"]
+        lines.append(f"| {s} | {_first_last(b, 'partner_score')} | {max(b['partner_score']) - min(b['partner_score']):.3f} | "
+                     f"{_first_last(b, 'resp_len', 1)} ({b['resp_len'][-1] / b['resp_len'][0] - 1:+.0%}) | "
+                     f"{min(b['partner_score/closed']):.3f} to {max(b['partner_score/closed']):.3f} | "
+                     f"{min(b['zero_var_groups']):.2f} to {max(b['zero_var_groups']):.2f} | {_first_last(b, 'accuracy')} |")
+    closed = sum(min(arms[s]["blocks"]["partner_score/closed"][0], arms[s]["blocks"]["partner_score/closed"][-1]) >= 0.9
+                 for s in order)
+    length = sum(abs(arms[s]["blocks"]["resp_len"][-1] / arms[s]["blocks"]["resp_len"][0] - 1) <= 0.10 for s in order)
+    lines += ["", f"Counted per seed ({', '.join(order)}): `closed` at least 0.9 in the first and the last block on "
+              f"{closed} of {len(order)}; the last block's mean length within 10% of the first's on {length} of {len(order)}."]
+    return "\n".join(lines) + "\n"
+
+
+CURVE_ARMS = ("grpo", "tandem", "transfer", "grpo_transfer", "grpo_answer_score")
+
+
+@renderer("curves", "transfer")
+def curves_transfer(record: dict, path: str) -> str:
+    """Issue 48's arms per seed: training accuracy, terse share, the transfer reward and the score's terms, each the
+    first block's mean, then the last block's."""
+    seeds = record["numbers"]["seeds"]
+    order = seed_list(record)
+    first = next(seeds[s][a] for s in order for a in CURVE_ARMS if a in seeds[s])
+    lines = [f"Means over blocks of {record['numbers']['block']} steps, the first block, then the last "
+             f"({_block_span(record, first)}). Terse: the share of training responses' steps in the terse notation; "
+             f"R_transfer: the transfer reward (0 where the gold cannot be located); the score's terms: its mean "
+             f"log-prob of the target and its mean KL term. {provenance(record, path)}", "",
+             "| senior | seed | training accuracy | terse | R_transfer | gold not located | score's log-prob | score's KL |",
+             "|---|---|---|---|---|---|---|---|"]
+    for a in CURVE_ARMS:
+        for s in order:
+            if a in seeds[s]:
+                b = seeds[s][a]["blocks"]
+                lines.append(f"| {PARTNER_LABELS[a]} | {s} | {_first_last(b, 'accuracy')} | {_first_last(b, 'terse_frac', 2)} | "
+                             f"{_first_last(b, 'transfer/reward_mean')} | {_first_last(b, 'transfer/undetermined_frac', 2)} | "
+                             f"{_first_last(b, 'partner_score/logprob_mean')} | {_first_last(b, 'partner_score/kl_mean')} |")
+    return "\n".join(lines) + "\n"
+
+
 CONTROL_KINDS = ("own", "shuffled", "empty", "sampled", "shuffled_gold_total", "own_wrong_total", "other_notation")
 
 

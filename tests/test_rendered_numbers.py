@@ -348,3 +348,58 @@ def test_the_distill_record_and_its_checks_count_each_student(tmp_path):
     assert "TRL + score's student" not in checks  # no score teacher ran: prediction 24's count is not printed
     record["numbers"]["pairs"]["score - tandem"] = {"0": [0.02, 0.01], "1": [-0.06, 0.02]}
     assert "TRL + score's student within 0.05 of TRL's: 1 of 2 (+0.020 / -0.060)." in render.distill_checks(record, "x.json")
+
+
+def _fake_curve_run(folder: Path, seed: int, arms: dict[str, list[dict]]) -> Path:
+    """A demo seed folder whose RL runs logged the given rows (steps 1, 2, ...), after step 0's validation row."""
+    folder.mkdir(parents=True)
+    for name, rows in arms.items():
+        (folder / name).mkdir()
+        lines = [{"step": 0, "val_acc": 0.5}] + [{"step": i, **r} for i, r in enumerate(rows, 1)]
+        (folder / name / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    (folder / "demo_config.json").write_text(json.dumps({"seed": seed, "quick": False, "threads": 1}))
+    return folder
+
+
+def _rlt_rows(closed: tuple[float, float], length: tuple[float, float], score: tuple[float, float]) -> list[dict]:
+    """20 steps: the first block's 10 rows, then the second's."""
+    return [{"accuracy": 1.0, "terse_frac": 0.0, "resp_len": length[b], "zero_var_groups": 0.5 * b,
+             "partner_score": score[b] + (0.1 if i % 2 else -0.1), "partner_score/logprob_mean": -2.0,
+             "partner_score/kl_mean": 0.3, "partner_score/closed": closed[b]} for b in (0, 1) for i in range(10)]
+
+
+def test_the_curves_record_averages_whole_blocks_and_the_rlt_checks_read_the_first_and_last(tmp_path):
+    # seed 0 holds the format and the length; seed 1 opens below 0.9 closed (the last block is fine) and grows 20%
+    runs = [_fake_curve_run(tmp_path / "seed-0", 0, {"partner-rlt": _rlt_rows((1.0, 0.95), (80, 84), (-5, -4.9)),
+                                                     "grpo": [{"accuracy": 0.5, "terse_frac": 0.2, "resp_len": 70}] * 20}),
+            _fake_curve_run(tmp_path / "seed-1", 1, {"partner-rlt": _rlt_rows((0.8, 1.0), (80, 96), (-4, -3.5))})]
+    record = recorder.record("curves", runs, "cmd")
+    rlt = record["numbers"]["seeds"]["0"]["rlt"]
+    assert rlt["steps"] == 20 and rlt["blocks"]["partner_score"] == [pytest.approx(-5.0), pytest.approx(-4.9)]
+    assert "transfer/reward_mean" not in rlt["blocks"]  # a metric the run did not log is not recorded as 0
+    assert record["numbers"]["seeds"]["0"]["grpo"]["blocks"]["terse_frac"] == [pytest.approx(0.2)] * 2
+    assert record["runs"][1] == f"tandem-rlvr demo --seeds 1 --partner rlt --out {tmp_path} --threads 1"
+    record["made_at"], record["machine"] = [], {"cpu_model": "a CPU", "cores": 2, "threads": 1}
+    table = render.curves_rlt(record, "x.json")
+    assert "| 1 | -4.000 -> -3.500 | 0.500 | 80.0 -> 96.0 (+20%) | 0.800 to 1.000 | 0.00 to 0.50 |" in table
+    assert "(steps 1-10 -> 11-20)" in table
+    assert "on 1 of 2; the last block's mean length within 10% of the first's on 1 of 2." in table
+    transfer = render.curves_transfer(record, "x.json")
+    assert "| GRPO | 0 | 0.500 -> 0.500 | 0.20 -> 0.20 | — | — | — | — |" in transfer
+
+
+def test_the_curves_record_refuses_an_unfinished_run_a_missing_step_and_a_folder_without_rl(tmp_path):
+    rows = _rlt_rows((1.0, 1.0), (80, 80), (-5, -5))
+    unfinished = _fake_curve_run(tmp_path / "a" / "seed-0", 0, {"partner-rlt": rows[:15]})
+    with pytest.raises(TandemError, match="steps 1 to 15 are not whole blocks of 10"):
+        recorder.record("curves", [unfinished], "cmd")
+    gap = _fake_curve_run(tmp_path / "b" / "seed-0", 0, {"tandem": rows})
+    lines = (gap / "tandem" / "metrics.jsonl").read_text().splitlines()
+    (gap / "tandem" / "metrics.jsonl").write_text("\n".join(lines[:5] + lines[6:]) + "\n")  # step 5 lost
+    with pytest.raises(TandemError, match="not whole blocks"):
+        recorder.record("curves", [gap], "cmd")
+    empty = _fake_curve_run(tmp_path / "c" / "seed-0", 0, {})
+    with pytest.raises(TandemError, match="no RL run's metrics.jsonl"):
+        recorder.record("curves", [empty], "cmd")
+    with pytest.raises(TandemError, match="no seed holds RLT's writer"):
+        render.curves_rlt({"numbers": {"block": 10, "seeds": {"0": {}}}}, "x.json")
