@@ -189,7 +189,8 @@ PARTNER_LABELS = {"grpo": "GRPO", "tandem": "TRL", "grpo_answer_score": "GRPO + 
                   "grpo_rltr_skips": "GRPO + RLTR + the variant's skips",
                   "grpo_rltr_rest": "GRPO + RLTR + the variant's rest-of-budget receiver",
                   "grpo_transfer": "GRPO + the project's variant (all three rules)",
-                  "weaker": "TRL, weaker junior", "sync": "TRL, `sync:20` junior", "ema": "TRL, `ema:0.9` junior",
+                  "weaker": "TRL, weaker junior",
+                  "all_tokens": "TRL, the release's loss denominator (`all_response_tokens`)", "sync": "TRL, `sync:20` junior", "ema": "TRL, `ema:0.9` junior",
                   "score": "TRL + partner score (`solution`)", "grpo_score": "GRPO + partner score (`solution`)",
                   "transfer": "TRL + the project's transfer variant",
                   "rlt": "RLT's reward and form at toy scale (the writer)", "base": "base (SFT, no RL)"}
@@ -244,7 +245,7 @@ def partner_solo(record: dict, path: str) -> str:
 
 # --- the notebook's partner arms, regenerated (issues 25, 26, 44 and 48 rerun for issue 63) ------------
 
-NOTEBOOK_SENIORS = ("grpo", "tandem", "weaker", "sync", "ema", "score", "grpo_score", "transfer", "rlt")
+NOTEBOOK_SENIORS = ("grpo", "tandem", "weaker", "sync", "ema", "all_tokens", "score", "grpo_score", "transfer", "rlt")
 
 
 def _over(got: dict, have: list[str], key: str, digits: int) -> str:

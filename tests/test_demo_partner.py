@@ -37,6 +37,7 @@ CHANGED = {
     "weaker": ["tandem.junior_model"],
     "sync": ["tandem.junior_update"],
     "ema": ["tandem.junior_update"],
+    "all_tokens": ["loss.loss_denominator"],  # the release's denominator (the strict config's arm)
     "score": ["partner_reward.target", "partner_reward.weight"],
     "grpo_score": ["method", "partner_reward.target", "partner_reward.weight"],
     "grpo_answer_score": ["method", "partner_reward.weight"],  # target `answer` is the default

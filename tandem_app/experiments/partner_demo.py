@@ -7,6 +7,8 @@ into OUT/seed-S/partner-NAME:
     weaker      TRL beside a weaker junior: the base's SFT stopped at WEAK_SFT_FRACTION of its steps
     sync        TRL, tandem.junior_update = SYNC (the junior becomes the senior every K optimizer steps)
     ema         TRL, tandem.junior_update = EMA
+    all_tokens  TRL with the release's loss denominator (loss.loss_denominator = all_response_tokens:
+                junior tokens count in the token-mean's denominator; the demo divides by the senior's)
     score       TRL with the partner score (partner_reward: weight SCORE_WEIGHT, target solution)
     grpo_score  GRPO with the partner score, scored by the base (RLT's student)
     grpo_answer_score  the same with target `answer`, the target that separates a senior's own
@@ -64,7 +66,7 @@ from tandem_app.experiments.demo import DemoConfig, demo_config, run_demo, sft_c
 from tandem_app.train.evaluate import drift_js, evaluate_senior, junior_legibility
 from tandem_app.train.grpo_trainer import GRPOTrainer
 from tandem_app.train.sft import run_sft
-from tandem_app.experiments.partner_variants import (ABLATIONS, GRPO_VARIANTS, RLTR_PLUS_ONE_RULE, RLTR_WEIGHTS, VARIANTS,
+from tandem_app.experiments.partner_variants import (ABLATIONS, DENOMINATORS, GRPO_VARIANTS, RLTR_PLUS_ONE_RULE, RLTR_WEIGHTS, VARIANTS,
                                                      check_variants)
 from tandem_app.experiments.seeds import spread
 from tandem_app.stats import over_seeds_text, paired_difference
@@ -85,7 +87,7 @@ RLT_MAX_NEW_TOKENS = 128
 RLT_WEIGHT = 1.0  # the score is the whole reward (RLT's), so its scale is RLT's
 RLT_STUDENT, RLT_WARMUP = "rlt-student", "rlt-warmup"  # under OUT/seed-S
 LABELS = {"grpo": "GRPO", "tandem": "TRL (frozen base)", "weaker": "TRL, weaker junior", "sync": f"TRL, {SYNC}",
-          "ema": f"TRL, {EMA}", "score": "TRL + partner score", "grpo_score": "GRPO + partner score",
+          "ema": f"TRL, {EMA}", "all_tokens": "TRL, the release's loss denominator (all response tokens)", "score": "TRL + partner score", "grpo_score": "GRPO + partner score",
           "grpo_answer_score": "GRPO + partner score (target answer)",
           "grpo_answer_kl_only": "GRPO + score (answer), KL terms only",
           "grpo_answer_target_only": "GRPO + score (answer), target terms only",
@@ -104,6 +106,8 @@ def variant_config(cfg: DemoConfig, seed_dir: Path, name: str):
         return replace(tc, tandem=replace(tc.tandem, junior_model=str(seed_dir / "sft-weak" / "model")))
     if name in ("sync", "ema"):
         return replace(tc, tandem=replace(tc.tandem, junior_update=SYNC if name == "sync" else EMA))
+    if name in DENOMINATORS:
+        return replace(tc, loss=replace(tc.loss, loss_denominator=DENOMINATORS[name]))
     if name == "rlt":
         return rlt_config(tc, seed_dir)
     if name.endswith("transfer"):  # the receiver: the run's junior (TRL) or its base (GRPO), the same model

@@ -14,7 +14,10 @@ RLTR_WEIGHTS = {"grpo_rltr": 0.5, "grpo_rltr_w0.25": 0.25, "grpo_rltr_w1": 1.0}
 RLTR_PLUS_ONE_RULE = {"grpo_rltr_cut": {"cut_rule": "before_answer"},
                       "grpo_rltr_skips": {"skip_undetermined": True, "skip_no_room": True},
                       "grpo_rltr_rest": {"receiver_budget": "rest"}}
-VARIANTS = ("weaker", "sync", "ema", "score", "grpo_score", "grpo_answer_score", *ABLATIONS, "rlt", "transfer",
+# TRL with the release's loss denominator (every response token, junior ones included; the demo divides by
+# the senior's tokens): the strict-config arm of 2026-11-24, regenerated for issue 63
+DENOMINATORS = {"all_tokens": "all_response_tokens"}
+VARIANTS = ("weaker", "sync", "ema", *DENOMINATORS, "score", "grpo_score", "grpo_answer_score", *ABLATIONS, "rlt", "transfer",
             "grpo_transfer", *RLTR_WEIGHTS, *RLTR_PLUS_ONE_RULE)
 GRPO_VARIANTS = ("grpo_score", "grpo_answer_score", *ABLATIONS, "rlt", "grpo_transfer", *RLTR_WEIGHTS,
                  *RLTR_PLUS_ONE_RULE)  # GRPO's config with one thing changed; the rest TRL's
