@@ -57,7 +57,10 @@ def _json(run: Path, name: str) -> dict:
     path = run / name
     if not path.is_file():
         raise TandemError(f"{path}: missing; is {run} a finished run folder?")
-    return json.loads(path.read_text(encoding="utf-8"))
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise TandemError(f"{path}: not JSON ({e.msg}, line {e.lineno}); rerun the step that writes it") from None
 
 
 @kind("quick-demo")
@@ -95,6 +98,8 @@ def quick_demo(runs: list[Path]) -> Recorded:
 
 def _seed_config(run: Path) -> dict:
     cfg = _json(run, "demo_config.json")
+    if not isinstance(cfg.get("seed"), int):
+        raise TandemError(f"{run}/demo_config.json: no integer `seed`; record a folder written by `tandem-rlvr demo`")
     if cfg.get("quick"):
         raise TandemError(f"{run}: a `demo --quick` run; this kind records the default demo")
     return cfg

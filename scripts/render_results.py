@@ -556,9 +556,9 @@ def curves_transfer(record: dict, path: str) -> str:
     first block's mean, then the last block's."""
     seeds = record["numbers"]["seeds"]
     order = seed_list(record)
-    first = next(seeds[s][a] for s in order for a in CURVE_ARMS if a in seeds[s])
-    lines = [f"Means over blocks of {record['numbers']['block']} steps, the first block, then the last "
-             f"({_block_span(record, first)}). Terse: the share of training responses' steps in the terse notation; "
+    shown = [seeds[s][a] for s in order for a in CURVE_ARMS if a in seeds[s]]
+    span = f" ({_block_span(record, shown[0])})" if len({arm["steps"] for arm in shown}) == 1 else ""
+    lines = [f"Means over blocks of {record['numbers']['block']} steps, the first block, then the last{span}. Terse: the share of training responses' steps in the terse notation; "
              f"R_transfer: the transfer reward (0 where the gold cannot be located); the score's terms: its mean "
              f"log-prob of the target and its mean KL term. {provenance(record, path)}", "",
              "| senior | seed | training accuracy | terse | R_transfer | gold not located | score's log-prob | score's KL |",

@@ -386,6 +386,9 @@ def test_the_curves_record_averages_whole_blocks_and_the_rlt_checks_read_the_fir
     assert "on 1 of 2; the last block's mean length within 10% of the first's on 1 of 2." in table
     transfer = render.curves_transfer(record, "x.json")
     assert "| GRPO | 0 | 0.500 -> 0.500 | 0.20 -> 0.20 | — | — | — | — |" in transfer
+    assert "(steps 1-10 -> 11-20)" in transfer
+    record["numbers"]["seeds"]["1"]["grpo"] = {**record["numbers"]["seeds"]["0"]["grpo"], "steps": 30}
+    assert "(steps" not in render.curves_transfer(record, "x.json")  # runs of other lengths: no one span is named
 
 
 def test_the_curves_record_refuses_an_unfinished_run_a_missing_step_and_a_folder_without_rl(tmp_path):
@@ -400,6 +403,12 @@ def test_the_curves_record_refuses_an_unfinished_run_a_missing_step_and_a_folder
         recorder.record("curves", [gap], "cmd")
     empty = _fake_curve_run(tmp_path / "c" / "seed-0", 0, {})
     with pytest.raises(TandemError, match="no RL run's metrics.jsonl"):
+        recorder.record("curves", [empty], "cmd")
+    (empty / "demo_config.json").write_text(json.dumps({"quick": False, "threads": 1}))
+    with pytest.raises(TandemError, match="no integer `seed`"):
+        recorder.record("curves", [empty], "cmd")
+    (empty / "demo_config.json").write_text("{")
+    with pytest.raises(TandemError, match="not JSON"):
         recorder.record("curves", [empty], "cmd")
     with pytest.raises(TandemError, match="no seed holds RLT's writer"):
         render.curves_rlt({"numbers": {"block": 10, "seeds": {"0": {}}}}, "x.json")
