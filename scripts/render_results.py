@@ -245,7 +245,8 @@ def partner_solo(record: dict, path: str) -> str:
 
 # --- the notebook's partner arms, regenerated (issues 25, 26, 44 and 48 rerun for issue 63) ------------
 
-NOTEBOOK_SENIORS = ("grpo", "tandem", "weaker", "sync", "ema", "all_tokens", "score", "grpo_score", "transfer", "rlt")
+NOTEBOOK_SENIORS = ("grpo", "tandem", "weaker", "sync", "ema", "all_tokens", "score", "grpo_score", "transfer",
+                    "grpo_transfer", "grpo_answer_score", "rlt")
 
 
 def _over(got: dict, have: list[str], key: str, digits: int) -> str:
@@ -272,7 +273,7 @@ def notebook_table(record: dict, path: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-# What predictions 12-15, 20 and 21 of RESULTS name, counted per seed: (senior, what is counted, the test on its numbers).
+# What predictions 12-15, 20, 21, 25, 26 and 32 of RESULTS name, counted per seed: (senior, what is counted, the test on its numbers).
 NOTEBOOK_CHECKS = (
     ("sync", "hands off to the base below TRL", lambda r: r["handoff_minus_tandem"][0] < 0),
     ("sync", "solo below TRL", lambda r: r["solo_minus_tandem"][0] < 0),
@@ -288,6 +289,16 @@ NOTEBOOK_CHECKS = (
     ("grpo_score", "stays terse (share at least 0.8)", lambda r: r["solo_terse_share"] >= 0.8),
     ("grpo_score", "stays terse and hands off to the base within 0.03 of GRPO",
      lambda r: r["solo_terse_share"] >= 0.8 and abs(r["handoff_minus_grpo"][0]) <= 0.03),
+    ("all_tokens", "within 0.03 of TRL solo and in handoff to the base",
+     lambda r: abs(r["solo_minus_tandem"][0]) <= 0.03 and abs(r["handoff_minus_tandem"][0]) <= 0.03),
+    ("all_tokens", "terse share below 0.2", lambda r: r["solo_terse_share"] < 0.2),
+    ("grpo_transfer", "solo not below GRPO by more than 0.01", lambda r: r["solo_minus_grpo"][0] >= -0.01),
+    ("grpo_transfer", "hands off at least 0.1 above GRPO exactly where its terse share is below 0.5",
+     lambda r: (r["handoff_minus_grpo"][0] >= 0.1) == (r["solo_terse_share"] < 0.5)),
+    ("grpo_transfer", "terse share below 0.5", lambda r: r["solo_terse_share"] < 0.5),
+    ("grpo_answer_score", "terse share below 0.4", lambda r: r["solo_terse_share"] < 0.4),
+    ("grpo_answer_score", "hands off at least 0.1 above GRPO", lambda r: r["handoff_minus_grpo"][0] >= 0.1),
+    ("grpo_answer_score", "hands off within 0.1 of TRL", lambda r: abs(r["handoff_minus_tandem"][0]) <= 0.1),
     ("rlt", "solves below 0.1 alone", lambda r: r["solo_acc"] < 0.1),
     ("rlt", "hands off to the base below GRPO", lambda r: r["handoff_minus_grpo"][0] < 0),
 )
@@ -422,6 +433,25 @@ def leak_score_checks(record: dict, path: str) -> str:
             f"{slash(at_03, signed=True)}, within 0.05 on seeds {', '.join(s for s, d in zip(order, at_03) if abs(d) <= 0.05) or 'none'}.")
 
 
+@renderer("leak", "transfer_checks")
+def leak_transfer_checks(record: dict, path: str) -> str:
+    """What prediction 28 of RESULTS names, per seed: GRPO + score (answer) and GRPO + transfer minus GRPO at
+    f = 0.3 (the terse split is the partner record's), and TRL + transfer minus TRL within 0.03 at every fraction."""
+    paired, order = record["numbers"]["paired"], seed_list(record)
+    need = ("grpo_answer_score-grpo", "grpo_transfer-grpo", "transfer-tandem")
+    if any(p not in paired for p in need):
+        raise TandemError(f"{path}: needs the pairs {', '.join(need)}; run leak_demo where those arms trained")
+    score, transfer = ([paired[p]["prefix 0.3"][s][0] for s in order] for p in need[:2])
+    trl = paired["transfer-tandem"]
+    within = [s for s in order if all(trl[m][s][2] and abs(trl[m][s][0]) <= 0.03 for m in _prefix_fractions(trl))]
+    n = len(order)
+    return (f"Counted per seed ({', '.join(order)}): GRPO + score (answer) − GRPO at f = 0.3: {slash(score, signed=True)}, "
+            f"at least +0.1 on {sum(d >= 0.1 for d in score)} of {n}; GRPO + the project's variant − GRPO at f = 0.3: "
+            f"{slash(transfer, signed=True)}, at least +0.05 on seeds "
+            f"{', '.join(s for s, d in zip(order, transfer) if d >= 0.05) or 'none'}; TRL + the project's variant − TRL "
+            f"within 0.03 at every prefix fraction on {len(within)} of {n}.")
+
+
 # --- Maj@k (issue 48's rest of the comparison, regenerated for issue 63) ---------------------------
 
 @renderer("majority", "table")
@@ -446,14 +476,17 @@ def majority_table(record: dict, path: str) -> str:
 
 @renderer("majority", "checks")
 def majority_checks(record: dict, path: str) -> str:
-    """What prediction 18 of RESULTS names, counted per seed."""
+    """What predictions 18 and 27 of RESULTS name, counted per seed (27's where its arms ran)."""
     k, seeds = record["numbers"]["k"], record["numbers"]["seeds"]
     order, maj = seed_list(record), f"maj@{k}"
     gain = {s: {a: r[maj] - r["pass@1"] for a, r in seeds[s].items()} for s in order}
     base_most = sum(all(gain[s]["base"] > g for a, g in gain[s].items() if a != "base") for s in order)
     trl_above = sum(seeds[s]["tandem"][maj] > seeds[s]["grpo"][maj] for s in order)
+    at_least = [f"{PARTNER_LABELS[a]}'s Maj@{k} at least GRPO's on {sum(seeds[s][a][maj] >= seeds[s]['grpo'][maj] for s in order)} "
+                f"of {len(order)}" for a in ("grpo_answer_score", "grpo_transfer") if all(a in seeds[s] for s in order)]
     return (f"Counted per seed ({', '.join(order)}): the base's Maj@{k} minus pass@1 above every trained senior's on "
-            f"{base_most} of {len(order)}; TRL's Maj@{k} above GRPO's on {trl_above} of {len(order)}.")
+            f"{base_most} of {len(order)}; TRL's Maj@{k} above GRPO's on {trl_above} of {len(order)}"
+            + "".join(f"; {a}" for a in at_least) + ".")
 
 
 # --- distillation (issues 38 and 44, regenerated for issue 63) -------------------------------------
@@ -485,7 +518,7 @@ def distill_table(record: dict, path: str) -> str:
 
 @renderer("distill", "checks")
 def distill_checks(record: dict, path: str) -> str:
-    """What predictions 19 and 24 of RESULTS name, counted per seed (24's where the score teacher ran)."""
+    """What predictions 19, 24, 29 and 30 of RESULTS name, counted per seed (each where its teachers ran)."""
     seeds, pairs = record["numbers"]["seeds"], record["numbers"]["pairs"]
     order = seed_list(record)
     rows = [seeds[s][t] for s in order for t in seeds[s]]
@@ -494,7 +527,32 @@ def distill_checks(record: dict, path: str) -> str:
     trl = pairs.get("tandem - grpo", {})
     return (f"Counted per seed ({', '.join(order)}): TRL's student above GRPO's on {sum(trl[s][0] > 0 for s in trl)} of "
             f"{len(trl)}; students at least 6 paired SE above the base: {above} of {len(rows)}; students whose terse "
-            f"share is within 0.15 of their teacher's traces: {follows} of {len(rows)}." + _score_student(pairs))
+            f"share is within 0.15 of their teacher's traces: {follows} of {len(rows)}." + _score_student(pairs)
+            + _issue48_students(pairs) + _rlt_student(seeds, order))
+
+
+def _issue48_students(pairs: dict) -> str:
+    """Prediction 29's counts, where its teachers ran."""
+    parts = []
+    if "grpo_answer_score - grpo" in pairs:
+        d = pairs["grpo_answer_score - grpo"]
+        parts.append(f"GRPO + score (answer)'s student above GRPO's: {sum(v[0] > 0 for v in d.values())} of {len(d)} "
+                     f"({slash([d[s][0] for s in sorted(d, key=int)], signed=True)})")
+    if "transfer - tandem" in pairs:
+        d = pairs["transfer - tandem"]
+        parts.append(f"TRL + the project's variant's student within 0.03 of TRL's: {sum(abs(v[0]) <= 0.03 for v in d.values())} "
+                     f"of {len(d)} ({slash([d[s][0] for s in sorted(d, key=int)], signed=True)})")
+    return "".join(f" {p}." for p in parts)
+
+
+def _rlt_student(seeds: dict, order: list[str]) -> str:
+    """Prediction 30's count, where RLT's writer was a teacher: its student's gain over its own base."""
+    have = [s for s in order if "rlt" in seeds[s]]
+    if not have:
+        return ""
+    gains = [seeds[s]["rlt"]["gain"] for s in have]
+    return (f" RLT's student at least 0.2 below its base: {sum(g <= -0.2 for g in gains)} of {len(have)}; its gain over "
+            f"seeds {t_text(gains)}.")
 
 
 def _score_student(pairs: dict) -> str:

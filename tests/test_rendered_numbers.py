@@ -223,6 +223,27 @@ def test_the_partner_record_pairs_each_senior_with_grpo_and_trl_and_the_checks_c
     assert "TRL, `sync:20` junior 0.50" in checks and "TRL 0.00" in checks
 
 
+
+def test_the_partner_checks_count_issue_48s_arms_and_the_release_denominator_per_seed(tmp_path):
+    # seed 0: GRPO + transfer solves all alone (verbose) and hands off +0.5 above GRPO: the split holds;
+    # seed 1: it stays terse yet hands off +0.25 above GRPO: the split fails. The release's denominator: as TRL on
+    # seed 0, 0.25 lower in handoff on seed 1.
+    runs = [_fake_partner_run(tmp_path / "seed-0", 0, {"grpo": (3, 1, 0), "tandem": (4, 4, 2), "grpo_transfer": (4, 3, 0),
+                                                       "all_tokens": (4, 4, 2), "grpo_answer_score": (4, 4, 1)}),
+            _fake_partner_run(tmp_path / "seed-1", 1, {"grpo": (3, 1, 0), "tandem": (4, 4, 2), "grpo_transfer": (3, 2, 0),
+                                                       "all_tokens": (4, 3, 2), "grpo_answer_score": (3, 1, 0)})]
+    record = recorder.record("partner", runs, "cmd") | {"made_at": [], "machine": {"cpu_model": "a CPU", "cores": 2, "threads": 1}}
+    checks = render.notebook_checks(record, "x.json")
+    assert "hands off at least 0.1 above GRPO exactly where its terse share is below 0.5: 1 of 2 seeds" in checks
+    assert "GRPO + the project's variant (all three rules) solo not below GRPO by more than 0.01: 2 of 2 seeds" in checks
+    assert "(`all_response_tokens`) within 0.03 of TRL solo and in handoff to the base: 1 of 2 seeds" in checks
+    assert "(`all_response_tokens`) terse share below 0.2: 2 of 2 seeds" in checks
+    assert "GRPO + score (answer) hands off at least 0.1 above GRPO: 1 of 2 seeds" in checks
+    assert "GRPO + score (answer) terse share below 0.4: 1 of 2 seeds" in checks
+    assert "GRPO + score (answer) hands off within 0.1 of TRL: 1 of 2 seeds" in checks
+    assert "| TRL, the release's loss denominator (`all_response_tokens`) (0, 1) | 1.000 / 1.000; 1.000 |" in render.notebook_table(record, "x.json")
+
+
 def test_a_repeated_partner_record_counts_the_numbers_equal_to_the_last_bit_and_names_the_earlier_record(tmp_path):
     earlier_runs = [_fake_partner_run(tmp_path / "a" / "seed-0", 0, {"grpo": (3, 1, 0), "tandem": (4, 4, 2)})]
     earlier = recorder.record("partner", earlier_runs, "cmd")
@@ -309,6 +330,26 @@ def test_the_score_arms_prefix_checks_count_each_seed_within_their_bounds(tmp_pa
         render.leak_score_checks(record, "x.json")
 
 
+def test_issue_48s_prefix_checks_count_each_pair_per_seed(tmp_path):
+    grpo = _fake_leak_result([1, 1, 0, 2], [(0, 0)] * 4, [0, 1, 1, 1], visible=0.1)
+    tandem = _fake_leak_result([2, 2, 2, 2], [(0, 0)] * 4, [2, 2, 2, 2], visible=1.0)
+    far = _fake_leak_result([2, 2, 2, 2], [(0, 0)] * 4, [1, 1, 1, 1], visible=1.0)  # half TRL's prefix transfer
+    # seed 0: the score arm transfers as TRL, the transfer arm as GRPO; seed 1 the other way round
+    seeds = {"0": {"grpo": grpo, "tandem": tandem, "grpo_answer_score": tandem, "grpo_transfer": grpo, "transfer": tandem},
+             "1": {"grpo": grpo, "tandem": tandem, "grpo_answer_score": grpo, "grpo_transfer": tandem, "transfer": far}}
+    (tmp_path / "leak.json").write_text(json.dumps({"seeds": seeds, "threads": 1}))
+    for s in (0, 1):
+        _fake_run(tmp_path / f"seed-{s}", s, 1)
+    record = recorder.record("leak", [tmp_path], "cmd") | {"made_at": [], "machine": {"cpu_model": "a CPU", "cores": 2, "threads": 1}}
+    checks = render.leak_transfer_checks(record, "x.json")
+    assert "GRPO + score (answer) − GRPO at f = 0.3: +0.625 / +0.000, at least +0.1 on 1 of 2;" in checks
+    assert "GRPO + the project's variant − GRPO at f = 0.3: +0.000 / +0.625, at least +0.05 on seeds 1;" in checks
+    assert "TRL + the project's variant − TRL within 0.03 at every prefix fraction on 1 of 2." in checks
+    del record["numbers"]["paired"]["transfer-tandem"]
+    with pytest.raises(TandemError, match="needs the pairs"):
+        render.leak_transfer_checks(record, "x.json")
+
+
 def test_the_majority_record_and_its_checks_count_each_seed(tmp_path):
     seeds = {"0": {"base": {"pass@1": 0.6, "maj@8": 0.8}, "grpo": {"pass@1": 0.9, "maj@8": 0.9},
                    "tandem": {"pass@1": 0.95, "maj@8": 0.97}},
@@ -322,6 +363,10 @@ def test_the_majority_record_and_its_checks_count_each_seed(tmp_path):
     assert "| TRL | 0.950 / 0.950 | 0.970 / 0.850 | +0.020 / -0.100 | +0.035 ± 0.035, 95% t(1)" in table
     checks = render.majority_checks(record, "x.json")
     assert "above every trained senior's on 1 of 2; TRL's Maj@8 above GRPO's on 1 of 2." in checks
+    for s, maj in (("0", 0.9), ("1", 0.8)):  # at GRPO's on seed 0 (counts), below it on seed 1
+        record["numbers"]["seeds"][s]["grpo_answer_score"] = {"pass@1": 0.9, "maj@8": maj}
+    assert ("TRL's Maj@8 above GRPO's on 1 of 2; GRPO + score (answer)'s Maj@8 at least GRPO's on 1 of 2."
+            in render.majority_checks(record, "x.json"))
 
 
 def test_the_distill_record_and_its_checks_count_each_student(tmp_path):
@@ -348,6 +393,15 @@ def test_the_distill_record_and_its_checks_count_each_student(tmp_path):
     assert "TRL + score's student" not in checks  # no score teacher ran: prediction 24's count is not printed
     record["numbers"]["pairs"]["score - tandem"] = {"0": [0.02, 0.01], "1": [-0.06, 0.02]}
     assert "TRL + score's student within 0.05 of TRL's: 1 of 2 (+0.020 / -0.060)." in render.distill_checks(record, "x.json")
+    assert "GRPO + score (answer)'s student" not in render.distill_checks(record, "x.json") and "RLT's student" not in checks
+    record["numbers"]["pairs"] |= {"grpo_answer_score - grpo": {"0": [0.03, 0.01], "1": [-0.01, 0.02]},
+                                   "transfer - tandem": {"0": [0.031, 0.01], "1": [-0.03, 0.02]}}
+    for s, gain in (("0", -0.45), ("1", -0.15)):  # RLT's student collapses on seed 0 only
+        record["numbers"]["seeds"][s]["rlt"] = row(0.2, gain, 0.03, (0.0, 0.0))
+    checks = render.distill_checks(record, "x.json")
+    assert "GRPO + score (answer)'s student above GRPO's: 1 of 2 (+0.030 / -0.010)." in checks
+    assert "TRL + the project's variant's student within 0.03 of TRL's: 1 of 2 (+0.031 / -0.030)." in checks
+    assert "RLT's student at least 0.2 below its base: 1 of 2; its gain over seeds -0.300 ± 0.150, 95% t(1)" in checks
 
 
 def _fake_curve_run(folder: Path, seed: int, arms: dict[str, list[dict]]) -> Path:
