@@ -252,23 +252,33 @@ def _arm_curves(metrics: Path) -> dict:
 
 @kind("curves")
 def curves(runs: list[Path]) -> Recorded:
-    """The training curves of each RL run in each seed folder OUT/seed-S (`grpo`, `tandem`, `partner-*`): per seed
-    and senior, the block means over CURVE_BLOCK steps of each metric of CURVE_KEYS it logged."""
+    """The training curves of each finished RL run in each seed folder OUT/seed-S (`grpo`, `tandem`, `partner-*`):
+    per seed and senior, the block means over CURVE_BLOCK steps of each metric of CURVE_KEYS it logged; the runs
+    stopped before their end (no summary.json) are named under `unfinished`."""
     from tandem.models.threads import choose_threads
 
-    seeds, commands, threads = {}, [], set()
+    seeds, unfinished, commands, threads = {}, {}, [], set()
     for run in runs:
         cfg = _seed_config(run)
-        arms = {d.name.removeprefix("partner-"): _arm_curves(d / "metrics.jsonl") for d in sorted(run.iterdir())
-                if (d.name in ("grpo", "tandem") or d.name.startswith("partner-")) and (d / "metrics.jsonl").is_file()}
+        logged = [d for d in sorted(run.iterdir()) if (d.name in ("grpo", "tandem") or d.name.startswith("partner-"))
+                  and (d / "metrics.jsonl").is_file()]
+        # a run stopped before its end wrote no summary.json: it is named, not recorded (a finished run that lost a
+        # step is refused by _arm_curves)
+        arms = {d.name.removeprefix("partner-"): _arm_curves(d / "metrics.jsonl") for d in logged
+                if (d / "summary.json").is_file()}
         if not arms:
-            raise TandemError(f"{run}: no RL run's metrics.jsonl (grpo/, tandem/, partner-*/); record a demo seed folder")
+            raise TandemError(f"{run}: no finished RL run (grpo/, tandem/, partner-*/ with metrics.jsonl and "
+                              "summary.json); record a demo seed folder")
         seeds[str(cfg["seed"])] = arms
+        stopped = [d.name.removeprefix("partner-") for d in logged if not (d / "summary.json").is_file()]
+        if stopped:
+            unfinished[str(cfg["seed"])] = stopped
         commands.append(f"tandem-rlvr demo --seeds {cfg['seed']} --partner "
                         f"{' '.join(a for a in arms if a not in ('grpo', 'tandem'))} --out {run.parent}"
                         + (f" --threads {cfg['threads']}" if cfg["threads"] else ""))
         threads.add(choose_threads(cfg["threads"], [run / "sft" / "model"]))
-    return Recorded(numbers={"block": CURVE_BLOCK, "seeds": seeds}, runs=commands, threads=_one(threads, runs))
+    return Recorded(numbers={"block": CURVE_BLOCK, "seeds": seeds, "unfinished": unfinished}, runs=commands,
+                    threads=_one(threads, runs))
 
 
 CONTROL_FIELDS = ("target", "n", "temperature", "mean_score", "pairwise", "reads_last_number", "terse_share",

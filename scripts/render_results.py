@@ -572,6 +572,15 @@ def _first_last(blocks: dict, key: str, digits: int = 3) -> str:
     return f"{blocks[key][0]:.{digits}f} -> {blocks[key][-1]:.{digits}f}"
 
 
+def _unfinished(record: dict) -> str:
+    """The runs the record names as stopped before their end (not recorded), as a sentence; none: nothing."""
+    stopped = record["numbers"].get("unfinished") or {}
+    if not stopped:
+        return ""
+    return (" Stopped before their end, so not recorded: " + "; ".join(
+        f"seed {s}: {', '.join(PARTNER_LABELS.get(a, a) for a in stopped[s])}" for s in sorted(stopped, key=int)) + ".")
+
+
 def _block_span(record: dict, arm: dict) -> str:
     n = record["numbers"]["block"]
     return f"steps 1-{n} -> {arm['steps'] - n + 1}-{arm['steps']}"
@@ -588,7 +597,7 @@ def curves_rlt(record: dict, path: str) -> str:
     arms = {s: seeds[s]["rlt"] for s in order}
     lines = [f"RLT's writer, means over blocks of {record['numbers']['block']} steps ({_block_span(record, arms[order[0]])}). "
              f"`closed`: the share of explanations closed with the tag; graded right: the share of explanations the "
-             f"grader scores right (not in the reward). {provenance(record, path)}", "",
+             f"grader scores right (not in the reward).{_unfinished(record)} {provenance(record, path)}", "",
              "| seed | partner score | its block means' span | response tokens | closed, lowest to highest block "
              "| zero-variance groups, lowest to highest block | graded right |", "|---|---|---|---|---|---|---|"]
     for s in order:
@@ -618,7 +627,7 @@ def curves_transfer(record: dict, path: str) -> str:
     span = f" ({_block_span(record, shown[0])})" if len({arm["steps"] for arm in shown}) == 1 else ""
     lines = [f"Means over blocks of {record['numbers']['block']} steps, the first block, then the last{span}. Terse: the share of training responses' steps in the terse notation; "
              f"R_transfer: the transfer reward (0 where the gold cannot be located); the score's terms: its mean "
-             f"log-prob of the target and its mean KL term. {provenance(record, path)}", "",
+             f"log-prob of the target and its mean KL term.{_unfinished(record)} {provenance(record, path)}", "",
              "| senior | seed | training accuracy | terse | R_transfer | gold not located | score's log-prob | score's KL |",
              "|---|---|---|---|---|---|---|---|"]
     for a in CURVE_ARMS:

@@ -411,6 +411,7 @@ def _fake_curve_run(folder: Path, seed: int, arms: dict[str, list[dict]]) -> Pat
         (folder / name).mkdir()
         lines = [{"step": 0, "val_acc": 0.5}] + [{"step": i, **r} for i, r in enumerate(rows, 1)]
         (folder / name / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+        (folder / name / "summary.json").write_text("{}")  # a finished run's
     (folder / "demo_config.json").write_text(json.dumps({"seed": seed, "quick": False, "threads": 1}))
     return folder
 
@@ -433,6 +434,14 @@ def test_the_curves_record_averages_whole_blocks_and_the_rlt_checks_read_the_fir
     assert "transfer/reward_mean" not in rlt["blocks"]  # a metric the run did not log is not recorded as 0
     assert record["numbers"]["seeds"]["0"]["grpo"]["blocks"]["terse_frac"] == [pytest.approx(0.2)] * 2
     assert record["runs"][1] == f"tandem-rlvr demo --seeds 1 --partner rlt --out {tmp_path} --threads 1"
+    assert record["numbers"]["unfinished"] == {}
+    stopped = _fake_curve_run(tmp_path / "more" / "seed-2", 2, {"partner-rlt": _rlt_rows((1.0, 1.0), (80, 80), (-5, -5)),
+                                                                "partner-score": _rlt_rows((1.0, 1.0), (80, 80), (-5, -5))[:3]})
+    (stopped / "partner-score" / "summary.json").unlink()  # stopped at step 3: named, not recorded, not refused
+    more = recorder.record("curves", [stopped], "cmd")["numbers"]
+    assert list(more["seeds"]["2"]) == ["rlt"] and more["unfinished"] == {"2": ["score"]}
+    assert "Stopped before their end, so not recorded: seed 2: TRL + partner score (`solution`)." in render.curves_rlt(
+        {"numbers": more, "commit": record["commit"], "made_at": [], "machine": {"cpu_model": "a CPU", "cores": 2}}, "x.json")
     record["made_at"], record["machine"] = [], {"cpu_model": "a CPU", "cores": 2, "threads": 1}
     table = render.curves_rlt(record, "x.json")
     assert "| 1 | -4.000 -> -3.500 | 0.500 | 80.0 -> 96.0 (+20%) | 0.800 to 1.000 | 0.00 to 0.50 |" in table
@@ -456,7 +465,7 @@ def test_the_curves_record_refuses_an_unfinished_run_a_missing_step_and_a_folder
     with pytest.raises(TandemError, match="not whole blocks"):
         recorder.record("curves", [gap], "cmd")
     empty = _fake_curve_run(tmp_path / "c" / "seed-0", 0, {})
-    with pytest.raises(TandemError, match="no RL run's metrics.jsonl"):
+    with pytest.raises(TandemError, match="no finished RL run"):
         recorder.record("curves", [empty], "cmd")
     (empty / "demo_config.json").write_text(json.dumps({"quick": False, "threads": 1}))
     with pytest.raises(TandemError, match="no integer `seed`"):
