@@ -525,8 +525,9 @@ def distill_checks(record: dict, path: str) -> str:
     above = sum(r["gain"] >= 6 * r["gain_se"] for r in rows)
     follows = sum(abs(r["student_terse"] - r["teacher_terse"]) <= 0.15 for r in rows)
     trl = pairs.get("tandem - grpo", {})
-    return (f"Counted per seed ({', '.join(order)}): TRL's student above GRPO's on {sum(trl[s][0] > 0 for s in trl)} of "
-            f"{len(trl)}; students at least 6 paired SE above the base: {above} of {len(rows)}; students whose terse "
+    above_grpo = f"TRL's student above GRPO's on {sum(trl[s][0] > 0 for s in trl)} of {len(trl)}; " if trl else ""
+    return (f"Counted per seed ({', '.join(order)}): {above_grpo}students at least 6 paired SE above the base: "
+            f"{above} of {len(rows)}; students whose terse "
             f"share is within 0.15 of their teacher's traces: {follows} of {len(rows)}." + _score_student(pairs)
             + _issue48_students(pairs) + _rlt_student(seeds, order))
 

@@ -402,6 +402,8 @@ def test_the_distill_record_and_its_checks_count_each_student(tmp_path):
     assert "GRPO + score (answer)'s student above GRPO's: 1 of 2 (+0.030 / -0.010)." in checks
     assert "TRL + the project's variant's student within 0.03 of TRL's: 1 of 2 (+0.031 / -0.030)." in checks
     assert "RLT's student at least 0.2 below its base: 1 of 2; its gain over seeds -0.300 ± 0.150, 95% t(1)" in checks
+    del record["numbers"]["pairs"]["tandem - grpo"]  # no GRPO teacher (RLT's record): no count of 0 of 0
+    assert "Counted per seed (0, 1): students at least 6 paired SE" in render.distill_checks(record, "x.json")
 
 
 def _fake_curve_run(folder: Path, seed: int, arms: dict[str, list[dict]]) -> Path:
