@@ -311,17 +311,25 @@ def test_the_leak_record_scores_each_arm_and_pair_and_the_checks_count_the_seeds
     assert "at least 0.9 on 2 of 2, and TRL − GRPO prefix transfer positive at every fraction on 1 of those 2" in checks
 
 
+def _prefix_arms() -> tuple[dict, dict, dict]:
+    """Leak results of GRPO, TRL and an arm whose prefixes the base continues half as often as TRL's."""
+    return (_fake_leak_result([1, 1, 0, 2], [(0, 0)] * 4, [0, 1, 1, 1], visible=0.1),
+            _fake_leak_result([2, 2, 2, 2], [(0, 0)] * 4, [2, 2, 2, 2], visible=1.0),
+            _fake_leak_result([2, 2, 2, 2], [(0, 0)] * 4, [1, 1, 1, 1], visible=1.0))
+
+
+def _leak_record(folder: Path, seeds: dict) -> dict:
+    """The leak record of a made-up `leak_demo --out FOLDER` over the given arms per seed, stamped for rendering."""
+    (folder / "leak.json").write_text(json.dumps({"seeds": seeds, "threads": 1}))
+    for s in seeds:
+        _fake_run(folder / f"seed-{s}", int(s), 1)
+    return recorder.record("leak", [folder], "cmd") | {"made_at": [], "machine": {"cpu_model": "a CPU", "cores": 2, "threads": 1}}
+
+
 def test_the_score_arms_prefix_checks_count_each_seed_within_their_bounds(tmp_path):
-    grpo = _fake_leak_result([1, 1, 0, 2], [(0, 0)] * 4, [0, 1, 1, 1], visible=0.1)
-    tandem = _fake_leak_result([2, 2, 2, 2], [(0, 0)] * 4, [2, 2, 2, 2], visible=1.0)
-    close = _fake_leak_result([2, 2, 2, 2], [(0, 0)] * 4, [2, 2, 2, 2], visible=1.0)  # seed 0: as TRL
-    far = _fake_leak_result([2, 2, 2, 2], [(0, 0)] * 4, [1, 1, 1, 1], visible=1.0)  # seed 1: half TRL's transfer
-    seeds = {"0": {"grpo": grpo, "tandem": tandem, "score": close, "grpo_score": grpo},
-             "1": {"grpo": grpo, "tandem": tandem, "score": far, "grpo_score": tandem}}
-    (tmp_path / "leak.json").write_text(json.dumps({"seeds": seeds, "threads": 1}))
-    for s in (0, 1):
-        _fake_run(tmp_path / f"seed-{s}", s, 1)
-    record = recorder.record("leak", [tmp_path], "cmd") | {"made_at": [], "machine": {"cpu_model": "a CPU", "cores": 2, "threads": 1}}
+    grpo, tandem, far = _prefix_arms()
+    record = _leak_record(tmp_path, {"0": {"grpo": grpo, "tandem": tandem, "score": tandem, "grpo_score": grpo},
+                                     "1": {"grpo": grpo, "tandem": tandem, "score": far, "grpo_score": tandem}})
     checks = render.leak_score_checks(record, "x.json")
     assert "within 0.04 at every prefix fraction on 1 of 2 (prefix 0.3: +0.000 / -0.500)" in checks
     assert "GRPO + score − GRPO at f = 0.3: +0.000 / +0.625, within 0.05 on seeds 0." in checks
@@ -331,16 +339,11 @@ def test_the_score_arms_prefix_checks_count_each_seed_within_their_bounds(tmp_pa
 
 
 def test_issue_48s_prefix_checks_count_each_pair_per_seed(tmp_path):
-    grpo = _fake_leak_result([1, 1, 0, 2], [(0, 0)] * 4, [0, 1, 1, 1], visible=0.1)
-    tandem = _fake_leak_result([2, 2, 2, 2], [(0, 0)] * 4, [2, 2, 2, 2], visible=1.0)
-    far = _fake_leak_result([2, 2, 2, 2], [(0, 0)] * 4, [1, 1, 1, 1], visible=1.0)  # half TRL's prefix transfer
+    grpo, tandem, far = _prefix_arms()
     # seed 0: the score arm transfers as TRL, the transfer arm as GRPO; seed 1 the other way round
-    seeds = {"0": {"grpo": grpo, "tandem": tandem, "grpo_answer_score": tandem, "grpo_transfer": grpo, "transfer": tandem},
-             "1": {"grpo": grpo, "tandem": tandem, "grpo_answer_score": grpo, "grpo_transfer": tandem, "transfer": far}}
-    (tmp_path / "leak.json").write_text(json.dumps({"seeds": seeds, "threads": 1}))
-    for s in (0, 1):
-        _fake_run(tmp_path / f"seed-{s}", s, 1)
-    record = recorder.record("leak", [tmp_path], "cmd") | {"made_at": [], "machine": {"cpu_model": "a CPU", "cores": 2, "threads": 1}}
+    record = _leak_record(tmp_path, {
+        "0": {"grpo": grpo, "tandem": tandem, "grpo_answer_score": tandem, "grpo_transfer": grpo, "transfer": tandem},
+        "1": {"grpo": grpo, "tandem": tandem, "grpo_answer_score": grpo, "grpo_transfer": tandem, "transfer": far}})
     checks = render.leak_transfer_checks(record, "x.json")
     assert "GRPO + score (answer) − GRPO at f = 0.3: +0.625 / +0.000, at least +0.1 on 1 of 2;" in checks
     assert "GRPO + the project's variant − GRPO at f = 0.3: +0.000 / +0.625, at least +0.05 on seeds 1;" in checks
