@@ -87,6 +87,11 @@ def per_seed(record: dict, label: str) -> list[float]:
     return [seeds[s]["numbers"][label] for s in seed_list(record)]
 
 
+def on_seeds(seeds: list[str]) -> str:
+    """`on seed 1`, `on seeds 0, 2`, or `on no seed`."""
+    return f"on seed{'s' * (len(seeds) > 1)} {', '.join(seeds)}" if seeds else "on no seed"
+
+
 def seeds_phrase(record: dict) -> str:
     seeds = seed_list(record)
     return f"{len(seeds)} seed{'s' * (len(seeds) != 1)} ({', '.join(seeds)})"
@@ -430,7 +435,7 @@ def leak_score_checks(record: dict, path: str) -> str:
     per_fraction = "; ".join(f"{m}: {slash([trl[m][s][0] for s in order], signed=True)}" for m in prefix)
     return (f"Counted per seed ({', '.join(order)}): TRL + score − TRL within 0.04 at every prefix fraction on "
             f"{len(within)} of {len(order)} ({per_fraction}); GRPO + score − GRPO at f = 0.3: "
-            f"{slash(at_03, signed=True)}, within 0.05 on seeds {', '.join(s for s, d in zip(order, at_03) if abs(d) <= 0.05) or 'none'}.")
+            f"{slash(at_03, signed=True)}, within 0.05 {on_seeds([s for s, d in zip(order, at_03) if abs(d) <= 0.05])}.")
 
 
 @renderer("leak", "transfer_checks")
@@ -447,8 +452,8 @@ def leak_transfer_checks(record: dict, path: str) -> str:
     n = len(order)
     return (f"Counted per seed ({', '.join(order)}): GRPO + score (answer) − GRPO at f = 0.3: {slash(score, signed=True)}, "
             f"at least +0.1 on {sum(d >= 0.1 for d in score)} of {n}; GRPO + the project's variant − GRPO at f = 0.3: "
-            f"{slash(transfer, signed=True)}, at least +0.05 on seeds "
-            f"{', '.join(s for s, d in zip(order, transfer) if d >= 0.05) or 'none'}; TRL + the project's variant − TRL "
+            f"{slash(transfer, signed=True)}, at least +0.05 {on_seeds([s for s, d in zip(order, transfer) if d >= 0.05])}; "
+            f"TRL + the project's variant − TRL "
             f"within 0.03 at every prefix fraction on {len(within)} of {n}.")
 
 

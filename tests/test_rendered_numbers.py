@@ -332,7 +332,7 @@ def test_the_score_arms_prefix_checks_count_each_seed_within_their_bounds(tmp_pa
                                      "1": {"grpo": grpo, "tandem": tandem, "score": far, "grpo_score": tandem}})
     checks = render.leak_score_checks(record, "x.json")
     assert "within 0.04 at every prefix fraction on 1 of 2 (prefix 0.3: +0.000 / -0.500)" in checks
-    assert "GRPO + score − GRPO at f = 0.3: +0.000 / +0.625, within 0.05 on seeds 0." in checks
+    assert "GRPO + score − GRPO at f = 0.3: +0.000 / +0.625, within 0.05 on seed 0." in checks
     del record["numbers"]["paired"]["score-tandem"]
     with pytest.raises(TandemError, match="no score-tandem"):
         render.leak_score_checks(record, "x.json")
@@ -346,7 +346,7 @@ def test_issue_48s_prefix_checks_count_each_pair_per_seed(tmp_path):
         "1": {"grpo": grpo, "tandem": tandem, "grpo_answer_score": grpo, "grpo_transfer": tandem, "transfer": far}})
     checks = render.leak_transfer_checks(record, "x.json")
     assert "GRPO + score (answer) − GRPO at f = 0.3: +0.625 / +0.000, at least +0.1 on 1 of 2;" in checks
-    assert "GRPO + the project's variant − GRPO at f = 0.3: +0.000 / +0.625, at least +0.05 on seeds 1;" in checks
+    assert "GRPO + the project's variant − GRPO at f = 0.3: +0.000 / +0.625, at least +0.05 on seed 1;" in checks
     assert "TRL + the project's variant − TRL within 0.03 at every prefix fraction on 1 of 2." in checks
     del record["numbers"]["paired"]["transfer-tandem"]
     with pytest.raises(TandemError, match="needs the pairs"):
