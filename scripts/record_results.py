@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Callable
 
 from tandem.errors import TandemError, run_reporting_errors
+from tandem.io.metric_log import (ACCURACY, PARTNER_SCORE, RESPONSE_LENGTH, TERSE_FRACTION, TRANSFER_REWARD_MEAN,
+                                  TRANSFER_UNDETERMINED_FRACTION, ZERO_VARIANCE_GROUPS)
 from tandem.io.result_record import read_record, stamp, write_record
 
 REPO = Path(__file__).resolve().parents[1]
@@ -227,8 +229,8 @@ def distill(runs: list[Path]) -> Recorded:
 
 
 CURVE_BLOCK = 10  # steps per block mean, as the notebook's curve tables
-CURVE_KEYS = ("accuracy", "terse_frac", "resp_len", "zero_var_groups", "partner_score", "partner_score/logprob_mean",
-              "partner_score/kl_mean", "partner_score/closed", "transfer/reward_mean", "transfer/undetermined_frac")
+CURVE_KEYS = (ACCURACY, TERSE_FRACTION, RESPONSE_LENGTH, ZERO_VARIANCE_GROUPS, PARTNER_SCORE, f"{PARTNER_SCORE}/logprob_mean",
+              f"{PARTNER_SCORE}/kl_mean", f"{PARTNER_SCORE}/closed", TRANSFER_REWARD_MEAN, TRANSFER_UNDETERMINED_FRACTION)
 
 
 def _arm_curves(metrics: Path) -> dict:
@@ -238,7 +240,7 @@ def _arm_curves(metrics: Path) -> dict:
 
     steps: dict[int, dict] = {}
     for step, row in read_metrics(metrics):
-        if step >= 1 and "accuracy" in row:  # step 0 holds the validation alone
+        if step >= 1 and ACCURACY in row:  # step 0 holds the validation alone
             steps[step] = row
     n = len(steps)
     if not n or sorted(steps) != list(range(1, n + 1)) or n % CURVE_BLOCK:

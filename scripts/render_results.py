@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import Callable
 
 from tandem.errors import TandemError
+from tandem.io.metric_log import (ACCURACY, PARTNER_SCORE, RESPONSE_LENGTH, TERSE_FRACTION, TRANSFER_REWARD_MEAN,
+                                  TRANSFER_UNDETERMINED_FRACTION, ZERO_VARIANCE_GROUPS)
 from tandem.io.result_record import read_record
 
 REPO = Path(__file__).resolve().parents[1]
@@ -571,6 +573,8 @@ def _score_student(pairs: dict) -> str:
 
 # --- training curves (RLT's setting and issue 48's arms, regenerated for issue 63) -----------------
 
+CLOSED = f"{PARTNER_SCORE}/closed"  # the share of RLT explanations closed with the tag
+
 def _first_last(blocks: dict, key: str, digits: int = 3) -> str:
     """A metric's mean over the first block of steps, then over the last."""
     if key not in blocks:
@@ -608,13 +612,13 @@ def curves_rlt(record: dict, path: str) -> str:
              "| zero-variance groups, lowest to highest block | graded right |", "|---|---|---|---|---|---|---|"]
     for s in order:
         b = arms[s]["blocks"]
-        lines.append(f"| {s} | {_first_last(b, 'partner_score')} | {max(b['partner_score']) - min(b['partner_score']):.3f} | "
-                     f"{_first_last(b, 'resp_len', 1)} ({b['resp_len'][-1] / b['resp_len'][0] - 1:+.0%}) | "
-                     f"{min(b['partner_score/closed']):.3f} to {max(b['partner_score/closed']):.3f} | "
-                     f"{min(b['zero_var_groups']):.2f} to {max(b['zero_var_groups']):.2f} | {_first_last(b, 'accuracy')} |")
-    closed = sum(min(arms[s]["blocks"]["partner_score/closed"][0], arms[s]["blocks"]["partner_score/closed"][-1]) >= 0.9
+        lines.append(f"| {s} | {_first_last(b, PARTNER_SCORE)} | {max(b[PARTNER_SCORE]) - min(b[PARTNER_SCORE]):.3f} | "
+                     f"{_first_last(b, RESPONSE_LENGTH, 1)} ({b[RESPONSE_LENGTH][-1] / b[RESPONSE_LENGTH][0] - 1:+.0%}) | "
+                     f"{min(b[CLOSED]):.3f} to {max(b[CLOSED]):.3f} | "
+                     f"{min(b[ZERO_VARIANCE_GROUPS]):.2f} to {max(b[ZERO_VARIANCE_GROUPS]):.2f} | {_first_last(b, ACCURACY)} |")
+    closed = sum(min(arms[s]["blocks"][CLOSED][0], arms[s]["blocks"][CLOSED][-1]) >= 0.9
                  for s in order)
-    length = sum(abs(arms[s]["blocks"]["resp_len"][-1] / arms[s]["blocks"]["resp_len"][0] - 1) <= 0.10 for s in order)
+    length = sum(abs(arms[s]["blocks"][RESPONSE_LENGTH][-1] / arms[s]["blocks"][RESPONSE_LENGTH][0] - 1) <= 0.10 for s in order)
     lines += ["", f"Counted per seed ({', '.join(order)}): `closed` at least 0.9 in the first and the last block on "
               f"{closed} of {len(order)}; the last block's mean length within 10% of the first's on {length} of {len(order)}."]
     return "\n".join(lines) + "\n"
@@ -640,9 +644,9 @@ def curves_transfer(record: dict, path: str) -> str:
         for s in order:
             if a in seeds[s]:
                 b = seeds[s][a]["blocks"]
-                lines.append(f"| {PARTNER_LABELS[a]} | {s} | {_first_last(b, 'accuracy')} | {_first_last(b, 'terse_frac', 2)} | "
-                             f"{_first_last(b, 'transfer/reward_mean')} | {_first_last(b, 'transfer/undetermined_frac', 2)} | "
-                             f"{_first_last(b, 'partner_score/logprob_mean')} | {_first_last(b, 'partner_score/kl_mean')} |")
+                lines.append(f"| {PARTNER_LABELS[a]} | {s} | {_first_last(b, ACCURACY)} | {_first_last(b, TERSE_FRACTION, 2)} | "
+                             f"{_first_last(b, TRANSFER_REWARD_MEAN)} | {_first_last(b, TRANSFER_UNDETERMINED_FRACTION, 2)} | "
+                             f"{_first_last(b, f'{PARTNER_SCORE}/logprob_mean')} | {_first_last(b, f'{PARTNER_SCORE}/kl_mean')} |")
     return "\n".join(lines) + "\n"
 
 
