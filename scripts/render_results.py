@@ -483,14 +483,17 @@ def majority_table(record: dict, path: str) -> str:
 
 @renderer("majority", "checks")
 def majority_checks(record: dict, path: str) -> str:
-    """What predictions 18 and 27 of RESULTS name, counted per seed (27's where its arms ran)."""
+    """What predictions 18, 27 and 33 of RESULTS name, counted per seed (27's and 33's where their arms ran)."""
     k, seeds = record["numbers"]["k"], record["numbers"]["seeds"]
     order, maj = seed_list(record), f"maj@{k}"
     gain = {s: {a: r[maj] - r["pass@1"] for a, r in seeds[s].items()} for s in order}
     base_most = sum(all(gain[s]["base"] > g for a, g in gain[s].items() if a != "base") for s in order)
     trl_above = sum(seeds[s]["tandem"][maj] > seeds[s]["grpo"][maj] for s in order)
     at_least = [f"{PARTNER_LABELS[a]}'s Maj@{k} at least GRPO's on {sum(seeds[s][a][maj] >= seeds[s]['grpo'][maj] for s in order)} "
-                f"of {len(order)}" for a in ("grpo_answer_score", "grpo_transfer") if all(a in seeds[s] for s in order)]
+                f"of {len(order)}" for a in ("grpo_answer_score", "grpo_transfer", "grpo_score") if all(a in seeds[s] for s in order)]
+    if all("score" in seeds[s] for s in order):
+        at_least.append(f"{PARTNER_LABELS['score']}'s Maj@{k} within 0.03 of its pass@1 on "
+                        f"{sum(abs(gain[s]['score']) <= 0.03 for s in order)} of {len(order)}")
     return (f"Counted per seed ({', '.join(order)}): the base's Maj@{k} minus pass@1 above every trained senior's on "
             f"{base_most} of {len(order)}; TRL's Maj@{k} above GRPO's on {trl_above} of {len(order)}"
             + "".join(f"; {a}" for a in at_least) + ".")

@@ -370,6 +370,9 @@ def test_the_majority_record_and_its_checks_count_each_seed(tmp_path):
         record["numbers"]["seeds"][s]["grpo_answer_score"] = {"pass@1": 0.9, "maj@8": maj}
     assert ("TRL's Maj@8 above GRPO's on 1 of 2; GRPO + score (answer)'s Maj@8 at least GRPO's on 1 of 2."
             in render.majority_checks(record, "x.json"))
+    for s, (p1, maj) in (("0", (0.95, 0.99)), ("1", (0.95, 0.97))):  # the vote adds 0.04 on seed 0, 0.02 on seed 1
+        record["numbers"]["seeds"][s]["score"] = {"pass@1": p1, "maj@8": maj}
+    assert "TRL + partner score (`solution`)'s Maj@8 within 0.03 of its pass@1 on 1 of 2." in render.majority_checks(record, "x.json")
 
 
 def test_the_distill_record_and_its_checks_count_each_student(tmp_path):
