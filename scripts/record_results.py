@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Callable
 
 from tandem.errors import TandemError, run_reporting_errors
-from tandem.io.metric_log import (ACCURACY, PARTNER_SCORE, RESPONSE_LENGTH, TERSE_FRACTION, TRANSFER_REWARD_MEAN,
-                                  TRANSFER_UNDETERMINED_FRACTION, ZERO_VARIANCE_GROUPS)
+from tandem.io.metric_log import (ACCURACY, PARTNER_SCORE, RESPONSE_LENGTH, TERSE_FRACTION, TIME_PARTNER, TIME_STEP,
+                                  TRANSFER_REWARD_MEAN, TRANSFER_UNDETERMINED_FRACTION, ZERO_VARIANCE_GROUPS)
 from tandem.io.result_record import read_record, stamp, write_record
 
 REPO = Path(__file__).resolve().parents[1]
@@ -230,7 +230,8 @@ def distill(runs: list[Path]) -> Recorded:
 
 CURVE_BLOCK = 10  # steps per block mean, as the notebook's curve tables
 CURVE_KEYS = (ACCURACY, TERSE_FRACTION, RESPONSE_LENGTH, ZERO_VARIANCE_GROUPS, PARTNER_SCORE, f"{PARTNER_SCORE}/logprob_mean",
-              f"{PARTNER_SCORE}/kl_mean", f"{PARTNER_SCORE}/closed", TRANSFER_REWARD_MEAN, TRANSFER_UNDETERMINED_FRACTION)
+              f"{PARTNER_SCORE}/kl_mean", f"{PARTNER_SCORE}/closed", TRANSFER_REWARD_MEAN, TRANSFER_UNDETERMINED_FRACTION,
+              TIME_STEP, TIME_PARTNER)  # the times: seconds on the recording machine, under its load
 
 
 def _arm_curves(metrics: Path) -> dict:

@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Callable
 
 from tandem.errors import TandemError
-from tandem.io.metric_log import (ACCURACY, PARTNER_SCORE, RESPONSE_LENGTH, TERSE_FRACTION, TRANSFER_REWARD_MEAN,
-                                  TRANSFER_UNDETERMINED_FRACTION, ZERO_VARIANCE_GROUPS)
+from tandem.io.metric_log import (ACCURACY, PARTNER_SCORE, RESPONSE_LENGTH, TERSE_FRACTION, TIME_PARTNER, TIME_STEP,
+                                  TRANSFER_REWARD_MEAN, TRANSFER_UNDETERMINED_FRACTION, ZERO_VARIANCE_GROUPS)
 from tandem.io.result_record import read_record
 
 REPO = Path(__file__).resolve().parents[1]
@@ -650,6 +650,29 @@ def curves_transfer(record: dict, path: str) -> str:
                 lines.append(f"| {PARTNER_LABELS[a]} | {s} | {_first_last(b, ACCURACY)} | {_first_last(b, TERSE_FRACTION, 2)} | "
                              f"{_first_last(b, TRANSFER_REWARD_MEAN)} | {_first_last(b, TRANSFER_UNDETERMINED_FRACTION, 2)} | "
                              f"{_first_last(b, f'{PARTNER_SCORE}/logprob_mean')} | {_first_last(b, f'{PARTNER_SCORE}/kl_mean')} |")
+    return "\n".join(lines) + "\n"
+
+
+@renderer("curves", "cost")
+def curves_cost(record: dict, path: str) -> str:
+    """Each partner-rewarded run's step time over its step time less the partner pass, over all its steps: the
+    pass's cost inside one run (runs beside each other on a shared machine are not compared with each other)."""
+    seeds = record["numbers"]["seeds"]
+    order = seed_list(record)
+    arms = [a for a in dict.fromkeys(a for s in order for a in seeds[s])
+            if all(TIME_PARTNER in seeds[s].get(a, {}).get("blocks", {}) for s in order)]
+    if not arms:
+        raise TandemError(f"{path}: no run logged {TIME_PARTNER} on every seed; record partner-rewarded runs")
+    lines = [f"Mean step time over the mean step time less the partner pass (the score or the receiver's "
+             f"continuations), over all steps of each run; seconds under the recording run's load, so only this ratio "
+             f"is read.{_unfinished(record)} {provenance(record, path)}", "",
+             f"| senior | step time / (step time − partner pass), seed {' / '.join(order)} | mean step time (s) |",
+             "|---|---|---|"]
+    for a in arms:
+        step = [statistics.fmean(seeds[s][a]["blocks"][TIME_STEP]) for s in order]
+        partner = [statistics.fmean(seeds[s][a]["blocks"][TIME_PARTNER]) for s in order]
+        lines.append(f"| {PARTNER_LABELS.get(a, a)} | {slash([t / (t - p) for t, p in zip(step, partner)], 2)} | "
+                     f"{slash(step, 1)} |")
     return "\n".join(lines) + "\n"
 
 

@@ -460,6 +460,11 @@ def test_the_curves_record_averages_whole_blocks_and_the_rlt_checks_read_the_fir
     assert "(steps 1-10 -> 11-20)" in transfer
     record["numbers"]["seeds"]["1"]["grpo"] = {**record["numbers"]["seeds"]["0"]["grpo"], "steps": 30}
     assert "(steps" not in render.curves_transfer(record, "x.json")  # runs of other lengths: no one span is named
+    with pytest.raises(TandemError, match="no run logged time_partner"):
+        render.curves_cost(record, "x.json")
+    for s in ("0", "1"):  # 10 s a step, of which the partner pass takes 2 (seed 0) or 5 (seed 1)
+        record["numbers"]["seeds"][s]["rlt"]["blocks"] |= {"time_step": [10.0, 10.0], "time_partner": [2.0 + 3 * int(s)] * 2}
+    assert "| RLT's reward and form at toy scale (the writer) | 1.25 / 2.00 | 10.0 / 10.0 |" in render.curves_cost(record, "x.json")
 
 
 def test_the_curves_record_refuses_an_unfinished_run_a_missing_step_and_a_folder_without_rl(tmp_path):
