@@ -26,7 +26,7 @@ from typing import Callable
 
 from tandem.errors import TandemError, run_reporting_errors
 from tandem.io.metric_log import (ACCURACY, PARTNER_SCORE, RESPONSE_LENGTH, TERSE_FRACTION, TIME_PARTNER, TIME_STEP,
-                                  TRANSFER_REWARD_MEAN, TRANSFER_UNDETERMINED_FRACTION, ZERO_VARIANCE_GROUPS)
+                                  TRANSFER_REWARD_MEAN, TRANSFER_UNDETERMINED_FRACTION, VAL_ACCURACY, ZERO_VARIANCE_GROUPS)
 from tandem.io.result_record import read_record, stamp, write_record
 
 REPO = Path(__file__).resolve().parents[1]
@@ -229,18 +229,22 @@ def distill(runs: list[Path]) -> Recorded:
 
 
 CURVE_BLOCK = 10  # steps per block mean, as the notebook's curve tables
-CURVE_KEYS = (ACCURACY, TERSE_FRACTION, RESPONSE_LENGTH, ZERO_VARIANCE_GROUPS, PARTNER_SCORE, f"{PARTNER_SCORE}/logprob_mean",
-              f"{PARTNER_SCORE}/kl_mean", f"{PARTNER_SCORE}/closed", TRANSFER_REWARD_MEAN, TRANSFER_UNDETERMINED_FRACTION,
+CURVE_KEYS = (ACCURACY, TERSE_FRACTION, RESPONSE_LENGTH, ZERO_VARIANCE_GROUPS, PARTNER_SCORE,
+              *(f"{PARTNER_SCORE}/{term}" for term in ("logprob_mean", "logprob_min", "kl_mean", "kl_max", "closed")), TRANSFER_REWARD_MEAN, TRANSFER_UNDETERMINED_FRACTION,
               TIME_STEP, TIME_PARTNER)  # the times: seconds on the recording machine, under its load
 
 
 def _arm_curves(metrics: Path) -> dict:
-    """One RL run's block means: every CURVE_KEYS metric it logged, averaged over steps 1-10, 11-20, ... The run
+    """One RL run's block means: every CURVE_KEYS metric it logged, averaged over steps 1-10, 11-20, ..., and its
+    greedy validation accuracy at each step that logged one. The run
     must have logged every step from 1 to a whole number of blocks (a resumed run's repeated step: its last row)."""
     from tandem.io.metric_log import read_metrics
 
     steps: dict[int, dict] = {}
+    validation: dict[str, float] = {}  # the trainer's greedy validation, at step 0 and every few steps
     for step, row in read_metrics(metrics):
+        if VAL_ACCURACY in row:
+            validation[str(step)] = row[VAL_ACCURACY]
         if step >= 1 and ACCURACY in row:  # step 0 holds the validation alone
             steps[step] = row
     n = len(steps)
@@ -250,7 +254,7 @@ def _arm_curves(metrics: Path) -> dict:
     keys = [k for k in CURVE_KEYS if all(k in steps[s] for s in steps)]
     blocks = {k: [statistics.fmean(steps[s][k] for s in range(b + 1, b + CURVE_BLOCK + 1))
                   for b in range(0, n, CURVE_BLOCK)] for k in keys}
-    return {"steps": n, "blocks": blocks}
+    return {"steps": n, "blocks": blocks, "validation": validation}
 
 
 @kind("curves")

@@ -610,15 +610,22 @@ def curves_rlt(record: dict, path: str) -> str:
     arms = {s: seeds[s]["rlt"] for s in order}
     lines = [f"RLT's writer, means over blocks of {record['numbers']['block']} steps ({_block_span(record, arms[order[0]])}). "
              f"`closed`: the share of explanations closed with the tag; graded right: the share of explanations the "
-             f"grader scores right (not in the reward).{_unfinished(record)} {provenance(record, path)}", "",
+             f"grader scores right (not in the reward); the worst log-prob and the largest KL term: the score's "
+             f"per-response extremes, block means; greedy validation: the trainer's, at each step it ran, in step "
+             f"order.{_unfinished(record)} {provenance(record, path)}", "",
              "| seed | partner score | its block means' span | response tokens | closed, lowest to highest block "
-             "| zero-variance groups, lowest to highest block | graded right |", "|---|---|---|---|---|---|---|"]
+             "| zero-variance groups, lowest to highest block | graded right | the student's worst log-prob | the "
+             "largest KL term | greedy validation, plain prompts |", "|---|---|---|---|---|---|---|---|---|---|"]
     for s in order:
         b = arms[s]["blocks"]
+        val = arms[s].get("validation") or {}
+        greedy = " / ".join(f"{val[k]:.3f}" for k in sorted(val, key=int)) if val else "—"
         lines.append(f"| {s} | {_first_last(b, PARTNER_SCORE)} | {max(b[PARTNER_SCORE]) - min(b[PARTNER_SCORE]):.3f} | "
                      f"{_first_last(b, RESPONSE_LENGTH, 1)} ({b[RESPONSE_LENGTH][-1] / b[RESPONSE_LENGTH][0] - 1:+.0%}) | "
                      f"{min(b[CLOSED]):.3f} to {max(b[CLOSED]):.3f} | "
-                     f"{min(b[ZERO_VARIANCE_GROUPS]):.2f} to {max(b[ZERO_VARIANCE_GROUPS]):.2f} | {_first_last(b, ACCURACY)} |")
+                     f"{min(b[ZERO_VARIANCE_GROUPS]):.2f} to {max(b[ZERO_VARIANCE_GROUPS]):.2f} | {_first_last(b, ACCURACY)} | "
+                     f"{_first_last(b, f'{PARTNER_SCORE}/logprob_min', 2)} | {_first_last(b, f'{PARTNER_SCORE}/kl_max', 2)} | "
+                     f"{greedy} |")
     closed = sum(min(arms[s]["blocks"][CLOSED][0], arms[s]["blocks"][CLOSED][-1]) >= 0.9
                  for s in order)
     length = sum(abs(arms[s]["blocks"][RESPONSE_LENGTH][-1] / arms[s]["blocks"][RESPONSE_LENGTH][0] - 1) <= 0.10 for s in order)

@@ -454,6 +454,9 @@ def test_the_curves_record_averages_whole_blocks_and_the_rlt_checks_read_the_fir
     table = render.curves_rlt(record, "x.json")
     assert "| 1 | -4.000 -> -3.500 | 0.500 | 80.0 -> 96.0 (+20%) | 0.800 to 1.000 | 0.00 to 0.50 |" in table
     assert "(steps 1-10 -> 11-20)" in table
+    # the runs logged no worst log-prob or largest KL (shown as —) and one validation, at step 0
+    assert "| 0.00 to 0.50 | 1.000 -> 1.000 | — | — | 0.500 |" in table
+    assert rlt["validation"] == {"0": 0.5}
     assert "on 1 of 2; the last block's mean length within 10% of the first's on 1 of 2." in table
     transfer = render.curves_transfer(record, "x.json")
     assert "| GRPO | 0 | 0.500 -> 0.500 | 0.20 -> 0.20 | — | — | — | — |" in transfer
