@@ -599,6 +599,12 @@ def _block_span(record: dict, arm: dict) -> str:
     return f"steps 1-{n} -> {arm['steps'] - n + 1}-{arm['steps']}"
 
 
+def _validation_steps(arms: dict) -> str:
+    """`, at steps 0, 20, ...` when every shown run validated at the same steps; else `, at the steps it ran`."""
+    steps = {tuple(sorted((a.get("validation") or {}), key=int)) for a in arms.values()}
+    return f", at steps {', '.join(next(iter(steps)))}" if len(steps) == 1 and next(iter(steps)) else ", at the steps it ran"
+
+
 @renderer("curves", "rlt")
 def curves_rlt(record: dict, path: str) -> str:
     """RLT's writer per seed: its reward's, length's and format's block means, first and last block and spread;
@@ -611,8 +617,8 @@ def curves_rlt(record: dict, path: str) -> str:
     lines = [f"RLT's writer, means over blocks of {record['numbers']['block']} steps ({_block_span(record, arms[order[0]])}). "
              f"`closed`: the share of explanations closed with the tag; graded right: the share of explanations the "
              f"grader scores right (not in the reward); the worst log-prob and the largest KL term: the score's "
-             f"per-response extremes, block means; greedy validation: the trainer's, at each step it ran, in step "
-             f"order.{_unfinished(record)} {provenance(record, path)}", "",
+             f"per-response extremes, block means; greedy validation: the trainer's{_validation_steps(arms)}."
+             f"{_unfinished(record)} {provenance(record, path)}", "",
              "| seed | partner score | its block means' span | response tokens | closed, lowest to highest block "
              "| zero-variance groups, lowest to highest block | graded right | the student's worst log-prob | the "
              "largest KL term | greedy validation, plain prompts |", "|---|---|---|---|---|---|---|---|---|---|"]
