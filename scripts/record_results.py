@@ -370,19 +370,29 @@ def made_at(commits: list[str], repo: Path = REPO) -> list[str]:
     return out
 
 
-def repeat_of(numbers: dict, earlier: dict, earlier_path: Path) -> dict:
-    """Each senior that this partner record and `earlier` both evaluated on a seed: how many of the numbers both
-    hold are equal to the last bit, and the largest absolute difference (its own measurements, `PARTNER_FIELDS`:
-    the paired differences follow from them and from the other seniors). The test of "a run repeats bit for bit
-    on one machine kind" (retrained from the same seed, code, torch build and threads)."""
-    if earlier.get("kind") != "partner":
-        raise TandemError(f"--repeats {earlier_path}: a record of kind {earlier.get('kind')!r}; give a partner record")
+# What a repeat compares, per kind: each seed's units (a senior, or the whole seed table) and their numbers
+REPEAT_UNITS: dict[str, Callable[[dict], dict[str, dict]]] = {
+    # a senior's own measurements: the paired differences follow from them and from the other seniors
+    "partner": lambda seed: {name: {f: r[f] for f in PARTNER_FIELDS if f in r} for name, r in seed.items()},
+    "demo": lambda seed: {"demo": seed["numbers"]},  # every number of the seed table, differences included
+}
+
+
+def repeat_of(numbers: dict, earlier: dict, earlier_path: Path, kind_name: str = "partner") -> dict:
+    """Each unit (`REPEAT_UNITS`) that this record and `earlier`, of the same kind, both hold on a seed: how many
+    of the numbers both hold are equal to the last bit, and the largest absolute difference. The test of "a run
+    repeats bit for bit on one host" (retrained, or resumed, from the same seed, code, torch build and threads)."""
+    if earlier.get("kind") != kind_name:
+        raise TandemError(f"--repeats {earlier_path}: a record of kind {earlier.get('kind')!r}; give a {kind_name} record")
+    units = REPEAT_UNITS[kind_name]
     seeds = {}
-    for seed, seniors in numbers["seeds"].items():
-        before = earlier["numbers"]["seeds"].get(seed, {})
-        for name in sorted(set(seniors) & set(before)):
-            now, then = seniors[name], before[name]
-            shared = [f for f in PARTNER_FIELDS if f in now and f in then]
+    for seed, entry in numbers["seeds"].items():
+        if seed not in earlier["numbers"]["seeds"]:
+            continue
+        now_units, then_units = units(entry), units(earlier["numbers"]["seeds"][seed])
+        for name in sorted(set(now_units) & set(then_units)):
+            now, then = now_units[name], then_units[name]
+            shared = [f for f in now if f in then]
             seeds.setdefault(seed, {})[name] = {
                 "compared": len(shared), "equal": sum(now[k] == then[k] for k in shared),
                 "largest_difference": max((abs(now[k] - then[k]) for k in shared), default=0.0)}
@@ -403,11 +413,12 @@ def record(kind_name: str, runs: list[Path], command: str, repo: Path = REPO, ma
     missing = [str(r) for r in runs if not Path(r).is_dir()]
     if missing:
         raise TandemError(f"no such run folder: {', '.join(missing)}")
-    if repeats is not None and kind_name != "partner":
-        raise TandemError(f"--repeats compares partner records; {kind_name!r} is not one (drop --repeats)")
+    if repeats is not None and kind_name not in REPEAT_UNITS:
+        raise TandemError(f"--repeats compares {' and '.join(REPEAT_UNITS)} records; {kind_name!r} is not one "
+                          "(drop --repeats)")
     got = KINDS[kind_name]([Path(r) for r in runs])
     if repeats is not None:
-        got.numbers["repeat_of"] = repeat_of(got.numbers, read_record(repeats), repeats)
+        got.numbers["repeat_of"] = repeat_of(got.numbers, read_record(repeats), repeats, kind_name)
     rec = stamp(kind_name, got.numbers, command, threads=got.threads, runs=got.runs, repo=repo)
     if got.machine:
         rec["machine"] = got.machine
@@ -425,8 +436,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--made-at", nargs="+", default=None, metavar="COMMIT",
                    help="the commit(s) the runs were made at, when not this checkout's (the record names both)")
     p.add_argument("--repeats", type=Path, default=None, metavar="RECORD",
-                   help="partner only: an earlier partner record whose seeds these runs retrained; each senior both "
-                        "hold is compared number by number (model_spec/results/NAME.json)")
+                   help="partner and demo only: an earlier record of the same kind whose seeds these runs retrained "
+                        "or resumed; each senior (demo: each seed table) both hold is compared number by number "
+                        "(model_spec/results/NAME.json)")
     args = p.parse_args(argv)
     command = shlex.join(["python", "scripts/record_results.py", *(sys.argv[1:] if argv is None else argv)])
 

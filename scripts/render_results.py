@@ -326,22 +326,29 @@ def notebook_checks(record: dict, path: str) -> str:
     return "Counted per seed: " + "; ".join(counts) + ". Terse share of solo steps, mean over seeds: " + ", ".join(terse) + "."
 
 
+REPEAT_LABELS = {**PARTNER_LABELS, "demo": "the seed table (base, GRPO, TRL)"}
+
+
 @renderer("partner", "repeat")
+@renderer("demo", "repeat")
 def partner_repeat(record: dict, path: str) -> str:
-    """The seniors this record retrained from an earlier record's seeds (`record_results.py --repeats`): per seed,
-    how many of each one's numbers are equal to the last bit, and the largest difference."""
+    """The seniors (demo: the seed tables) this record retrained or resumed from an earlier record's seeds
+    (`record_results.py --repeats`): per seed, how many of each one's numbers are equal to the last bit, and the
+    largest difference."""
     rep = record["numbers"].get("repeat_of")
     if rep is None:
-        raise TandemError(f"{path}: no repeat_of; record it with `scripts/record_results.py partner --repeats RECORD`")
+        raise TandemError(f"{path}: no repeat_of; record it with `scripts/record_results.py {record['kind']} --repeats RECORD`")
     then = (f"{rep['cpu_model']}, {rep['threads']} torch thread{'s' * (rep['threads'] != 1)}, made at "
             f"{', '.join(rep['made_at'])}")
-    lines = [f"Each senior both records evaluated, retrained from the same seed: the numbers equal to the last bit "
+    unit = ("Each senior both records evaluated, retrained" if record["kind"] == "partner"
+            else "The seed table both records hold, rerun")
+    lines = [f"{unit} from the same seed: the numbers equal to the last bit "
              f"(of those both hold) and the largest absolute difference. Earlier: `{rep['record']}` ({then}). "
              f"{provenance(record, path)}", "", "| seed | senior | numbers equal | largest difference |", "|---|---|---|---|"]
     seeds = sorted(rep["seeds"], key=int)
     for seed in seeds:
         for name, c in rep["seeds"][seed].items():
-            lines.append(f"| {seed} | {PARTNER_LABELS[name]} | {c['equal']} of {c['compared']} | {c['largest_difference']:.3g} |")
+            lines.append(f"| {seed} | {REPEAT_LABELS[name]} | {c['equal']} of {c['compared']} | {c['largest_difference']:.3g} |")
     same = sum(all(c["equal"] == c["compared"] for c in rep["seeds"][s].values()) for s in seeds)
     lines += ["", f"Every compared number equal on {same} of {len(seeds)} seeds."]
     return "\n".join(lines) + "\n"

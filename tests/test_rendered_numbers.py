@@ -265,10 +265,37 @@ def test_a_repeated_partner_record_counts_the_numbers_equal_to_the_last_bit_and_
     assert grpo["compared"] == len(recorder.PARTNER_FIELDS) and trl["equal"] == trl["compared"] - 1
     assert "| 0 | GRPO | 6 of 6 | 0 |" in text and "| 0 | TRL | 5 of 6 | 0.25 |" in text
     assert "Every compared number equal on 0 of 1 seeds." in text
-    with pytest.raises(TandemError, match="compares partner records"):
+    with pytest.raises(TandemError, match="compares partner and demo records; 'leak' is not one"):
         recorder.record("leak", [tmp_path / "b"], "cmd", repeats=earlier_path)
     with pytest.raises(TandemError, match="no repeat_of"):
         render.partner_repeat(earlier | {"machine": record["machine"]}, "x.json")
+
+
+def _fake_demo_run(folder: Path, seed: int, solved: int) -> Path:
+    """A finished default-budget demo seed folder (`_fake_run`'s evaluation, without `--quick`)."""
+    _fake_run(folder, seed, solved)
+    (folder / "demo_config.json").write_text(json.dumps({"seed": seed, "quick": False, "threads": 1}))
+    return folder
+
+
+def test_a_resumed_demo_record_compares_every_number_of_its_seed_table_with_the_earlier_one(tmp_path):
+    earlier = recorder.record("demo", [_fake_demo_run(tmp_path / "a" / "seed-0", 0, 1)], "cmd") | {"made_at": ["abc1234"]}
+    (tmp_path / "earlier.json").write_text(json.dumps(earlier))
+    same = recorder.record("demo", [_fake_demo_run(tmp_path / "b" / "seed-0", 0, 1)], "cmd", repeats=tmp_path / "earlier.json")
+    n = len(earlier["numbers"]["seeds"]["0"]["numbers"])
+    assert same["numbers"]["repeat_of"]["seeds"]["0"]["demo"] == {"compared": n, "equal": n, "largest_difference": 0.0}
+    # one problem more solved by every model: the accuracies move, the differences between models do not
+    moved = recorder.record("demo", [_fake_demo_run(tmp_path / "c" / "seed-0", 0, 2)], "cmd", repeats=tmp_path / "earlier.json")
+    got = moved["numbers"]["repeat_of"]["seeds"]["0"]["demo"]
+    assert 0 < got["equal"] < n and got["largest_difference"] == 0.25
+    moved["made_at"], moved["machine"] = [], {"cpu_model": "a CPU", "cores": 2, "threads": 1}
+    text = render.partner_repeat(moved, "x.json")
+    assert f"| 0 | the seed table (base, GRPO, TRL) | {got['equal']} of {n} | 0.25 |" in text
+    assert "Every compared number equal on 0 of 1 seeds." in text and text.startswith("The seed table both records hold")
+    partner = recorder.record("partner", [_fake_partner_run(tmp_path / "d" / "seed-0", 0, {"grpo": (3, 1, 0)})], "cmd")
+    (tmp_path / "partner.json").write_text(json.dumps(partner))
+    with pytest.raises(TandemError, match="a record of kind 'partner'; give a demo record"):
+        recorder.record("demo", [tmp_path / "b" / "seed-0"], "cmd", repeats=tmp_path / "partner.json")
 
 
 def _fake_leak_result(handoff: list[int], clean: list[tuple[int, int]], prefix: list[int], visible: float) -> dict:
