@@ -26,8 +26,10 @@ from typing import Callable
 
 from tandem.errors import TandemError, run_reporting_errors
 from tandem.io.metric_log import (ACCURACY, PARTNER_SCORE, RESPONSE_LENGTH, TERSE_FRACTION, TIME_PARTNER, TIME_STEP,
-                                  TRANSFER_REWARD_MEAN, TRANSFER_UNDETERMINED_FRACTION, VAL_ACCURACY, ZERO_VARIANCE_GROUPS)
+                                  TRANSFER_REWARD_MEAN, TRANSFER_UNDETERMINED_FRACTION, VAL_ACCURACY, ZERO_VARIANCE_GROUPS,
+                                  read_metrics)
 from tandem.io.result_record import read_record, stamp, write_record
+from tandem.rewards.partner_config import TERMS
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -230,16 +232,15 @@ def distill(runs: list[Path]) -> Recorded:
 
 CURVE_BLOCK = 10  # steps per block mean, as the notebook's curve tables
 CURVE_KEYS = (ACCURACY, TERSE_FRACTION, RESPONSE_LENGTH, ZERO_VARIANCE_GROUPS, PARTNER_SCORE,
-              *(f"{PARTNER_SCORE}/{term}" for term in ("logprob_mean", "logprob_min", "kl_mean", "kl_max", "closed")), TRANSFER_REWARD_MEAN, TRANSFER_UNDETERMINED_FRACTION,
+              *(f"{PARTNER_SCORE}/{term}" for term in (*TERMS, "closed")),  # the score's terms, as its step logs them
+              TRANSFER_REWARD_MEAN, TRANSFER_UNDETERMINED_FRACTION,
               TIME_STEP, TIME_PARTNER)  # the times: seconds on the recording machine, under its load
 
 
 def _arm_curves(metrics: Path) -> dict:
     """One RL run's block means: every CURVE_KEYS metric it logged, averaged over steps 1-10, 11-20, ..., and its
-    greedy validation accuracy at each step that logged one. The run
-    must have logged every step from 1 to a whole number of blocks (a resumed run's repeated step: its last row)."""
-    from tandem.io.metric_log import read_metrics
-
+    greedy validation accuracy at each step that logged one. The run must have logged every step from 1 to a whole
+    number of blocks (a resumed run's repeated step: its last row)."""
     steps: dict[int, dict] = {}
     validation: dict[str, float] = {}  # the trainer's greedy validation, at step 0 and every few steps
     for step, row in read_metrics(metrics):
@@ -383,7 +384,8 @@ def repeat_of(numbers: dict, earlier: dict, earlier_path: Path, kind_name: str =
     of the numbers both hold are equal to the last bit, and the largest absolute difference. The test of "a run
     repeats bit for bit on one host" (retrained, or resumed, from the same seed, code, torch build and threads)."""
     if earlier.get("kind") != kind_name:
-        raise TandemError(f"--repeats {earlier_path}: a record of kind {earlier.get('kind')!r}; give a {kind_name} record")
+        raise TandemError(f"--repeats {earlier_path}: a record of kind {earlier.get('kind')!r}; "
+                          f"give a {kind_name} record")
     units = REPEAT_UNITS[kind_name]
     seeds = {}
     for seed, entry in numbers["seeds"].items():

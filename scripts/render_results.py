@@ -196,8 +196,8 @@ PARTNER_LABELS = {"grpo": "GRPO", "tandem": "TRL", "grpo_answer_score": "GRPO + 
                   "grpo_rltr_skips": "GRPO + RLTR + the variant's skips",
                   "grpo_rltr_rest": "GRPO + RLTR + the variant's rest-of-budget receiver",
                   "grpo_transfer": "GRPO + the project's variant (all three rules)",
-                  "weaker": "TRL, weaker junior",
-                  "all_tokens": "TRL, the release's loss denominator (`all_response_tokens`)", "sync": "TRL, `sync:20` junior", "ema": "TRL, `ema:0.9` junior",
+                  "weaker": "TRL, weaker junior", "sync": "TRL, `sync:20` junior", "ema": "TRL, `ema:0.9` junior",
+                  "all_tokens": "TRL, the release's loss denominator (`all_response_tokens`)",
                   "score": "TRL + partner score (`solution`)", "grpo_score": "GRPO + partner score (`solution`)",
                   "transfer": "TRL + the project's transfer variant",
                   "rlt": "RLT's reward and form at toy scale (the writer)", "base": "base (SFT, no RL)"}
@@ -462,8 +462,7 @@ def leak_transfer_checks(record: dict, path: str) -> str:
     return (f"Counted per seed ({', '.join(order)}): GRPO + score (answer) − GRPO at f = 0.3: {slash(score, signed=True)}, "
             f"at least +0.1 on {sum(d >= 0.1 for d in score)} of {n}; GRPO + the project's variant − GRPO at f = 0.3: "
             f"{slash(transfer, signed=True)}, at least +0.05 {on_seeds([s for s, d in zip(order, transfer) if d >= 0.05])}; "
-            f"TRL + the project's variant − TRL "
-            f"within 0.03 at every prefix fraction on {len(within)} of {n}.")
+            f"TRL + the project's variant − TRL within 0.03 at every prefix fraction on {len(within)} of {n}.")
 
 
 # --- Maj@k (issue 48's rest of the comparison, regenerated for issue 63) ---------------------------
@@ -545,22 +544,8 @@ def distill_checks(record: dict, path: str) -> str:
     above_grpo = f"TRL's student above GRPO's on {sum(trl[s][0] > 0 for s in trl)} of {len(trl)}; " if trl else ""
     return (f"Counted per seed ({', '.join(order)}): {above_grpo}students at least 6 paired SE above the base: "
             f"{above} of {len(rows)}; students whose terse "
-            f"share is within 0.15 of their teacher's traces: {follows} of {len(rows)}." + _score_student(pairs)
-            + _issue48_students(pairs) + _rlt_student(seeds, order))
-
-
-def _issue48_students(pairs: dict) -> str:
-    """Prediction 29's counts, where its teachers ran."""
-    parts = []
-    if "grpo_answer_score - grpo" in pairs:
-        d = pairs["grpo_answer_score - grpo"]
-        parts.append(f"GRPO + score (answer)'s student above GRPO's: {sum(v[0] > 0 for v in d.values())} of {len(d)} "
-                     f"({slash([d[s][0] for s in sorted(d, key=int)], signed=True)})")
-    if "transfer - tandem" in pairs:
-        d = pairs["transfer - tandem"]
-        parts.append(f"TRL + the project's variant's student within 0.03 of TRL's: {sum(abs(v[0]) <= 0.03 for v in d.values())} "
-                     f"of {len(d)} ({slash([d[s][0] for s in sorted(d, key=int)], signed=True)})")
-    return "".join(f" {p}." for p in parts)
+            f"share is within 0.15 of their teacher's traces: {follows} of {len(rows)}." + _student_pairs(pairs)
+            + _rlt_student(seeds, order))
 
 
 def _rlt_student(seeds: dict, order: list[str]) -> str:
@@ -573,17 +558,25 @@ def _rlt_student(seeds: dict, order: list[str]) -> str:
             f"seeds {t_text(gains)}.")
 
 
-def _score_student(pairs: dict) -> str:
-    score = pairs.get("score - tandem")
-    if not score:
-        return ""
-    return (f" TRL + score's student within 0.05 of TRL's: {sum(abs(d[0]) <= 0.05 for d in score.values())} of "
-            f"{len(score)} ({slash([score[s][0] for s in sorted(score, key=int)], signed=True)}).")
+# Predictions 24 and 29 on the students' pairs: (pair, what is counted, the test on its per-seed difference)
+STUDENT_PAIR_CHECKS = (
+    ("score - tandem", "TRL + score's student within 0.05 of TRL's", lambda d: abs(d) <= 0.05),
+    ("grpo_answer_score - grpo", "GRPO + score (answer)'s student above GRPO's", lambda d: d > 0),
+    ("transfer - tandem", "TRL + the project's variant's student within 0.03 of TRL's", lambda d: abs(d) <= 0.03),
+)
+
+
+def _student_pairs(pairs: dict) -> str:
+    """Each check of STUDENT_PAIR_CHECKS whose pair ran: on how many seeds it holds, and the differences."""
+    return "".join(f" {what}: {sum(test(v[0]) for v in d.values())} of {len(d)} "
+                   f"({slash([d[s][0] for s in sorted(d, key=int)], signed=True)})."
+                   for pair, what, test in STUDENT_PAIR_CHECKS if (d := pairs.get(pair)))
 
 
 # --- training curves (RLT's setting and issue 48's arms, regenerated for issue 63) -----------------
 
 CLOSED = f"{PARTNER_SCORE}/closed"  # the share of RLT explanations closed with the tag
+
 
 def _first_last(blocks: dict, key: str, digits: int = 3) -> str:
     """A metric's mean over the first block of steps, then over the last."""
@@ -658,8 +651,8 @@ def curves_transfer(record: dict, path: str) -> str:
     order = seed_list(record)
     shown = [seeds[s][a] for s in order for a in CURVE_ARMS if a in seeds[s]]
     span = f" ({_block_span(record, shown[0])})" if len({arm["steps"] for arm in shown}) == 1 else ""
-    lines = [f"Means over blocks of {record['numbers']['block']} steps, the first block, then the last{span}. Terse: the share of training responses' steps in the terse notation; "
-             f"R_transfer: the transfer reward (0 where the gold cannot be located); the score's terms: its mean "
+    lines = [f"Means over blocks of {record['numbers']['block']} steps, the first block, then the last{span}. Terse: the "
+             f"share of training responses' steps in the terse notation; R_transfer: the transfer reward (0 where the gold cannot be located); the score's terms: its mean "
              f"log-prob of the target and its mean KL term.{_unfinished(record)} {provenance(record, path)}", "",
              "| senior | seed | training accuracy | terse | R_transfer | gold not located | score's log-prob | score's KL |",
              "|---|---|---|---|---|---|---|---|"]

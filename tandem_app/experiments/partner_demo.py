@@ -66,8 +66,8 @@ from tandem_app.experiments.demo import DemoConfig, demo_config, run_demo, sft_c
 from tandem_app.train.evaluate import drift_js, evaluate_senior, junior_legibility
 from tandem_app.train.grpo_trainer import GRPOTrainer
 from tandem_app.train.sft import run_sft
-from tandem_app.experiments.partner_variants import (ABLATIONS, DENOMINATORS, GRPO_VARIANTS, RLTR_PLUS_ONE_RULE, RLTR_WEIGHTS, VARIANTS,
-                                                     check_variants)
+from tandem_app.experiments.partner_variants import (ABLATIONS, DENOMINATORS, GRPO_VARIANTS, RLTR_PLUS_ONE_RULE,
+                                                     RLTR_WEIGHTS, VARIANTS, check_variants)
 from tandem_app.experiments.seeds import spread
 from tandem_app.stats import over_seeds_text, paired_difference
 
@@ -87,7 +87,8 @@ RLT_MAX_NEW_TOKENS = 128
 RLT_WEIGHT = 1.0  # the score is the whole reward (RLT's), so its scale is RLT's
 RLT_STUDENT, RLT_WARMUP = "rlt-student", "rlt-warmup"  # under OUT/seed-S
 LABELS = {"grpo": "GRPO", "tandem": "TRL (frozen base)", "weaker": "TRL, weaker junior", "sync": f"TRL, {SYNC}",
-          "ema": f"TRL, {EMA}", "all_tokens": "TRL, the release's loss denominator (all response tokens)", "score": "TRL + partner score", "grpo_score": "GRPO + partner score",
+          "ema": f"TRL, {EMA}", "all_tokens": "TRL, the release's loss denominator (all response tokens)",
+          "score": "TRL + partner score", "grpo_score": "GRPO + partner score",
           "grpo_answer_score": "GRPO + partner score (target answer)",
           "grpo_answer_kl_only": "GRPO + score (answer), KL terms only",
           "grpo_answer_target_only": "GRPO + score (answer), target terms only",

@@ -17,8 +17,8 @@ RLTR_PLUS_ONE_RULE = {"grpo_rltr_cut": {"cut_rule": "before_answer"},
 # TRL with the release's loss denominator (every response token, junior ones included; the demo divides by
 # the senior's tokens): the strict-config arm of 2026-11-24, regenerated for issue 63
 DENOMINATORS = {"all_tokens": "all_response_tokens"}
-VARIANTS = ("weaker", "sync", "ema", *DENOMINATORS, "score", "grpo_score", "grpo_answer_score", *ABLATIONS, "rlt", "transfer",
-            "grpo_transfer", *RLTR_WEIGHTS, *RLTR_PLUS_ONE_RULE)
+VARIANTS = ("weaker", "sync", "ema", *DENOMINATORS, "score", "grpo_score", "grpo_answer_score", *ABLATIONS, "rlt",
+            "transfer", "grpo_transfer", *RLTR_WEIGHTS, *RLTR_PLUS_ONE_RULE)
 GRPO_VARIANTS = ("grpo_score", "grpo_answer_score", *ABLATIONS, "rlt", "grpo_transfer", *RLTR_WEIGHTS,
                  *RLTR_PLUS_ONE_RULE)  # GRPO's config with one thing changed; the rest TRL's
 
