@@ -42,3 +42,19 @@ def test_a_seed_without_a_teacher_is_left_out_of_running_and_named(tmp_path, cap
     assert distill_demo.main(["--demo", str(tmp_path / "demo"), "--out", str(tmp_path / "out"), "--seeds", "0",
                               "--teachers", "rlt", "--no-progress"]) == 0
     assert "seed 0 has no RLT setting teacher" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("teacher, student", [("rlt", "rlt-student"), ("rlt_warmup", "rlt-student"),
+                                              ("grpo", "sft/model")])
+def test_rlts_writers_before_and_after_rl_are_distilled_into_rlts_student_form(tmp_path, monkeypatch, teacher, student):
+    import tandem_app.distill.run as distill_run
+
+    (tmp_path / "demo" / "seed-0" / distill_demo.TEACHERS[teacher][0] / "model").mkdir(parents=True)
+    seen = {}
+    monkeypatch.setattr(distill_run, "run_distill", lambda cfg, resume, progress: seen.update(cfg=cfg))
+    distill_demo.run_teacher(tmp_path / "demo", tmp_path / "out", 0, teacher, progress=False)
+    cfg = seen["cfg"]
+    assert cfg.student.endswith(f"seed-0/{student}")
+    rlt_form = teacher in distill_demo.RLT_TEACHERS
+    assert cfg.writer_sees_solution is rlt_form and (cfg.temperature == 0.7) is rlt_form
+    assert (cfg.eval_sampling.max_new_tokens == distill_demo.RLT_EVAL_TOKENS) is rlt_form

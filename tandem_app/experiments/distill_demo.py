@@ -30,9 +30,13 @@ from tandem_app.stats import mean_and_se, over_seeds_text, paired_difference, t_
 TEACHERS = {"grpo": ("grpo", "GRPO"), "tandem": ("tandem", "TRL"), "score": ("partner-score", "TRL + partner score"),
             "grpo_score": ("partner-grpo_score", "GRPO + partner score"), "rlt": ("partner-rlt", "RLT setting"),
             "grpo_transfer": ("partner-grpo_transfer", "GRPO + transfer"), "transfer": ("partner-transfer", "TRL + transfer"),
-            "grpo_answer_score": ("partner-grpo_answer_score", "GRPO + partner score (target answer)")}
+            "grpo_answer_score": ("partner-grpo_answer_score", "GRPO + partner score (target answer)"),
+            "rlt_warmup": ("rlt-warmup", "RLT writer before RL")}
+# teachers in RLT's setting: RL's writer and its warm-up, distilled into RLT's student form
+RLT_TEACHERS = ("rlt", "rlt_warmup")
 PAIRS = (("tandem", "grpo"), ("score", "tandem"), ("grpo_score", "grpo"), ("rlt", "tandem"), ("rlt", "grpo_score"),
-         ("grpo_transfer", "grpo"), ("transfer", "tandem"), ("grpo_answer_score", "grpo"), ("tandem", "grpo_answer_score"))
+         ("grpo_transfer", "grpo"), ("transfer", "tandem"), ("grpo_answer_score", "grpo"), ("tandem", "grpo_answer_score"),
+         ("rlt", "rlt_warmup"))
 # the experiment's distillation settings (model_spec/RESULTS.md, "Teachability by distillation"). Since issue 44
 # every student trains on the same gradient tokens (sft_budget=tokens), not the same steps: 120 steps of 32 traces
 # gave a terse teacher's student about 30% fewer. 240,000 is about what those 120 steps gave a verbose teacher's.
@@ -69,9 +73,9 @@ def run_teacher(demo: Path, out: Path, seed: int, teacher: str, progress: bool) 
         return None
     run = out / f"seed-{seed}" / teacher
     if not (run / "summary.json").is_file():
-        student = demo / f"seed-{seed}" / ("rlt-student" if teacher == "rlt" else "sft/model")
+        student = demo / f"seed-{seed}" / ("rlt-student" if teacher in RLT_TEACHERS else "sft/model")
         cfg = build(DistillConfig, {**PROTOCOL, "teacher": str(model), "student": str(student), "out": str(run),
-                                    "seed": seed, **(rlt_distill() if teacher == "rlt" else {})}, "distill")
+                                    "seed": seed, **(rlt_distill() if teacher in RLT_TEACHERS else {})}, "distill")
         run.mkdir(parents=True, exist_ok=True)
         run_distill(cfg, resume=(run / "config.json").is_file(), progress=progress)
     return run
