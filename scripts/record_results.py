@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Callable
 
 from tandem.errors import TandemError, run_reporting_errors
-from tandem.io.metric_log import (ACCURACY, PARTNER_SCORE, RESPONSE_LENGTH, TERSE_FRACTION, TIME_PARTNER, TIME_STEP,
-                                  TRANSFER_REWARD_MEAN, TRANSFER_UNDETERMINED_FRACTION, VAL_ACCURACY, ZERO_VARIANCE_GROUPS,
-                                  read_metrics)
+from tandem.io.metric_log import (ACCURACY, LOSS, PARTNER_SCORE, RESPONSE_LENGTH, TERSE_FRACTION, TIME_PARTNER,
+                                  TIME_STEP, TRANSFER_REWARD_MEAN, TRANSFER_UNDETERMINED_FRACTION, VAL_ACCURACY,
+                                  ZERO_VARIANCE_GROUPS, read_metrics)
 from tandem.io.result_record import read_record, stamp, write_record
 from tandem.rewards.partner_config import TERMS
 
@@ -216,13 +216,18 @@ DISTILL_FIELDS = ("n_traces", "traces_correct_fraction", "teacher_terse", "accur
                   "gain_se", "student_terse")
 
 
+def _distill_row(row: dict) -> dict:
+    """One teacher's recorded numbers: `DISTILL_FIELDS`, and the copy shares of RLT's teachers' traces."""
+    return {**{f: row[f] for f in DISTILL_FIELDS}, **({"copies": row["copies"]} if "copies" in row else {})}
+
+
 @kind("distill")
 def distill(runs: list[Path]) -> Recorded:
     """`python -m tandem_app.experiments.distill_demo --demo DEMO --out OUT --seeds ... --teachers ...` (one OUT
     folder): per seed and teacher, its traces and its student, and the students' pairs per seed (mean, SE)."""
     _one_folder(runs, "distill")
     got = _json(runs[0], "distill.json")
-    seeds = {s: {t: {f: r[f] for f in DISTILL_FIELDS} for t, r in rows.items()} for s, rows in got["seeds"].items()}
+    seeds = {s: {t: _distill_row(r) for t, r in rows.items()} for s, rows in got["seeds"].items()}
     teachers = list(dict.fromkeys(t for rows in seeds.values() for t in rows))
     command = (f"python -m tandem_app.experiments.distill_demo --demo DEMO --out {runs[0]} --seeds {' '.join(seeds)} "
                f"--teachers {' '.join(teachers)}")
@@ -258,22 +263,36 @@ def _arm_curves(metrics: Path) -> dict:
     return {"steps": n, "blocks": blocks, "validation": validation}
 
 
+WARMUP = "rlt-warmup"  # RLT's writer's SFT warm-up, in a `--partner rlt` seed folder
+
+
+def _warmup(run: Path) -> dict | None:
+    """RLT's writer's warm-up in a seed folder: its SFT loss at each logged step and its wall seconds; None where
+    the seed ran no finished warm-up."""
+    if not (run / WARMUP / "summary.json").is_file():
+        return None
+    loss = {str(step): row[LOSS] for step, row in read_metrics(run / WARMUP / "metrics.jsonl") if LOSS in row}
+    return {"loss": loss, "wall_seconds": _json(run / WARMUP, "summary.json").get("wall_seconds")}
+
+
 @kind("curves")
 def curves(runs: list[Path]) -> Recorded:
     """The training curves of each finished RL run in each seed folder OUT/seed-S (`grpo`, `tandem`, `partner-*`):
-    per seed and senior, the block means over CURVE_BLOCK steps of each metric of CURVE_KEYS it logged; the runs
-    stopped before their end (no summary.json) are named under `unfinished`."""
+    per seed and senior, the block means over CURVE_BLOCK steps of each metric of CURVE_KEYS it logged and the run's
+    wall seconds; the runs stopped before their end (no summary.json) are named under `unfinished`; RLT's writer's
+    warm-up, where a seed ran it, under `warmups`."""
     from tandem.models.threads import choose_threads
 
-    seeds, unfinished, commands, threads = {}, {}, [], set()
+    seeds, unfinished, warmups, commands, threads = {}, {}, {}, [], set()
     for run in runs:
         cfg = _seed_config(run)
         logged = [d for d in sorted(run.iterdir()) if (d.name in ("grpo", "tandem") or d.name.startswith("partner-"))
                   and (d / "metrics.jsonl").is_file()]
         # a run stopped before its end wrote no summary.json: it is named, not recorded (a finished run that lost a
         # step is refused by _arm_curves)
-        arms = {d.name.removeprefix("partner-"): _arm_curves(d / "metrics.jsonl") for d in logged
-                if (d / "summary.json").is_file()}
+        arms = {d.name.removeprefix("partner-"): {**_arm_curves(d / "metrics.jsonl"),
+                                                  "wall_seconds": _json(d, "summary.json").get("wall_seconds")}
+                for d in logged if (d / "summary.json").is_file()}
         if not arms:
             raise TandemError(f"{run}: no finished RL run (grpo/, tandem/, partner-*/ with metrics.jsonl and "
                               "summary.json); record a demo seed folder")
@@ -281,11 +300,14 @@ def curves(runs: list[Path]) -> Recorded:
         stopped = [d.name.removeprefix("partner-") for d in logged if not (d / "summary.json").is_file()]
         if stopped:
             unfinished[str(cfg["seed"])] = stopped
+        if (warmup := _warmup(run)) is not None:
+            warmups[str(cfg["seed"])] = warmup
         commands.append(f"tandem-rlvr demo --seeds {cfg['seed']} --partner "
                         f"{' '.join(a for a in arms if a not in ('grpo', 'tandem'))} --out {run.parent}"
                         + (f" --threads {cfg['threads']}" if cfg["threads"] else ""))
         threads.add(choose_threads(cfg["threads"], [run / "sft" / "model"]))
-    return Recorded(numbers={"block": CURVE_BLOCK, "seeds": seeds, "unfinished": unfinished}, runs=commands,
+    return Recorded(numbers={"block": CURVE_BLOCK, "seeds": seeds, "unfinished": unfinished, "warmups": warmups},
+                    runs=commands,
                     threads=_one(threads, runs))
 
 
@@ -295,7 +317,8 @@ CONTROL_FIELDS = ("target", "n", "temperature", "mean_score", "pairwise", "reads
 
 @kind("partner-score-controls")
 def partner_score_controls(runs: list[Path]) -> Recorded:
-    """`scripts/partner_score_validity.py --demo DEMO --out RUN/validity.json` on each base (RUN named for it):
+    """`scripts/partner_score_validity.py --demo DEMO --target T --out RUN/validity.json` on each base and target
+    (RUN named for them):
     the mean score of each explanation kind and the pairwise win rates, without paths or per-problem rows."""
     bases, threads = {}, set()
     for run in runs:
@@ -305,7 +328,8 @@ def partner_score_controls(runs: list[Path]) -> Recorded:
         bases[run.name] = {**{f: got[f] for f in CONTROL_FIELDS},
                            "bench_commit": made["commit"][:7] + (" plus uncommitted changes" if made["dirty"] else "")}
     return Recorded(numbers={"bases": bases}, runs=[f"python scripts/partner_score_validity.py --demo DEMO_OF_{r.name} "
-                                                      f"--target answer --out {r}/validity.json" for r in runs],
+                                                      f"--target {bases[r.name]['target']} --n {bases[r.name]['n']} "
+                                                      f"--out {r}/validity.json" for r in runs],
                     threads=_one(threads, runs))
 
 

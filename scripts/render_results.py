@@ -605,15 +605,21 @@ def _validation_steps(arms: dict) -> str:
     return f", at steps {', '.join(next(iter(steps)))}" if len(steps) == 1 and next(iter(steps)) else ", at the steps it ran"
 
 
+def _rlt_arms(record: dict, path: str) -> dict:
+    """{seed: RLT's writer's curves} over the seeds that ran it; none: one error naming the fix."""
+    seeds = record["numbers"]["seeds"]
+    arms = {s: seeds[s]["rlt"] for s in seed_list(record) if "rlt" in seeds[s]}
+    if not arms:
+        raise TandemError(f"{path}: no seed holds RLT's writer (`partner-rlt`); record the `--partner rlt` seeds")
+    return arms
+
+
 @renderer("curves", "rlt")
 def curves_rlt(record: dict, path: str) -> str:
     """RLT's writer per seed: its reward's, length's and format's block means, first and last block and spread;
     then what prediction 31 of RESULTS names, counted per seed."""
-    seeds = record["numbers"]["seeds"]
-    order = [s for s in seed_list(record) if "rlt" in seeds[s]]
-    if not order:
-        raise TandemError(f"{path}: no seed holds RLT's writer (`partner-rlt`); record the `--partner rlt` seeds")
-    arms = {s: seeds[s]["rlt"] for s in order}
+    arms = _rlt_arms(record, path)
+    order = list(arms)
     lines = [f"RLT's writer, means over blocks of {record['numbers']['block']} steps ({_block_span(record, arms[order[0]])}). "
              f"`closed`: the share of explanations closed with the tag; graded right: the share of explanations the "
              f"grader scores right (not in the reward); the worst log-prob and the largest KL term: the score's "
@@ -637,6 +643,56 @@ def curves_rlt(record: dict, path: str) -> str:
     length = sum(abs(arms[s]["blocks"][RESPONSE_LENGTH][-1] / arms[s]["blocks"][RESPONSE_LENGTH][0] - 1) <= 0.10 for s in order)
     lines += ["", f"Counted per seed ({', '.join(order)}): `closed` at least 0.9 in the first and the last block on "
               f"{closed} of {len(order)}; the last block's mean length within 10% of the first's on {length} of {len(order)}."]
+    return "\n".join(lines) + "\n"
+
+
+RLT_BLOCK_COLUMNS = (("partner score", PARTNER_SCORE, 3), ("log-prob mean", f"{PARTNER_SCORE}/logprob_mean", 3),
+                     ("worst log-prob", f"{PARTNER_SCORE}/logprob_min", 2), ("KL mean", f"{PARTNER_SCORE}/kl_mean", 3),
+                     ("largest KL term", f"{PARTNER_SCORE}/kl_max", 2), ("closed", CLOSED, 3),
+                     ("response tokens", RESPONSE_LENGTH, 1), ("zero-variance groups", ZERO_VARIANCE_GROUPS, 2),
+                     ("graded right", ACCURACY, 3), ("step seconds", TIME_STEP, 1))
+
+
+@renderer("curves", "rlt_blocks")
+def curves_rlt_blocks(record: dict, path: str) -> str:
+    """RLT's writer, every block of every seed: the notebook's per-block table, with the step time."""
+    arms = _rlt_arms(record, path)
+    n = record["numbers"]["block"]
+    lines = [f"RLT's writer, means over each block of {n} steps; the score's terms as its step logs them (the worst "
+             f"log-prob and the largest KL term: per-response extremes, averaged); graded right: the share of "
+             f"explanations the grader scores right (not in the reward); step seconds under the recording run's load."
+             f" {provenance(record, path)}", "",
+             "| seed | steps | " + " | ".join(c for c, _, _ in RLT_BLOCK_COLUMNS) + " |",
+             "|---|---|" + "---|" * len(RLT_BLOCK_COLUMNS)]
+    for s, arm in arms.items():
+        for i in range(arm["steps"] // n):
+            lines.append(f"| {s} | {i * n + 1}-{(i + 1) * n} | " + " | ".join(
+                format(arm["blocks"][k][i], f".{d}f") if k in arm["blocks"] else "—" for _, k, d in RLT_BLOCK_COLUMNS) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _seconds(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0f}"
+
+
+@renderer("curves", "rlt_warmup")
+def curves_rlt_warmup(record: dict, path: str) -> str:
+    """RLT's writer's warm-up per seed (its SFT loss, first and last logged step) and the wall seconds of the warm-up
+    and of RL."""
+    warmups = record["numbers"].get("warmups") or {}
+    arms = _rlt_arms(record, path)
+    if not warmups:
+        raise TandemError(f"{path}: no seed holds RLT's writer's warm-up (`rlt-warmup`); record it with the recorder "
+                          f"of this checkout")
+    lines = [f"RLT's writer's SFT warm-up: its loss per response token at the first and the last logged step; wall "
+             f"seconds of the warm-up and of RL under the recording run's load. {provenance(record, path)}", "",
+             "| seed | warm-up loss | warm-up seconds | RL seconds (steps) |", "|---|---|---|---|"]
+    for s in sorted(warmups, key=int):
+        loss = warmups[s]["loss"]
+        first, last = min(loss, key=int), max(loss, key=int)
+        rl = f"{_seconds(arms[s].get('wall_seconds'))} ({arms[s]['steps']})" if s in arms else "—"
+        lines.append(f"| {s} | {loss[first]:.3f} (step {first}) -> {loss[last]:.4f} (step {last}) | "
+                     f"{_seconds(warmups[s]['wall_seconds'])} | {rl} |")
     return "\n".join(lines) + "\n"
 
 
@@ -715,6 +771,46 @@ def controls_pairs(record: dict, path: str) -> str:
         verdict = {True: "yes", False: "no", None: "tied"}[b["reads_last_number"]]
         out.append(f"On the {name} base ({b['n']} problems): {pairs}. Reads the last stated number: {verdict}.")
     return " ".join(out)
+
+
+VALIDITY_KINDS = ("own", "shuffled", "empty", "sampled")  # the notebook's validity table
+
+
+def _swap_wins(base: dict) -> float:
+    """The share of problems where another problem's solution with the gold as its last total scores above the own
+    solution with a wrong last total (a tie is no win)."""
+    pair = base["pairwise"]["own_wrong_total_vs_shuffled_gold_total"]
+    return 1 - pair["a_beats_b_fraction"] - pair["ties"] / base["n"]
+
+
+@renderer("partner-score-controls", "validity")
+def controls_validity(record: dict, path: str) -> str:
+    """The notebook's validity table per base and target, then what prediction 36 of RESULTS counts per target."""
+    bases = record["numbers"]["bases"]
+    lines = [f"The base's mean log-prob per target token after each explanation, at temperature 1; own beats shuffled: "
+             f"the share of problems where the own solution scores above another problem's; best: the explanation with "
+             f"the highest mean; swap: the share of problems where another problem's solution with only its last total "
+             f"changed to the gold scores above the own solution with only its last total wrong. {provenance(record, path)}",
+             "", "| base (problems) | target | " + " | ".join(f"`{k}`" for k in VALIDITY_KINDS)
+             + " | own beats shuffled | best | swap |", "|---|---|" + "---|" * (len(VALIDITY_KINDS) + 3)]
+    for name, b in bases.items():
+        best = max(VALIDITY_KINDS, key=lambda k: b["mean_score"][k])
+        lines.append(f"| {name} ({b['n']}) | `{b['target']}` | " + " | ".join(
+            format(b["mean_score"][k], ".3f") for k in VALIDITY_KINDS)
+            + f" | {b['own_beats_shuffled_fraction']:.3f} | `{best}` | {_swap_wins(b):.3f} |")
+    solution = [b for b in bases.values() if b["target"] == "solution"]
+    answer = [b for b in bases.values() if b["target"] == "answer"]
+    counts = []
+    if solution:
+        invalid = sum(b["own_beats_shuffled_fraction"] < 0.9 and max(VALIDITY_KINDS, key=lambda k: b["mean_score"][k])
+                      == "empty" for b in solution)
+        counts.append(f"target `solution`: own beats shuffled below 0.9 and `empty` best on {invalid} of {len(solution)} bases")
+    if answer:
+        passes = sum(b["own_beats_shuffled_fraction"] >= 0.9 for b in answer)
+        swaps = sum(_swap_wins(b) >= 0.5 for b in answer)
+        counts.append(f"target `answer`: own beats shuffled on at least 0.9 of problems on {passes} of {len(answer)} "
+                      f"bases, and the swap at least 0.5 on {swaps} of {len(answer)}")
+    return "\n".join(lines) + "\n\nCounted: " + "; ".join(counts) + ".\n"
 
 
 # --- a lent GPU machine -------------------------------------------------------------------------

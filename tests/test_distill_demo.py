@@ -58,3 +58,16 @@ def test_rlts_writers_before_and_after_rl_are_distilled_into_rlts_student_form(t
     rlt_form = teacher in distill_demo.RLT_TEACHERS
     assert cfg.writer_sees_solution is rlt_form and (cfg.temperature == 0.7) is rlt_form
     assert (cfg.eval_sampling.max_new_tokens == distill_demo.RLT_EVAL_TOKENS) is rlt_form
+
+
+def test_rlts_teachers_rows_carry_the_copy_shares_of_their_traces_and_no_other_teachers_do(tmp_path):
+    from tandem.rewards.solution_prompt import student_completion, writer_turn_start
+
+    for t in ("rlt_warmup", "grpo"):
+        _run(tmp_path, 0, t, [1, 2])
+    solution = "Mia starts with 3 pens.\n\nThe answer is \\boxed{3}."
+    trace = {"prompt": writer_turn_start(solution), "response": student_completion(solution, solution)}
+    (tmp_path / "seed-0" / "rlt_warmup" / "traces.jsonl").write_text(json.dumps(trace) + "\n")
+    rows = distill_demo.report(tmp_path, [0], ["grpo", "rlt_warmup"])["seeds"][0]
+    assert rows["rlt_warmup"]["copies"] == {"n": 1, "carries_numbers": 1.0, "exact": 1.0}
+    assert "copies" not in rows["grpo"]

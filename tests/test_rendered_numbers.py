@@ -446,7 +446,7 @@ def _fake_curve_run(folder: Path, seed: int, arms: dict[str, list[dict]]) -> Pat
         (folder / name).mkdir()
         lines = [{"step": 0, "val_acc": 0.5}] + [{"step": i, **r} for i, r in enumerate(rows, 1)]
         (folder / name / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
-        (folder / name / "summary.json").write_text("{}")  # a finished run's
+        (folder / name / "summary.json").write_text('{"wall_seconds": 60.0}')  # a finished run's
     (folder / "demo_config.json").write_text(json.dumps({"seed": seed, "quick": False, "threads": 1}))
     return folder
 
@@ -518,3 +518,46 @@ def test_the_curves_record_refuses_an_unfinished_run_a_missing_step_and_a_folder
         recorder.record("curves", [empty], "cmd")
     with pytest.raises(TandemError, match="no seed holds RLT's writer"):
         render.curves_rlt({"numbers": {"block": 10, "seeds": {"0": {}}}}, "x.json")
+
+
+def test_the_curves_record_holds_rlts_warmup_and_every_block_renders_as_the_notebooks_table(tmp_path):
+    run = _fake_curve_run(tmp_path / "seed-0", 0, {"partner-rlt": _rlt_rows((1.0, 0.95), (80, 84), (-5, -4.9)),
+                                                   "rlt-warmup": []})
+    (run / "rlt-warmup" / "metrics.jsonl").write_text("".join(json.dumps({"step": s, "loss": 1 / s, "lr": 1e-3}) + "\n"
+                                                              for s in (20, 40, 200)))
+    (run / "rlt-warmup" / "summary.json").write_text('{"wall_seconds": 251.4}')
+    record = recorder.record("curves", [run], "cmd")
+    assert record["numbers"]["warmups"] == {"0": {"loss": {"20": 0.05, "40": 0.025, "200": 0.005}, "wall_seconds": 251.4}}
+    assert record["numbers"]["seeds"]["0"]["rlt"]["wall_seconds"] == 60.0
+    assert list(record["numbers"]["seeds"]["0"]) == ["rlt"]  # the warm-up is SFT, not an RL run's curve
+    record["made_at"], record["machine"] = [], {"cpu_model": "a CPU", "cores": 2, "threads": 1}
+    warmup = render.curves_rlt_warmup(record, "x.json")
+    assert "| 0 | 0.050 (step 20) -> 0.0050 (step 200) | 251 | 60 (20) |" in warmup  # steps as numbers, not text
+    blocks = render.curves_rlt_blocks(record, "x.json")
+    assert "| 0 | 1-10 | -5.000 | -2.000 | — | 0.300 | — | 1.000 | 80.0 | 0.00 | 1.000 | — |" in blocks
+    assert "| 0 | 11-20 | -4.900 | -2.000 | — | 0.300 | — | 0.950 | 84.0 | 0.50 | 1.000 | — |" in blocks
+    del record["numbers"]["warmups"]  # a record of an older recorder
+    with pytest.raises(TandemError, match="no seed holds RLT's writer's warm-up"):
+        render.curves_rlt_warmup(record, "x.json")
+
+
+def _validity_base(target, means, own_beats, swap_a_beats, ties=0, n=64):
+    return {"target": target, "n": n, "mean_score": dict(zip(("own", "shuffled", "empty", "sampled"), means)),
+            "own_beats_shuffled_fraction": own_beats,
+            "pairwise": {"own_wrong_total_vs_shuffled_gold_total": {"a_beats_b_fraction": swap_a_beats, "ties": ties}}}
+
+
+def test_the_validity_view_counts_each_target_at_its_bounds():
+    bases = {"s0-solution": _validity_base("solution", (-2.0, -2.1, -0.02, -2.0), 0.656, 0.5),
+             "s1-solution": _validity_base("solution", (-2.0, -2.1, -0.02, -2.0), 0.9, 0.5),  # at 0.9: not below
+             "s2-solution": _validity_base("solution", (-0.01, -2.1, -0.02, -2.0), 0.5, 0.5),  # own best, not empty
+             "s0-answer": _validity_base("answer", (-0.001, -5.5, -5.7, -2.2), 0.9, 0.0),
+             "s1-answer": _validity_base("answer", (-0.001, -5.5, -5.7, -2.2), 0.89, 0.5),  # swap exactly 0.5
+             "s2-answer": _validity_base("answer", (-0.001, -5.5, -5.7, -2.2), 0.95, 0.25, ties=32)}  # swap 1-.25-.5
+    record = {"numbers": {"bases": bases}, "commit": {"short": "abc1234"}, "machine": {"cpu_model": "a CPU", "cores": 2}}
+    text = render.controls_validity(record, "x.json")
+    assert "| s0-solution (64) | `solution` | -2.000 | -2.100 | -0.020 | -2.000 | 0.656 | `empty` | 0.500 |" in text
+    assert "| s2-answer (64) | `answer` | -0.001 | -5.500 | -5.700 | -2.200 | 0.950 | `own` | 0.250 |" in text
+    assert ("Counted: target `solution`: own beats shuffled below 0.9 and `empty` best on 1 of 3 bases; target "
+            "`answer`: own beats shuffled on at least 0.9 of problems on 2 of 3 bases, and the swap at least 0.5 on 2 "
+            "of 3.") in text

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from tandem.errors import TandemError
 from tandem.io.jsonl import write_json
+from tandem_app.experiments.trace_copies import copy_shares
 from tandem_app.stats import mean_and_se, over_seeds_text, paired_difference, t_interval
 
 # teacher -> (its folder in a demo seed, label); `rlt` is GRPO + partner score with the writer seeing the solution
@@ -110,7 +111,8 @@ def _student_texts(model: str, seed: int) -> list[str]:
 
 
 def seed_rows(out: Path, seed: int, teachers: list[str]) -> dict:
-    """{teacher: summary + notation + after-counts} for the teachers this seed finished."""
+    """{teacher: summary + notation + after-counts (+ the traces' copy shares for RLT's teachers)} for the teachers
+    this seed finished."""
     rows = {}
     for t in teachers:
         run = out / f"seed-{seed}" / t
@@ -118,6 +120,8 @@ def seed_rows(out: Path, seed: int, teachers: list[str]) -> dict:
             after = json.loads((run / "eval" / "after.json").read_text())
             rows[t] = {**json.loads((run / "summary.json").read_text()), **notation(run, seed),
                        "after_counts": after["counts"]}
+            if t in RLT_TEACHERS:  # a writer who saw the solution: how much of it its explanations copy
+                rows[t]["copies"] = copy_shares(run / "traces.jsonl")
     return rows
 
 
