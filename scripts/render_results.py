@@ -200,7 +200,8 @@ PARTNER_LABELS = {"grpo": "GRPO", "tandem": "TRL", "grpo_answer_score": "GRPO + 
                   "all_tokens": "TRL, the release's loss denominator (`all_response_tokens`)",
                   "score": "TRL + partner score (`solution`)", "grpo_score": "GRPO + partner score (`solution`)",
                   "transfer": "TRL + the project's transfer variant",
-                  "rlt": "RLT's reward and form at toy scale (the writer)", "base": "base (SFT, no RL)"}
+                  "rlt": "RLT's reward and form at toy scale (the writer)",
+                  "rlt_warmup": "RLT's writer before RL (its warm-up)", "base": "base (SFT, no RL)"}
 
 
 def _partner_rows(record: dict, view: str) -> list[tuple[str, list[str], dict]]:
@@ -534,7 +535,7 @@ def distill_table(record: dict, path: str) -> str:
 
 @renderer("distill", "checks")
 def distill_checks(record: dict, path: str) -> str:
-    """What predictions 19, 24, 29 and 30 of RESULTS name, counted per seed (each where its teachers ran)."""
+    """What predictions 19, 24, 29, 30, 35 and 37 of RESULTS name, counted per seed (each where its teachers ran)."""
     seeds, pairs = record["numbers"]["seeds"], record["numbers"]["pairs"]
     order = seed_list(record)
     rows = [seeds[s][t] for s in order for t in seeds[s]]
@@ -545,7 +546,7 @@ def distill_checks(record: dict, path: str) -> str:
     return (f"Counted per seed ({', '.join(order)}): {above_grpo}students at least 6 paired SE above the base: "
             f"{above} of {len(rows)}; students whose terse "
             f"share is within 0.15 of their teacher's traces: {follows} of {len(rows)}." + _student_pairs(pairs)
-            + _rlt_student(seeds, order))
+            + _rlt_student(seeds, order) + _rlt_copies(seeds, order))
 
 
 def _rlt_student(seeds: dict, order: list[str]) -> str:
@@ -558,11 +559,50 @@ def _rlt_student(seeds: dict, order: list[str]) -> str:
             f"seeds {t_text(gains)}.")
 
 
-# Predictions 24 and 29 on the students' pairs: (pair, what is counted, the test on its per-seed difference)
+def _rlt_copies(seeds: dict, order: list[str]) -> str:
+    """Prediction 37's counts, where RLT's writer's traces were read: its copies, and the warm-up writer's beside it."""
+    have = [s for s in order if "copies" in seeds[s].get("rlt", {})]
+    if not have:
+        return ""
+    copies = {s: seeds[s]["rlt"]["copies"] for s in have}
+    text = (f" RLT's writer's traces carrying every number of the solution on at least 0.9: "
+            f"{sum(c['carries_numbers'] >= 0.9 for c in copies.values())} of {len(have)}; its exact copies below 0.5: "
+            f"{sum(c['exact'] < 0.5 for c in copies.values())} of {len(have)}.")
+    both = [s for s in have if "copies" in seeds[s].get("rlt_warmup", {})]
+    if both:
+        near = sum(all(abs(copies[s][f] - seeds[s]["rlt_warmup"]["copies"][f]) <= 0.05 for f in ("carries_numbers", "exact"))
+                   for s in both)
+        text += f" The warm-up writer's two shares both within 0.05 of the RL writer's: {near} of {len(both)}."
+    return text
+
+
+@renderer("distill", "copies")
+def distill_copies(record: dict, path: str) -> str:
+    """RLT's teachers per seed: their traces' copy shares (`tandem_app.experiments.trace_copies`) and their students."""
+    seeds = record["numbers"]["seeds"]
+    rows = [(s, t) for s in seed_list(record) for t in seeds[s] if "copies" in seeds[s][t]]
+    if not rows:
+        raise TandemError(f"{path}: no teacher's traces were read for copies; record an RLT teacher's distillation "
+                          f"made by this checkout's distill_demo")
+    lines = [f"Each RLT teacher's distillation traces: the share whose explanation states every number of the solution "
+             f"it saw (each as often), and the share that is the solution's exact text; then its student. "
+             f"{provenance(record, path)}", "",
+             "| seed | teacher | traces | graded right | carry the numbers | exact copies | student before -> after "
+             "| gain ± SE |", "|---|---|---|---|---|---|---|---|"]
+    for s, t in rows:
+        r = seeds[s][t]
+        lines.append(f"| {s} | {PARTNER_LABELS[t]} | {r['n_traces']} | {r['traces_correct_fraction']:.3f} | "
+                     f"{r['copies']['carries_numbers']:.3f} | {r['copies']['exact']:.3f} | {r['accuracy_before']:.3f} -> "
+                     f"{r['accuracy_after']:.3f} | {r['gain']:+.3f} ± {r['gain_se']:.3f} |")
+    return "\n".join(lines) + "\n"
+
+
+# Predictions 24, 29 and 35 on the students' pairs: (pair, what is counted, the test on its per-seed difference)
 STUDENT_PAIR_CHECKS = (
     ("score - tandem", "TRL + score's student within 0.05 of TRL's", lambda d: abs(d) <= 0.05),
     ("grpo_answer_score - grpo", "GRPO + score (answer)'s student above GRPO's", lambda d: d > 0),
     ("transfer - tandem", "TRL + the project's variant's student within 0.03 of TRL's", lambda d: abs(d) <= 0.03),
+    ("rlt - rlt_warmup", "RLT's writer's student within 0.05 of its warm-up's", lambda d: abs(d) <= 0.05),
 )
 
 
@@ -796,7 +836,7 @@ def controls_validity(record: dict, path: str) -> str:
     for name, b in bases.items():
         best = max(VALIDITY_KINDS, key=lambda k: b["mean_score"][k])
         lines.append(f"| {name} ({b['n']}) | `{b['target']}` | " + " | ".join(
-            format(b["mean_score"][k], ".3f") for k in VALIDITY_KINDS)
+            format(b["mean_score"][k], ".4f") for k in VALIDITY_KINDS)  # 4 places: `own` is near 0 with `answer`
             + f" | {b['own_beats_shuffled_fraction']:.3f} | `{best}` | {_swap_wins(b):.3f} |")
     solution = [b for b in bases.values() if b["target"] == "solution"]
     answer = [b for b in bases.values() if b["target"] == "answer"]

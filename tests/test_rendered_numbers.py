@@ -556,8 +556,37 @@ def test_the_validity_view_counts_each_target_at_its_bounds():
              "s2-answer": _validity_base("answer", (-0.001, -5.5, -5.7, -2.2), 0.95, 0.25, ties=32)}  # swap 1-.25-.5
     record = {"numbers": {"bases": bases}, "commit": {"short": "abc1234"}, "machine": {"cpu_model": "a CPU", "cores": 2}}
     text = render.controls_validity(record, "x.json")
-    assert "| s0-solution (64) | `solution` | -2.000 | -2.100 | -0.020 | -2.000 | 0.656 | `empty` | 0.500 |" in text
-    assert "| s2-answer (64) | `answer` | -0.001 | -5.500 | -5.700 | -2.200 | 0.950 | `own` | 0.250 |" in text
+    assert "| s0-solution (64) | `solution` | -2.0000 | -2.1000 | -0.0200 | -2.0000 | 0.656 | `empty` | 0.500 |" in text
+    assert "| s2-answer (64) | `answer` | -0.0010 | -5.5000 | -5.7000 | -2.2000 | 0.950 | `own` | 0.250 |" in text
     assert ("Counted: target `solution`: own beats shuffled below 0.9 and `empty` best on 1 of 3 bases; target "
             "`answer`: own beats shuffled on at least 0.9 of problems on 2 of 3 bases, and the swap at least 0.5 on 2 "
             "of 3.") in text
+
+
+def test_rlts_teachers_copy_shares_are_recorded_rendered_and_counted_against_predictions_35_and_37(tmp_path):
+    def row(copies: tuple[float, float] | None, after: float) -> dict:
+        r = {"n_traces": 282, "trace_tokens": 48000, "traces_correct_fraction": 0.95, "teacher_terse": 0.0,
+             "accuracy_before": 0.65, "accuracy_after": after, "gain": after - 0.65, "gain_se": 0.03, "student_terse": 0.0}
+        return r | ({"copies": {"n": 282, "carries_numbers": copies[0], "exact": copies[1]}} if copies else {})
+    # seed 0: a copier on both counts, its warm-up 0.05 away on one share (within); seed 1: carries only 0.89 and
+    # copies exactly on 0.5 of traces (neither count), its warm-up 0.06 away (not within)
+    got = {"seeds": {"0": {"rlt": row((0.98, 0.10), 0.21), "rlt_warmup": row((0.93, 0.10), 0.20), "tandem": row(None, 0.98)},
+                     "1": {"rlt": row((0.89, 0.50), 0.13), "rlt_warmup": row((0.95, 0.50), 0.20)}},
+           "pairs": {"rlt - rlt_warmup": {"per_seed": {"0": [0.01, 0.01], "1": [-0.07, 0.02]}}}, "protocol": {"threads": 1}}
+    (tmp_path / "distill.json").write_text(json.dumps(got))
+    record = recorder.record("distill", [tmp_path], "cmd")
+    assert "copies" not in record["numbers"]["seeds"]["0"]["tandem"]  # recorded only where the teacher's traces hold it
+    record["made_at"], record["machine"] = [], {"cpu_model": "a CPU", "cores": 2, "threads": 1}
+    table = render.distill_copies(record, "x.json")
+    assert "| 1 | RLT's writer before RL (its warm-up) | 282 | 0.950 | 0.950 | 0.500 | 0.650 -> 0.200 | -0.450 ± 0.030 |" in table
+    assert "TRL |" not in table
+    checks = render.distill_checks(record, "x.json")
+    assert ("RLT's writer's traces carrying every number of the solution on at least 0.9: 1 of 2; its exact copies "
+            "below 0.5: 1 of 2. The warm-up writer's two shares both within 0.05 of the RL writer's: 1 of 2.") in checks
+    assert "RLT's writer's student within 0.05 of its warm-up's: 1 of 2 (+0.010 / -0.070)." in checks
+    for s in ("0", "1"):
+        for t in ("rlt", "rlt_warmup"):
+            record["numbers"]["seeds"][s][t].pop("copies")
+    with pytest.raises(TandemError, match="no teacher's traces were read for copies"):
+        render.distill_copies(record, "x.json")
+    assert "exact copies" not in render.distill_checks(record, "x.json")
