@@ -56,6 +56,36 @@ def test_every_results_section_with_typed_digits_says_so():
     assert not unlabelled, f"sections with typed digits, no block and no (Typed/Regenerated label: {unlabelled}"
 
 
+def _typed_decimals_no_block_holds(text: str) -> dict[str, list[str]]:
+    """{heading: its typed decimals that no block of `text` holds}, over the results sections that carry no label
+    (those that render their numbers): a digit in their prose must be one a block printed. A digit inside double
+    quotes is a quoted sentence (a withdrawn one), not a measurement."""
+    blocks = " ".join(m.group(0) for m in render.BLOCK.finditer(text))
+    parts = re.split(r"(?m)^(#{2,3} .*)$", text)
+    found = {}
+    for heading, body in zip(parts[1::2], parts[2::2]):
+        if "prediction" in heading or re.search(r"(?m)^\((Typed|Regenerated)\b", body):
+            continue
+        prose = re.sub(r'"[^"\n]*"', "", render.BLOCK.sub("", body))
+        missing = [d for d in re.findall(r"\d+\.\d{2,}", prose) if d not in blocks]
+        if missing:
+            found[heading] = missing
+    return found
+
+
+def test_every_digit_a_rendered_section_types_is_one_its_blocks_printed():
+    assert _typed_decimals_no_block_holds((REPO / "model_spec" / "RESULTS.md").read_text(encoding="utf-8")) == {}
+
+
+def test_the_typed_digit_check_fails_on_a_digit_no_block_printed():
+    text = (REPO / "model_spec" / "RESULTS.md").read_text(encoding="utf-8")
+    heading = "### The last typed readings: results (2026-12-07)"
+    edited = text.replace(heading, heading + "\n\nThe student reached 0.9137 on every seed.", 1)
+    assert _typed_decimals_no_block_holds(edited) == {heading: ["0.9137"]}
+    quoted = text.replace(heading, heading + '\n\nWithdrawn: "it reached 0.9137".', 1)
+    assert _typed_decimals_no_block_holds(quoted) == {}
+
+
 def test_the_readmes_quick_demo_numbers_are_rendered_blocks_naming_the_cpu_and_the_commit():
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert {"quick_demo", "quick_demo:gains"} <= set(render.blocks(readme))
