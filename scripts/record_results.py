@@ -325,7 +325,9 @@ def partner_score_controls(runs: list[Path]) -> Recorded:
         got = _json(run, "validity.json")
         threads.add(got["provenance"]["machine"]["torch_threads"])
         made = got["provenance"]  # the bench's own commit: the record's stamp is the recording checkout's
+        demo = got.get("demo") or {}  # the demo whose base was scored (`--demo`): its seed and shape, not its path
         bases[run.name] = {**{f: got[f] for f in CONTROL_FIELDS},
+                           **({"demo": {"seed": demo["seed"], "quick": demo["quick"]}} if demo else {}),
                            "bench_commit": made["commit"][:7] + (" plus uncommitted changes" if made["dirty"] else "")}
     return Recorded(numbers={"bases": bases}, runs=[f"python scripts/partner_score_validity.py --demo DEMO_OF_{r.name} "
                                                       f"--target {bases[r.name]['target']} --n {bases[r.name]['n']} "

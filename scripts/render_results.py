@@ -827,15 +827,19 @@ def _swap_wins(base: dict) -> float:
 def controls_validity(record: dict, path: str) -> str:
     """The notebook's validity table per base and target, then what prediction 36 of RESULTS counts per target."""
     bases = record["numbers"]["bases"]
-    lines = [f"The base's mean log-prob per target token after each explanation, at temperature 1; own beats shuffled: "
+    temperatures = sorted({b["temperature"] for b in bases.values() if "temperature" in b})
+    at = f", at temperature {' / '.join(format(t, 'g') for t in temperatures)}" if temperatures else ""
+    lines = [f"The base's mean log-prob per target token after each explanation{at}; own beats shuffled: "
              f"the share of problems where the own solution scores above another problem's; best: the explanation with "
              f"the highest mean; swap: the share of problems where another problem's solution with only its last total "
              f"changed to the gold scores above the own solution with only its last total wrong. {provenance(record, path)}",
-             "", "| base (problems) | target | " + " | ".join(f"`{k}`" for k in VALIDITY_KINDS)
+             "", "| base (its demo; problems) | target | " + " | ".join(f"`{k}`" for k in VALIDITY_KINDS)
              + " | own beats shuffled | best | swap |", "|---|---|" + "---|" * (len(VALIDITY_KINDS) + 3)]
     for name, b in bases.items():
         best = max(VALIDITY_KINDS, key=lambda k: b["mean_score"][k])
-        lines.append(f"| {name} ({b['n']}) | `{b['target']}` | " + " | ".join(
+        demo = b.get("demo")
+        base = f"{name} ({'quick demo' if demo['quick'] else 'demo'} seed {demo['seed']}; {b['n']})" if demo else f"{name} ({b['n']})"
+        lines.append(f"| {base} | `{b['target']}` | " + " | ".join(
             format(b["mean_score"][k], ".4f") for k in VALIDITY_KINDS)  # 4 places: `own` is near 0 with `answer`
             + f" | {b['own_beats_shuffled_fraction']:.3f} | `{best}` | {_swap_wins(b):.3f} |")
     solution = [b for b in bases.values() if b["target"] == "solution"]

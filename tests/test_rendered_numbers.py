@@ -572,7 +572,7 @@ def test_the_curves_record_holds_rlts_warmup_and_every_block_renders_as_the_note
 
 
 def _validity_base(target, means, own_beats, swap_a_beats, ties=0, n=64):
-    return {"target": target, "n": n, "mean_score": dict(zip(("own", "shuffled", "empty", "sampled"), means)),
+    return {"target": target, "n": n, "temperature": 1.0, "mean_score": dict(zip(("own", "shuffled", "empty", "sampled"), means)),
             "own_beats_shuffled_fraction": own_beats,
             "pairwise": {"own_wrong_total_vs_shuffled_gold_total": {"a_beats_b_fraction": swap_a_beats, "ties": ties}}}
 
@@ -585,9 +585,11 @@ def test_the_validity_view_counts_each_target_at_its_bounds():
              "s1-answer": _validity_base("answer", (-0.001, -5.5, -5.7, -2.2), 0.89, 0.5),  # swap exactly 0.5
              "s2-answer": _validity_base("answer", (-0.001, -5.5, -5.7, -2.2), 0.95, 0.25, ties=32)}  # swap 1-.25-.5
     record = {"numbers": {"bases": bases}, "commit": {"short": "abc1234"}, "machine": {"cpu_model": "a CPU", "cores": 2}}
+    bases["s2-answer"]["demo"] = {"seed": 2, "quick": False}  # a record that names the demo whose base it scored
     text = render.controls_validity(record, "x.json")
+    assert "after each explanation, at temperature 1;" in text
     assert "| s0-solution (64) | `solution` | -2.0000 | -2.1000 | -0.0200 | -2.0000 | 0.656 | `empty` | 0.500 |" in text
-    assert "| s2-answer (64) | `answer` | -0.0010 | -5.5000 | -5.7000 | -2.2000 | 0.950 | `own` | 0.250 |" in text
+    assert "| s2-answer (demo seed 2; 64) | `answer` | -0.0010 | -5.5000 | -5.7000 | -2.2000 | 0.950 | `own` | 0.250 |" in text
     assert ("Counted: target `solution`: own beats shuffled below 0.9 and `empty` best on 1 of 3 bases; target "
             "`answer`: own beats shuffled on at least 0.9 of problems on 2 of 3 bases, and the swap at least 0.5 on 2 "
             "of 3.") in text
