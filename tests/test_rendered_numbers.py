@@ -51,7 +51,7 @@ def test_every_results_section_with_typed_digits_says_so():
     for heading, body in zip(parts[1::2], parts[2::2]):
         typed = re.search(r"[-+]?\d\.\d{2,}", render.BLOCK.sub("", body))
         labelled = re.search(r"(?m)^\((Typed|Regenerated)\b", body) or render.BLOCK.search(body)
-        if "predictions" not in heading and typed and not labelled:
+        if "prediction" not in heading and typed and not labelled:
             unlabelled.append(heading)
     assert not unlabelled, f"sections with typed digits, no block and no (Typed/Regenerated label: {unlabelled}"
 
