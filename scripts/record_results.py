@@ -235,6 +235,40 @@ def distill(runs: list[Path]) -> Recorded:
     return Recorded(numbers={"seeds": seeds, "pairs": pairs}, runs=[command], threads=got["protocol"]["threads"])
 
 
+def _gold_split(counts: list[int], n: int, golds: list[str]) -> dict:
+    """Solo accuracy over the problems whose gold is one digit, and over the rest: {group: {problems, accuracy}}."""
+    groups = {"one_digit": [], "more_digits": []}
+    for c, gold in zip(counts, golds, strict=True):
+        groups["one_digit" if len(gold.lstrip("-")) == 1 else "more_digits"].append(c)
+    return {g: {"problems": len(cs), "accuracy": sum(cs) / (n * len(cs)) if cs else None} for g, cs in groups.items()}
+
+
+@kind("solo-by-gold")
+def solo_by_gold(runs: list[Path]) -> Recorded:
+    """Each demo seed folder's seniors (`eval/results.json`: the base; `partner-eval/ARM.json`: every partner arm, GRPO
+    and TRL among them), their solo accuracy split by the gold's length: the per-problem solo counts against the golds
+    of `test.jsonl`, the problems those counts are in the order of."""
+    from tandem.models.threads import choose_threads
+
+    seeds, commands, threads = {}, [], set()
+    for run in runs:
+        cfg = _seed_config(run)
+        golds = [json.loads(line)["answer"] for line in (run / "test.jsonl").read_text(encoding="utf-8").splitlines()
+                 if line.strip()]
+        arms = {"base": _json(run, "eval/results.json")["base"]}
+        arms |= {f.stem: _json(run / "partner-eval", f.name) for f in sorted((run / "partner-eval").glob("*.json"))
+                 if f.name != "results.json"}
+        for arm, got in arms.items():
+            if len(got["solo_counts"]) != len(golds):
+                raise TandemError(f"{run}: {arm}'s solo counts cover {len(got['solo_counts'])} problems, test.jsonl "
+                                  f"{len(golds)}; were they evaluated on this folder's test split?")
+        seeds[str(cfg["seed"])] = {a: _gold_split(g["solo_counts"], g["solo_n"], golds) for a, g in arms.items()}
+        commands.append(f"tandem-rlvr demo --seeds {cfg['seed']} --partner {' '.join(a for a in arms if a != 'base')} "
+                        f"--out {run.parent}" + (f" --threads {cfg['threads']}" if cfg["threads"] else ""))
+        threads.add(choose_threads(cfg["threads"], [run / "sft" / "model"]))
+    return Recorded(numbers={"seeds": seeds}, runs=commands, threads=_one(threads, runs))
+
+
 CURVE_BLOCK = 10  # steps per block mean, as the notebook's curve tables
 CURVE_KEYS = (ACCURACY, TERSE_FRACTION, RESPONSE_LENGTH, ZERO_VARIANCE_GROUPS, PARTNER_SCORE,
               *(f"{PARTNER_SCORE}/{term}" for term in (*TERMS, "closed")),  # the score's terms, as its step logs them

@@ -622,3 +622,40 @@ def test_rlts_teachers_copy_shares_are_recorded_rendered_and_counted_against_pre
     with pytest.raises(TandemError, match="no teacher's traces were read for copies"):
         render.distill_copies(record, "x.json")
     assert "exact copies" not in render.distill_checks(record, "x.json")
+
+
+def _gold_run(folder: Path, seed: int, golds: list[str], arms: dict[str, list[int]]) -> Path:
+    """A demo seed folder: its test golds, the base's solo counts in eval/results.json, each other arm's in
+    partner-eval/ARM.json (4 samples a problem)."""
+    (folder / "eval").mkdir(parents=True)
+    (folder / "partner-eval").mkdir()
+    (folder / "test.jsonl").write_text("".join(json.dumps({"id": f"t{i}", "answer": g}) + "\n" for i, g in enumerate(golds)))
+    (folder / "eval" / "results.json").write_text(json.dumps({"base": {"solo_counts": arms.pop("base"), "solo_n": 4},
+                                                              "_meta": {}}))
+    for arm, counts in arms.items():
+        (folder / "partner-eval" / f"{arm}.json").write_text(json.dumps({"solo_counts": counts, "solo_n": 4}))
+    (folder / "partner-eval" / "results.json").write_text("{}")  # the partner eval's summary, not an arm
+    (folder / "demo_config.json").write_text(json.dumps({"seed": seed, "quick": False, "threads": 1}))
+    return folder
+
+
+def test_the_solo_split_by_the_golds_length_and_prediction_38s_count(tmp_path):
+    golds = ["7", "3", "12", "15"]  # two one-digit golds, two longer
+    # seed 0: TRL + transfer's gap is 0.375 (1.000 against 0.625), as large as the base's (0.625 against 0.250): not
+    # counted. seed 1: a gap of 0.25 over a base gap of 0: counted. seed 2: a gap of 0.125, 0.125 above the base's: not.
+    runs = [_gold_run(tmp_path / "a" / "seed-0", 0, golds, {"base": [3, 2, 1, 1], "transfer": [4, 4, 2, 3]}),
+            _gold_run(tmp_path / "b" / "seed-1", 1, golds, {"base": [2, 2, 2, 2], "transfer": [4, 4, 3, 3]}),
+            _gold_run(tmp_path / "c" / "seed-2", 2, golds, {"base": [2, 2, 2, 2], "transfer": [4, 3, 3, 3]})]
+    record = recorder.record("solo-by-gold", runs, "cmd")
+    seed0 = record["numbers"]["seeds"]["0"]
+    assert seed0["base"] == {"one_digit": {"problems": 2, "accuracy": 0.625}, "more_digits": {"problems": 2, "accuracy": 0.25}}
+    assert list(seed0) == ["base", "transfer"]  # the partner eval's results.json is not an arm
+    assert record["runs"][0] == f"tandem-rlvr demo --seeds 0 --partner transfer --out {tmp_path / 'a'} --threads 1"
+    record["made_at"], record["machine"] = [], {"cpu_model": "a CPU", "cores": 2, "threads": 1}
+    table = render.solo_by_gold_table(record, "x.json")
+    assert "| 0 | TRL + the project's transfer variant | 1.000 (2) | 0.625 (2) | +0.375 | +0.000 |" in table
+    assert "| 0 | base (SFT, no RL) | 0.625 (2) | 0.250 (2) | +0.375 |  |" in table
+    assert "TRL + transfer's gap at least 0.15 and at least 0.1 above the base's: on seed 1 of 0, 1, 2." in table
+    bad = _gold_run(tmp_path / "d" / "seed-3", 3, golds[:3], {"base": [1, 1, 1], "transfer": [1, 1, 1, 1]})
+    with pytest.raises(TandemError, match="transfer's solo counts cover 4 problems, test.jsonl 3"):
+        recorder.record("solo-by-gold", [bad], "cmd")
