@@ -236,18 +236,21 @@ def distill(runs: list[Path]) -> Recorded:
 
 
 def _gold_split(counts: list[int], n: int, golds: list[str]) -> dict:
-    """Solo accuracy over the problems whose gold is one digit, and over the rest: {group: {problems, accuracy}}."""
-    groups = {"one_digit": [], "more_digits": []}
+    """Solo accuracy over the problems whose gold the transfer variant skips (`gold_key` None: too short to locate,
+    a single digit on the demo's task) and over the rest: {group: {problems, accuracy}}."""
+    from tandem.rewards.answer_text import gold_key
+
+    groups = {"skipped": [], "paid": []}
     for c, gold in zip(counts, golds, strict=True):
-        groups["one_digit" if len(gold.lstrip("-")) == 1 else "more_digits"].append(c)
+        groups["skipped" if gold_key(gold) is None else "paid"].append(c)
     return {g: {"problems": len(cs), "accuracy": sum(cs) / (n * len(cs)) if cs else None} for g, cs in groups.items()}
 
 
 @kind("solo-by-gold")
 def solo_by_gold(runs: list[Path]) -> Recorded:
     """Each demo seed folder's seniors (`eval/results.json`: the base; `partner-eval/ARM.json`: every partner arm, GRPO
-    and TRL among them), their solo accuracy split by the gold's length: the per-problem solo counts against the golds
-    of `test.jsonl`, the problems those counts are in the order of."""
+    and TRL among them), their solo accuracy split by whether the transfer variant skips the problem's gold: the
+    per-problem solo counts against the golds of `test.jsonl`, the problems those counts are in the order of."""
     from tandem.models.threads import choose_threads
 
     seeds, commands, threads = {}, [], set()

@@ -858,30 +858,32 @@ def controls_validity(record: dict, path: str) -> str:
 
 
 def _gold_gap(arm: dict) -> float | None:
-    """One-digit golds' solo accuracy minus the longer golds'; None where either group is empty."""
-    one, more = arm["one_digit"]["accuracy"], arm["more_digits"]["accuracy"]
+    """Solo accuracy on the golds the transfer variant skips minus on the rest; None where either group is empty."""
+    one, more = arm["skipped"]["accuracy"], arm["paid"]["accuracy"]
     return None if one is None or more is None else one - more
 
 
 @renderer("solo-by-gold", "table")
 def solo_by_gold_table(record: dict, path: str) -> str:
-    """Per seed and senior: solo accuracy on one-digit golds, on longer ones, the gap; then prediction 38's count."""
+    """Per seed and senior: solo accuracy on the golds the transfer variant skips, on the rest, the gap; then
+    prediction 38's count."""
     seeds = record["numbers"]["seeds"]
     order = seed_list(record)
     fmt = lambda v, spec=".3f": "—" if v is None else format(v, spec)  # noqa: E731
-    lines = [f"Solo accuracy in the demo's evaluation (its test problems, sampled as it samples), split by the gold's length: "
-             f"one digit (where the project's transfer variant pays no transfer reward) or more; gap: the first minus "
-             f"the second. {provenance(record, path)}", "",
-             "| seed | senior | one-digit golds (problems) | longer golds (problems) | gap | gap minus the base's |",
-             "|---|---|---|---|---|---|"]
+    lines = [f"Solo accuracy in the demo's evaluation (its test problems, sampled as it samples), split by the gold: "
+             f"those the project's transfer variant skips with no transfer reward (too short to locate in a response, "
+             f"`tandem.rewards.answer_text.gold_key`: one digit on this task), and the rest, where it pays; gap: the "
+             f"first minus the second. {provenance(record, path)}", "",
+             "| seed | senior | one-digit golds, skipped (problems) | longer golds, paid (problems) | gap | gap minus "
+             "the base's |", "|---|---|---|---|---|---|"]
     for s in order:
         base_gap = _gold_gap(seeds[s]["base"])
         for arm, r in seeds[s].items():
             gap = _gold_gap(r)
             extra = "" if arm == "base" or gap is None or base_gap is None else format(gap - base_gap, "+.3f")
-            lines.append(f"| {s} | {PARTNER_LABELS.get(arm, arm)} | {fmt(r['one_digit']['accuracy'])} "
-                         f"({r['one_digit']['problems']}) | {fmt(r['more_digits']['accuracy'])} "
-                         f"({r['more_digits']['problems']}) | {fmt(gap, '+.3f')} | {extra} |")
+            lines.append(f"| {s} | {PARTNER_LABELS.get(arm, arm)} | {fmt(r['skipped']['accuracy'])} "
+                         f"({r['skipped']['problems']}) | {fmt(r['paid']['accuracy'])} "
+                         f"({r['paid']['problems']}) | {fmt(gap, '+.3f')} | {extra} |")
     have = [s for s in order if "transfer" in seeds[s] and _gold_gap(seeds[s]["transfer"]) is not None]
     held = [s for s in have if _gold_gap(seeds[s]["transfer"]) >= 0.15
             and _gold_gap(seeds[s]["transfer"]) - _gold_gap(seeds[s]["base"]) >= 0.1]

@@ -640,7 +640,7 @@ def _gold_run(folder: Path, seed: int, golds: list[str], arms: dict[str, list[in
 
 
 def test_the_solo_split_by_the_golds_length_and_prediction_38s_count(tmp_path):
-    golds = ["7", "3", "12", "15"]  # two one-digit golds, two longer
+    golds = ["7", "-3", "12", "15"]  # two golds the transfer variant skips (one digit, its sign aside), two it pays on
     # seed 0: TRL + transfer's gap is 0.375 (1.000 against 0.625), as large as the base's (0.625 against 0.250): not
     # counted. seed 1: a gap of 0.25 over a base gap of 0: counted. seed 2: a gap of 0.125, 0.125 above the base's: not.
     runs = [_gold_run(tmp_path / "a" / "seed-0", 0, golds, {"base": [3, 2, 1, 1], "transfer": [4, 4, 2, 3]}),
@@ -648,7 +648,7 @@ def test_the_solo_split_by_the_golds_length_and_prediction_38s_count(tmp_path):
             _gold_run(tmp_path / "c" / "seed-2", 2, golds, {"base": [2, 2, 2, 2], "transfer": [4, 3, 3, 3]})]
     record = recorder.record("solo-by-gold", runs, "cmd")
     seed0 = record["numbers"]["seeds"]["0"]
-    assert seed0["base"] == {"one_digit": {"problems": 2, "accuracy": 0.625}, "more_digits": {"problems": 2, "accuracy": 0.25}}
+    assert seed0["base"] == {"skipped": {"problems": 2, "accuracy": 0.625}, "paid": {"problems": 2, "accuracy": 0.25}}
     assert list(seed0) == ["base", "transfer"]  # the partner eval's results.json is not an arm
     assert record["runs"][0] == f"tandem-rlvr demo --seeds 0 --partner transfer --out {tmp_path / 'a'} --threads 1"
     record["made_at"], record["machine"] = [], {"cpu_model": "a CPU", "cores": 2, "threads": 1}
