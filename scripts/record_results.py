@@ -256,6 +256,8 @@ def solo_by_gold(runs: list[Path]) -> Recorded:
     seeds, commands, threads = {}, [], set()
     for run in runs:
         cfg = _seed_config(run)
+        if not (run / "test.jsonl").is_file():
+            raise TandemError(f"{run}/test.jsonl: missing; record a folder written by `tandem-rlvr demo`")
         golds = [json.loads(line)["answer"] for line in (run / "test.jsonl").read_text(encoding="utf-8").splitlines()
                  if line.strip()]
         arms = {"base": _json(run, "eval/results.json")["base"]}
@@ -344,8 +346,7 @@ def curves(runs: list[Path]) -> Recorded:
                         + (f" --threads {cfg['threads']}" if cfg["threads"] else ""))
         threads.add(choose_threads(cfg["threads"], [run / "sft" / "model"]))
     return Recorded(numbers={"block": CURVE_BLOCK, "seeds": seeds, "unfinished": unfinished, "warmups": warmups},
-                    runs=commands,
-                    threads=_one(threads, runs))
+                    runs=commands, threads=_one(threads, runs))
 
 
 CONTROL_FIELDS = ("target", "n", "temperature", "mean_score", "pairwise", "reads_last_number", "terse_share",

@@ -659,3 +659,6 @@ def test_the_solo_split_by_the_golds_length_and_prediction_38s_count(tmp_path):
     bad = _gold_run(tmp_path / "d" / "seed-3", 3, golds[:3], {"base": [1, 1, 1], "transfer": [1, 1, 1, 1]})
     with pytest.raises(TandemError, match="transfer's solo counts cover 4 problems, test.jsonl 3"):
         recorder.record("solo-by-gold", [bad], "cmd")
+    (bad / "test.jsonl").unlink()
+    with pytest.raises(TandemError, match="test.jsonl: missing"):
+        recorder.record("solo-by-gold", [bad], "cmd")
