@@ -570,8 +570,8 @@ def _rlt_copies(seeds: dict, order: list[str]) -> str:
             f"{sum(c['exact'] < 0.5 for c in copies.values())} of {len(have)}.")
     both = [s for s in have if "copies" in seeds[s].get("rlt_warmup", {})]
     if both:
-        near = sum(all(abs(copies[s][f] - seeds[s]["rlt_warmup"]["copies"][f]) <= 0.05 for f in ("carries_numbers", "exact"))
-                   for s in both)
+        warm = {s: seeds[s]["rlt_warmup"]["copies"] for s in both}
+        near = sum(all(abs(copies[s][f] - warm[s][f]) <= 0.05 for f in ("carries_numbers", "exact")) for s in both)
         text += f" The warm-up writer's two shares both within 0.05 of the RL writer's: {near} of {len(both)}."
     return text
 
@@ -592,8 +592,8 @@ def distill_copies(record: dict, path: str) -> str:
     for s, t in rows:
         r = seeds[s][t]
         lines.append(f"| {s} | {PARTNER_LABELS[t]} | {r['n_traces']} | {r['traces_correct_fraction']:.3f} | "
-                     f"{r['copies']['carries_numbers']:.3f} | {r['copies']['exact']:.3f} | {r['accuracy_before']:.3f} -> "
-                     f"{r['accuracy_after']:.3f} | {r['gain']:+.3f} ± {r['gain_se']:.3f} |")
+                     f"{r['copies']['carries_numbers']:.3f} | {r['copies']['exact']:.3f} | "
+                     f"{r['accuracy_before']:.3f} -> {r['accuracy_after']:.3f} | {r['gain']:+.3f} ± {r['gain_se']:.3f} |")
     return "\n".join(lines) + "\n"
 
 
@@ -706,8 +706,8 @@ def curves_rlt_blocks(record: dict, path: str) -> str:
              "|---|---|" + "---|" * len(RLT_BLOCK_COLUMNS)]
     for s, arm in arms.items():
         for i in range(arm["steps"] // n):
-            lines.append(f"| {s} | {i * n + 1}-{(i + 1) * n} | " + " | ".join(
-                format(arm["blocks"][k][i], f".{d}f") if k in arm["blocks"] else "—" for _, k, d in RLT_BLOCK_COLUMNS) + " |")
+            cells = (format(arm["blocks"][k][i], f".{d}f") if k in arm["blocks"] else "—" for _, k, d in RLT_BLOCK_COLUMNS)
+            lines.append(f"| {s} | {i * n + 1}-{(i + 1) * n} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -832,13 +832,15 @@ def controls_validity(record: dict, path: str) -> str:
     lines = [f"The base's mean log-prob per target token after each explanation{at}; own beats shuffled: "
              f"the share of problems where the own solution scores above another problem's; best: the explanation with "
              f"the highest mean; swap: the share of problems where another problem's solution with only its last total "
-             f"changed to the gold scores above the own solution with only its last total wrong. {provenance(record, path)}",
+             f"changed to the gold scores above the own solution with only its last total wrong. "
+             f"{provenance(record, path)}",
              "", "| base (its demo; problems) | target | " + " | ".join(f"`{k}`" for k in VALIDITY_KINDS)
              + " | own beats shuffled | best | swap |", "|---|---|" + "---|" * (len(VALIDITY_KINDS) + 3)]
     for name, b in bases.items():
         best = max(VALIDITY_KINDS, key=lambda k: b["mean_score"][k])
         demo = b.get("demo")
-        base = f"{name} ({'quick demo' if demo['quick'] else 'demo'} seed {demo['seed']}; {b['n']})" if demo else f"{name} ({b['n']})"
+        made_by = f"{'quick demo' if demo['quick'] else 'demo'} seed {demo['seed']}; " if demo else ""
+        base = f"{name} ({made_by}{b['n']})"
         lines.append(f"| {base} | `{b['target']}` | " + " | ".join(
             format(b["mean_score"][k], ".4f") for k in VALIDITY_KINDS)  # 4 places: `own` is near 0 with `answer`
             + f" | {b['own_beats_shuffled_fraction']:.3f} | `{best}` | {_swap_wins(b):.3f} |")
@@ -848,7 +850,8 @@ def controls_validity(record: dict, path: str) -> str:
     if solution:
         invalid = sum(b["own_beats_shuffled_fraction"] < 0.9 and max(VALIDITY_KINDS, key=lambda k: b["mean_score"][k])
                       == "empty" for b in solution)
-        counts.append(f"target `solution`: own beats shuffled below 0.9 and `empty` best on {invalid} of {len(solution)} bases")
+        counts.append(f"target `solution`: own beats shuffled below 0.9 and `empty` best on {invalid} of "
+                      f"{len(solution)} bases")
     if answer:
         passes = sum(b["own_beats_shuffled_fraction"] >= 0.9 for b in answer)
         swaps = sum(_swap_wins(b) >= 0.5 for b in answer)

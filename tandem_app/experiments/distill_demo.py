@@ -36,8 +36,8 @@ TEACHERS = {"grpo": ("grpo", "GRPO"), "tandem": ("tandem", "TRL"), "score": ("pa
 # teachers in RLT's setting: RL's writer and its warm-up, distilled into RLT's student form
 RLT_TEACHERS = ("rlt", "rlt_warmup")
 PAIRS = (("tandem", "grpo"), ("score", "tandem"), ("grpo_score", "grpo"), ("rlt", "tandem"), ("rlt", "grpo_score"),
-         ("grpo_transfer", "grpo"), ("transfer", "tandem"), ("grpo_answer_score", "grpo"), ("tandem", "grpo_answer_score"),
-         ("rlt", "rlt_warmup"))
+         ("grpo_transfer", "grpo"), ("transfer", "tandem"), ("grpo_answer_score", "grpo"),
+         ("tandem", "grpo_answer_score"), ("rlt", "rlt_warmup"))
 # the experiment's distillation settings (model_spec/RESULTS.md, "Teachability by distillation"). Since issue 44
 # every student trains on the same gradient tokens (sft_budget=tokens), not the same steps: 120 steps of 32 traces
 # gave a terse teacher's student about 30% fewer. 240,000 is about what those 120 steps gave a verbose teacher's.
