@@ -109,6 +109,13 @@ def _seed_config(run: Path) -> dict:
     return cfg
 
 
+def _demo_command(cfg: dict, run: Path, partners=()) -> str:
+    """The `tandem-rlvr demo` command that made a seed folder: its seed, its partner arms, its threads."""
+    partner = f" --partner {' '.join(partners)}" if partners else ""
+    threads = f" --threads {cfg['threads']}" if cfg["threads"] else ""
+    return f"tandem-rlvr demo --seeds {cfg['seed']}{partner} --out {run.parent}{threads}"
+
+
 @kind("demo")
 def demo(runs: list[Path]) -> Recorded:
     """`tandem-rlvr demo --seed S` (the default budget) over seeds: the seed table's numbers and verdicts."""
@@ -119,8 +126,7 @@ def demo(runs: list[Path]) -> Recorded:
     for run in runs:
         cfg = _seed_config(run)
         seeds[str(cfg["seed"])] = seed_summary(_json(run, "eval/results.json"))
-        commands.append(f"tandem-rlvr demo --seeds {cfg['seed']} --out {run.parent}"
-                        + (f" --threads {cfg['threads']}" if cfg["threads"] else ""))
+        commands.append(_demo_command(cfg, run))
         threads.add(choose_threads(cfg["threads"], [run / "sft" / "model"]))
     return Recorded(numbers={"seeds": seeds}, runs=commands, threads=_one(threads, runs))
 
@@ -152,8 +158,7 @@ def partner(runs: list[Path]) -> Recorded:
                                                                  ref[f"{key}_counts"], ref[f"{key}_n"]))
                for against, ref in refs.items() for mode, key in PAIRED_MODES},
         } for name, r in evals.items()}
-        commands.append(f"tandem-rlvr demo --seeds {cfg['seed']} --partner {' '.join(n for n in evals if n not in ('grpo', 'tandem'))} "
-                        f"--out {run.parent}" + (f" --threads {cfg['threads']}" if cfg["threads"] else ""))
+        commands.append(_demo_command(cfg, run, [n for n in evals if n not in ("grpo", "tandem")]))
         threads.add(choose_threads(cfg["threads"], [run / "sft" / "model"]))
     return Recorded(numbers={"seeds": seeds}, runs=commands, threads=_one(threads, runs))
 
@@ -268,8 +273,7 @@ def solo_by_gold(runs: list[Path]) -> Recorded:
                 raise TandemError(f"{run}: {arm}'s solo counts cover {len(got['solo_counts'])} problems, test.jsonl "
                                   f"{len(golds)}; were they evaluated on this folder's test split?")
         seeds[str(cfg["seed"])] = {a: _gold_split(g["solo_counts"], g["solo_n"], golds) for a, g in arms.items()}
-        commands.append(f"tandem-rlvr demo --seeds {cfg['seed']} --partner {' '.join(a for a in arms if a != 'base')} "
-                        f"--out {run.parent}" + (f" --threads {cfg['threads']}" if cfg["threads"] else ""))
+        commands.append(_demo_command(cfg, run, [a for a in arms if a != "base"]))
         threads.add(choose_threads(cfg["threads"], [run / "sft" / "model"]))
     return Recorded(numbers={"seeds": seeds}, runs=commands, threads=_one(threads, runs))
 
@@ -341,9 +345,7 @@ def curves(runs: list[Path]) -> Recorded:
             unfinished[str(cfg["seed"])] = stopped
         if (warmup := _warmup(run)) is not None:
             warmups[str(cfg["seed"])] = warmup
-        commands.append(f"tandem-rlvr demo --seeds {cfg['seed']} --partner "
-                        f"{' '.join(a for a in arms if a not in ('grpo', 'tandem'))} --out {run.parent}"
-                        + (f" --threads {cfg['threads']}" if cfg["threads"] else ""))
+        commands.append(_demo_command(cfg, run, [a for a in arms if a not in ("grpo", "tandem")]))
         threads.add(choose_threads(cfg["threads"], [run / "sft" / "model"]))
     return Recorded(numbers={"block": CURVE_BLOCK, "seeds": seeds, "unfinished": unfinished, "warmups": warmups},
                     runs=commands, threads=_one(threads, runs))

@@ -711,8 +711,9 @@ def curves_rlt_blocks(record: dict, path: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _seconds(value: float | None) -> str:
-    return "—" if value is None else f"{value:.0f}"
+def _or_dash(value: float | None, spec: str) -> str:
+    """`value` formatted, or `—` where it was not measured."""
+    return "—" if value is None else format(value, spec)
 
 
 @renderer("curves", "rlt_warmup")
@@ -730,9 +731,9 @@ def curves_rlt_warmup(record: dict, path: str) -> str:
     for s in sorted(warmups, key=int):
         loss = warmups[s]["loss"]
         first, last = min(loss, key=int), max(loss, key=int)
-        rl = f"{_seconds(arms[s].get('wall_seconds'))} ({arms[s]['steps']})" if s in arms else "—"
+        rl = f"{_or_dash(arms[s].get('wall_seconds'), '.0f')} ({arms[s]['steps']})" if s in arms else "—"
         lines.append(f"| {s} | {loss[first]:.3f} (step {first}) -> {loss[last]:.4f} (step {last}) | "
-                     f"{_seconds(warmups[s]['wall_seconds'])} | {rl} |")
+                     f"{_or_dash(warmups[s]['wall_seconds'], '.0f')} | {rl} |")
     return "\n".join(lines) + "\n"
 
 
@@ -816,6 +817,11 @@ def controls_pairs(record: dict, path: str) -> str:
 VALIDITY_KINDS = ("own", "shuffled", "empty", "sampled")  # the notebook's validity table
 
 
+def _best(base: dict) -> str:
+    """The explanation of VALIDITY_KINDS after which the base scores the target highest."""
+    return max(VALIDITY_KINDS, key=lambda k: base["mean_score"][k])
+
+
 def _swap_wins(base: dict) -> float:
     """The share of problems where another problem's solution with the gold as its last total scores above the own
     solution with a wrong last total (a tie is no win)."""
@@ -837,19 +843,17 @@ def controls_validity(record: dict, path: str) -> str:
              "", "| base (its demo; problems) | target | " + " | ".join(f"`{k}`" for k in VALIDITY_KINDS)
              + " | own beats shuffled | best | swap |", "|---|---|" + "---|" * (len(VALIDITY_KINDS) + 3)]
     for name, b in bases.items():
-        best = max(VALIDITY_KINDS, key=lambda k: b["mean_score"][k])
         demo = b.get("demo")
         made_by = f"{'quick demo' if demo['quick'] else 'demo'} seed {demo['seed']}; " if demo else ""
         base = f"{name} ({made_by}{b['n']})"
         lines.append(f"| {base} | `{b['target']}` | " + " | ".join(
             format(b["mean_score"][k], ".4f") for k in VALIDITY_KINDS)  # 4 places: `own` is near 0 with `answer`
-            + f" | {b['own_beats_shuffled_fraction']:.3f} | `{best}` | {_swap_wins(b):.3f} |")
+            + f" | {b['own_beats_shuffled_fraction']:.3f} | `{_best(b)}` | {_swap_wins(b):.3f} |")
     solution = [b for b in bases.values() if b["target"] == "solution"]
     answer = [b for b in bases.values() if b["target"] == "answer"]
     counts = []
     if solution:
-        invalid = sum(b["own_beats_shuffled_fraction"] < 0.9 and max(VALIDITY_KINDS, key=lambda k: b["mean_score"][k])
-                      == "empty" for b in solution)
+        invalid = sum(b["own_beats_shuffled_fraction"] < 0.9 and _best(b) == "empty" for b in solution)
         counts.append(f"target `solution`: own beats shuffled below 0.9 and `empty` best on {invalid} of "
                       f"{len(solution)} bases")
     if answer:
@@ -872,7 +876,6 @@ def solo_by_gold_table(record: dict, path: str) -> str:
     prediction 38's count."""
     seeds = record["numbers"]["seeds"]
     order = seed_list(record)
-    fmt = lambda v, spec=".3f": "—" if v is None else format(v, spec)  # noqa: E731
     lines = [f"Solo accuracy in the demo's evaluation (its test problems, sampled as it samples), split by the gold: "
              f"those the project's transfer variant skips with no transfer reward (too short to locate in a response, "
              f"`tandem.rewards.answer_text.gold_key`: one digit on this task), and the rest, where it pays; gap: the "
@@ -884,12 +887,12 @@ def solo_by_gold_table(record: dict, path: str) -> str:
         for arm, r in seeds[s].items():
             gap = _gold_gap(r)
             extra = "" if arm == "base" or gap is None or base_gap is None else format(gap - base_gap, "+.3f")
-            lines.append(f"| {s} | {PARTNER_LABELS.get(arm, arm)} | {fmt(r['skipped']['accuracy'])} "
-                         f"({r['skipped']['problems']}) | {fmt(r['paid']['accuracy'])} "
-                         f"({r['paid']['problems']}) | {fmt(gap, '+.3f')} | {extra} |")
-    have = [s for s in order if "transfer" in seeds[s] and _gold_gap(seeds[s]["transfer"]) is not None]
-    held = [s for s in have if _gold_gap(seeds[s]["transfer"]) >= 0.15
-            and _gold_gap(seeds[s]["transfer"]) - _gold_gap(seeds[s]["base"]) >= 0.1]
+            lines.append(f"| {s} | {PARTNER_LABELS.get(arm, arm)} | {_or_dash(r['skipped']['accuracy'], '.3f')} "
+                         f"({r['skipped']['problems']}) | {_or_dash(r['paid']['accuracy'], '.3f')} "
+                         f"({r['paid']['problems']}) | {_or_dash(gap, '+.3f')} | {extra} |")
+    gaps = {s: (_gold_gap(seeds[s]["transfer"]), _gold_gap(seeds[s]["base"])) for s in order if "transfer" in seeds[s]}
+    have = [s for s, (gap, _) in gaps.items() if gap is not None]
+    held = [s for s in have if gaps[s][0] >= 0.15 and gaps[s][1] is not None and gaps[s][0] - gaps[s][1] >= 0.1]
     if have:
         lines += ["", f"TRL + transfer's gap at least 0.15 and at least 0.1 above the base's: {on_seeds(held)} of "
                       f"{', '.join(have)}."]
