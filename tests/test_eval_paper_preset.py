@@ -165,6 +165,89 @@ def test_a_killed_run_resumes_from_its_finished_samples(tiny_dir, tiny_dir_seed1
             == json.loads((whole / "summary.json").read_text())["macro"])
 
 
+@pytest.mark.parametrize("cut", ["", '{"config": {"pre'])
+def test_a_partial_file_whose_header_a_kill_cut_short_is_a_benchmark_not_started(tiny_dir, mini, tmp_path, cut):
+    from tandem_eval.paper.reproduce import check_out_dir
+
+    out = tmp_path / "runs" / "base" / "solo"  # where the paper command keeps a checkpoint's solo eval
+    out.mkdir(parents=True)
+    (out / "mini.partial.jsonl").write_text(cut)  # no whole first line: no finished problem in it
+    check_out_dir(tmp_path, {})  # the paper command does not take it for another preset's output
+    assert eval_solo.main(["--model", str(tiny_dir), "--benchmarks", str(mini), "--out-dir", str(out), "--preset",
+                           "paper", *SMALL]) == 0
+    assert not (out / "mini.partial.jsonl").exists() and len(read_jsonl(out / "mini.samples.jsonl")) == 5 * 2
+
+
+@pytest.mark.parametrize("head", ['{"config": {"pre\n', "not json\n", '{"config": {"preset": "ours"}}\n'])
+def test_the_paper_command_refuses_a_partial_file_whose_whole_header_is_not_its_preset(tmp_path, head):
+    from tandem_eval.paper.reproduce import check_out_dir
+
+    partial = tmp_path / "runs" / "base" / "solo" / "mini.partial.jsonl"
+    partial.parent.mkdir(parents=True)
+    partial.write_text(head)
+    with pytest.raises(TandemError, match="eval preset, not 'paper'"):
+        check_out_dir(tmp_path, {})
+    assert partial.read_text() == head
+
+
+def test_a_partial_file_appears_only_whole_with_its_header(tmp_path, monkeypatch):
+    from tandem_eval.core import resume
+    from tandem_eval.core.rows import SampleRow
+
+    path, config = tmp_path / "b.partial.jsonl", {"preset": "paper"}
+    row = SampleRow(problem_id="m0", benchmark="b", source="s", sample=0, gold="4", extracted_answer="4", correct=True,
+                    finish_reason="stop", num_tokens=2, text="4", response_ids=[1, 2], prompt_ids=[3])
+
+    def killed(*_):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:
+        m.setattr("os.replace", killed)  # killed before the rename
+        with pytest.raises(KeyboardInterrupt):
+            resume.append_rows(path, config, [row])
+    assert not path.exists()
+    resume.append_rows(path, config, [row])
+    resume.append_rows(path, config, [row])
+    assert read_jsonl(path) == [{"config": config}, row.to_json(), row.to_json()]
+
+
+def test_a_kill_while_resume_rewrites_the_partial_file_loses_no_finished_problem(tiny_dir, mini, tmp_path,
+                                                                                  monkeypatch):
+    from tandem_eval.core.rows import SampleRow
+
+    args = ["--model", str(tiny_dir), "--benchmarks", str(mini), "--preset", "paper", *SMALL, "--save-every", "2"]
+    out = tmp_path / "k"
+    real, calls = runner._generate, []
+
+    def dies_on_the_second_chunk(*a, **k):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+
+    with monkeypatch.context() as m:
+        m.setattr(runner, "_generate", dies_on_the_second_chunk)
+        assert eval_solo.main([*args, "--out-dir", str(out)]) == 130
+    partial = out / "mini.partial.jsonl"
+    before = partial.read_bytes()
+    assert len(read_jsonl(partial)) == 1 + 2 * 2  # the header and two finished problems
+
+    real_to_json, written = SampleRow.to_json, []
+
+    def killed_mid_rewrite(row):
+        written.append(row)
+        if len(written) == 2:
+            raise KeyboardInterrupt
+        return real_to_json(row)
+
+    with monkeypatch.context() as m:
+        m.setattr(SampleRow, "to_json", killed_mid_rewrite)
+        assert eval_solo.main([*args, "--out-dir", str(out)]) == 130
+    assert partial.read_bytes() == before
+    assert eval_solo.main([*args, "--out-dir", str(out)]) == 0
+    assert len(read_jsonl(out / "mini.samples.jsonl")) == 5 * 2
+
+
 def test_a_partial_file_of_another_preset_is_refused(tiny_dir, mini, tmp_path):
     out = tmp_path / "p"
     out.mkdir()

@@ -4,6 +4,11 @@ A benchmark whose summary and samples exist with this run's config is done; with
 benchmark, finished problems are appended to `<benchmark>.partial.jsonl` (its first line
 holds the config) and a killed run continues from them. A stored output of another config
 is refused in one line naming what differs (another preset first) unless `--overwrite`.
+
+A kill can land anywhere, so the file is never without its header or its finished rows:
+it is created, and rewritten on resume, whole by an atomic rename; only appends can be
+cut short, and a cut last line is dropped. A file with no whole first line (written so
+before creation was atomic) holds no finished problem: it is read as not started.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import json
 from pathlib import Path
 
 from tandem.io.config_files import config_diff
+from tandem.io.jsonl import write_jsonl
 from tandem.errors import TandemError
 from tandem_eval.core.datasets import Problem
 from tandem_eval.core.presets import DEFAULT_PRESET
@@ -62,19 +68,33 @@ def existing_summary(summary_path: Path, samples_path: Path, config: dict, overw
     return None
 
 
-def read_partial(path: Path, config: dict, n: int, overwrite: bool) -> dict[str, list[SampleRow]]:
-    """Finished samples of an interrupted run of this benchmark: {problem id: its n rows}."""
+def partial_lines(path: Path) -> list[str]:
+    """A partial file's lines, or [] when it is missing or holds no whole first line (a header a kill cut short)."""
     if not path.is_file():
-        return {}
-    lines = path.read_text(encoding="utf-8").splitlines()
+        return []
+    text = path.read_text(encoding="utf-8")
+    return text.splitlines() if "\n" in text else []
+
+
+def partial_config(lines: list[str]) -> dict:
+    """The config in a partial file's header, {} when the header is not a JSON object holding one."""
     try:
         head = json.loads(lines[0]) if lines else {}
     except json.JSONDecodeError:
-        head = {}
-    if head.get("config") != config:
+        return {}
+    config = head.get("config") if isinstance(head, dict) else None
+    return config if isinstance(config, dict) else {}
+
+
+def read_partial(path: Path, config: dict, n: int, overwrite: bool) -> dict[str, list[SampleRow]]:
+    """Finished samples of an interrupted run of this benchmark: {problem id: its n rows}."""
+    lines = partial_lines(path)
+    if not lines:
+        return {}
+    if partial_config(lines) != config:
         if overwrite:
             return {}
-        check_same_config(path, head.get("config", {}), config)
+        check_same_config(path, partial_config(lines), config)
     rows: dict[str, list[SampleRow]] = {}
     for line in lines[1:]:
         try:
@@ -85,11 +105,17 @@ def read_partial(path: Path, config: dict, n: int, overwrite: bool) -> dict[str,
     return {pid: sorted(r, key=lambda x: x.sample) for pid, r in rows.items() if len(r) == n}
 
 
+def write_partial(path: Path, config: dict, rows: list[SampleRow]) -> None:
+    """Create or replace the partial file whole (header and rows) by an atomic rename."""
+    write_jsonl(path, [{"config": config}, *(row.to_json() for row in rows)])
+
+
 def append_rows(path: Path, config: dict, rows: list[SampleRow]) -> None:
-    new = not path.is_file()
+    """Add finished rows; the first rows create the file whole, so it never lacks its header."""
+    if not path.is_file():
+        write_partial(path, config, rows)
+        return
     with path.open("a", encoding="utf-8") as f:
-        if new:
-            f.write(json.dumps({"config": config}) + "\n")
         for row in rows:
             f.write(json.dumps(row.to_json(), ensure_ascii=False) + "\n")
         f.flush()

@@ -46,7 +46,8 @@ from tandem_eval.core.datasets import FieldMap, Problem, check_benchmark_spec, l
 from tandem_eval.core.handoff import cap_rounds
 from tandem_eval.core.presets import EvalPreset, response_budget
 from tandem_eval.core.prompts import chat_prompt_ids, chat_prompt_text
-from tandem_eval.core.resume import append_rows, existing_summary, file_stem, problems_digest, read_partial
+from tandem_eval.core.resume import (append_rows, existing_summary, file_stem, problems_digest, read_partial,
+                                     write_partial)
 from tandem_eval.core.rows import SampleRow
 from tandem_eval.core.run_config import EvalRun
 from tandem_eval.core.sampling import record
@@ -156,9 +157,9 @@ def run_benchmark(backend: EvalBackend, benchmark: str, problems: list[Problem],
         partial_path.unlink()  # another config's (with --overwrite) or nothing whole in it
     elif finished:
         print(f"{benchmark}: resuming after {len(finished)} finished problems ({partial_path})", file=sys.stderr)
-        # Rewrite with whole problems only, so a half-written problem is generated again in full.
-        partial_path.unlink()
-        append_rows(partial_path, config, [r for p in problems if p.id in finished for r in finished[p.id]])
+        # Rewrite with whole problems only, so a half-written problem is generated again in full;
+        # in place, by a rename, so a kill here loses none of them.
+        write_partial(partial_path, config, [r for p in problems if p.id in finished for r in finished[p.id]])
     todo = [p for p in problems if p.id not in finished]
     before = grader.stats()
     for start in range(0, len(todo), run.save_every):

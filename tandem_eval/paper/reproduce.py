@@ -47,6 +47,7 @@ from tandem.io.jsonl import write_json
 from tandem_eval.paper.checkpoints import check_available, check_model, resolve_checkpoints
 from tandem_eval.analysis.prefix_transfer import DEFAULT_FRACTIONS, check_fractions
 from tandem_eval.core.presets import DEFAULT_PRESET
+from tandem_eval.core.resume import partial_lines, partial_config
 from tandem_eval.core import tool
 
 PRESET = "paper"
@@ -66,10 +67,13 @@ def _stored_presets(out: Path) -> set[tuple[str, str]]:
             found.add((str(path), "(unreadable)"))
     for path in out.glob("runs/*/*/*.partial.jsonl"):
         try:
-            head = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
-            found.add((str(path), head.get("config", {}).get("preset", DEFAULT_PRESET)))
-        except (OSError, IndexError, json.JSONDecodeError):
+            lines = partial_lines(path)
+        except OSError:
             found.add((str(path), "(unreadable)"))
+            continue
+        if lines:  # a file with no whole header holds nothing finished: the eval starts it over
+            config = partial_config(lines)
+            found.add((str(path), config.get("preset", DEFAULT_PRESET) if config else "(unreadable)"))
     return found
 
 
