@@ -43,10 +43,11 @@ def test_killed_run_resumes_and_writes_report_and_table(zoo, shared_data, tmp_pa
     out = tmp_path / "paper"
     env = _env(shared_data)
     first = out / "runs" / "base" / "solo" / "aime2024.samples.jsonl"
+    done_mark = first.with_name("aime2024.summary.json")  # written after the samples: the benchmark is whole
     proc = subprocess.Popen(_cmd(out, zoo), env=env, start_new_session=True, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     deadline = time.time() + 600
-    while not first.exists() and proc.poll() is None and time.time() < deadline:
+    while not done_mark.exists() and proc.poll() is None and time.time() < deadline:
         time.sleep(0.2)
     os.killpg(proc.pid, signal.SIGKILL)  # the whole run, mid-way through the base's solo eval
     proc.wait()
