@@ -251,31 +251,66 @@ def _gold_split(counts: list[int], n: int, golds: list[str]) -> dict:
     return {g: {"problems": len(cs), "accuracy": sum(cs) / (n * len(cs)) if cs else None} for g, cs in groups.items()}
 
 
-@kind("solo-by-gold")
-def solo_by_gold(runs: list[Path]) -> Recorded:
-    """Each demo seed folder's seniors (`eval/results.json`: the base; `partner-eval/ARM.json`: every partner arm, GRPO
-    and TRL among them), their solo accuracy split by whether the transfer variant skips the problem's gold: the
-    per-problem solo counts against the golds of `test.jsonl`, the problems those counts are in the order of."""
+def _seniors_and_golds(run: Path) -> tuple[dict, list[str]]:
+    """A demo seed folder's seniors ({arm: its eval}, the base first: `eval/results.json`; every partner arm, GRPO
+    and TRL among them: `partner-eval/ARM.json`) and the golds of `test.jsonl`, the order their solo counts are in."""
+    if not (run / "test.jsonl").is_file():
+        raise TandemError(f"{run}/test.jsonl: missing; record a folder written by `tandem-rlvr demo`")
+    golds = [json.loads(line)["answer"] for line in (run / "test.jsonl").read_text(encoding="utf-8").splitlines()
+             if line.strip()]
+    arms = {"base": _json(run, "eval/results.json")["base"]}
+    arms |= {f.stem: _json(run / "partner-eval", f.name) for f in sorted((run / "partner-eval").glob("*.json"))
+             if f.name != "results.json"}
+    for arm, got in arms.items():
+        if len(got["solo_counts"]) != len(golds):
+            raise TandemError(f"{run}: {arm}'s solo counts cover {len(got['solo_counts'])} problems, test.jsonl "
+                              f"{len(golds)}; were they evaluated on this folder's test split?")
+    return arms, golds
+
+
+def _record_seniors(runs: list[Path], split) -> Recorded:
+    """Every seed folder's seniors, each read by `split(senior's eval, base's eval, golds)`."""
     from tandem.models.threads import choose_threads
 
     seeds, commands, threads = {}, [], set()
     for run in runs:
         cfg = _seed_config(run)
-        if not (run / "test.jsonl").is_file():
-            raise TandemError(f"{run}/test.jsonl: missing; record a folder written by `tandem-rlvr demo`")
-        golds = [json.loads(line)["answer"] for line in (run / "test.jsonl").read_text(encoding="utf-8").splitlines()
-                 if line.strip()]
-        arms = {"base": _json(run, "eval/results.json")["base"]}
-        arms |= {f.stem: _json(run / "partner-eval", f.name) for f in sorted((run / "partner-eval").glob("*.json"))
-                 if f.name != "results.json"}
-        for arm, got in arms.items():
-            if len(got["solo_counts"]) != len(golds):
-                raise TandemError(f"{run}: {arm}'s solo counts cover {len(got['solo_counts'])} problems, test.jsonl "
-                                  f"{len(golds)}; were they evaluated on this folder's test split?")
-        seeds[str(cfg["seed"])] = {a: _gold_split(g["solo_counts"], g["solo_n"], golds) for a, g in arms.items()}
+        arms, golds = _seniors_and_golds(run)
+        seeds[str(cfg["seed"])] = {a: split(g, arms["base"], golds) for a, g in arms.items()}
         commands.append(_demo_command(cfg, run, [a for a in arms if a != "base"]))
         threads.add(choose_threads(cfg["threads"], [run / "sft" / "model"]))
     return Recorded(numbers={"seeds": seeds}, runs=commands, threads=_one(threads, runs))
+
+
+@kind("solo-by-gold")
+def solo_by_gold(runs: list[Path]) -> Recorded:
+    """Each demo seed folder's seniors, their solo accuracy split by whether the transfer variant skips the problem's
+    gold."""
+    return _record_seniors(runs, lambda got, _base, golds: _gold_split(got["solo_counts"], got["solo_n"], golds))
+
+
+def _difficulty_split(got: dict, base: dict, golds: list[str]) -> dict:
+    """The gold split within each group of problems the base solves equally often: {c: {group: {problems,
+    correct}}}, c the base's solo count (0..n); groups as `_gold_split`'s; empty groups left out."""
+    from tandem.rewards.answer_text import gold_key
+
+    if base["solo_n"] != got["solo_n"]:
+        raise TandemError(f"the base was sampled {base['solo_n']} times a problem, a senior {got['solo_n']}: "
+                          "its difficulty groups would not be comparable")
+    strata: dict[str, dict] = {}
+    for c, b, gold in zip(got["solo_counts"], base["solo_counts"], golds, strict=True):
+        group = strata.setdefault(str(b), {}).setdefault("skipped" if gold_key(gold) is None else "paid",
+                                                         {"problems": 0, "correct": 0})
+        group["problems"] += 1
+        group["correct"] += c
+    return {"n": got["solo_n"], "by_base_count": dict(sorted(strata.items(), key=lambda kv: int(kv[0])))}
+
+
+@kind("solo-by-difficulty")
+def solo_by_difficulty(runs: list[Path]) -> Recorded:
+    """Each demo seed folder's seniors, the gold split of `solo-by-gold` within each group of problems the base
+    solves equally often (its solo count of n samples): the control for the problems' difficulty."""
+    return _record_seniors(runs, lambda got, base, golds: _difficulty_split(got, base, golds))
 
 
 CURVE_BLOCK = 10  # steps per block mean, as the notebook's curve tables

@@ -899,6 +899,69 @@ def solo_by_gold_table(record: dict, path: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _share(groups: list[dict], n: int) -> float | None:
+    """Solo accuracy pooled over groups of problems ({problems, correct}, n samples a problem); None if there are none."""
+    problems = sum(g["problems"] for g in groups)
+    return sum(g["correct"] for g in groups) / (n * problems) if problems else None
+
+
+def _difficulty_gaps(arm: dict) -> tuple[float | None, float | None, int, int]:
+    """A senior's raw gold gap, its difficulty-adjusted gap (in each base-count group holding both kinds of gold, the
+    skipped golds' accuracy minus the paid ones', weighted by the group's paid golds), and how many paid golds of how
+    many those groups hold."""
+    n, strata = arm["n"], list(arm["by_base_count"].values())
+    one, more = (_share([g[kind] for g in strata if kind in g], n) for kind in ("skipped", "paid"))
+    raw = None if one is None or more is None else one - more
+    both = [g for g in strata if "skipped" in g and "paid" in g]
+    weight = sum(g["paid"]["problems"] for g in both)
+    adjusted = (sum(g["paid"]["problems"] * (_share([g["skipped"]], n) - _share([g["paid"]], n)) for g in both)
+                / weight if weight else None)
+    return raw, adjusted, weight, sum(g["paid"]["problems"] for g in strata if "paid" in g)
+
+
+def _prediction_39(seeds: dict, order: list[str]) -> list[str]:
+    """Prediction 39's four clauses, each with the adjusted gaps it reads; a clause whose seniors are missing is
+    said to be unread."""
+    adj = {s: {arm: _difficulty_gaps(r)[1] for arm, r in seeds[s].items()} for s in order}
+
+    def gap(s: str, arm: str) -> float | None:
+        return adj.get(s, {}).get(arm)
+
+    t1, g1, r1 = gap("1", "transfer"), gap("1", "grpo"), gap("1", "tandem")
+    lines = []
+    if t1 is None or g1 is None or r1 is None:
+        return ["Prediction 39: seed 1's TRL + transfer, GRPO and TRL are not all in this record; not read."]
+    lines.append(f"(a) seed 1's TRL + transfer adjusted gap {t1:+.3f}, at least 0.25: {'held' if t1 >= 0.25 else 'failed'}.")
+    lines.append(f"(b) seed 1's GRPO adjusted gap {g1:+.3f}, at most half of TRL + transfer's ({t1 / 2:+.3f}): "
+                 f"{'held' if g1 <= t1 / 2 else 'failed'}.")
+    lines.append(f"(c) seed 1's TRL adjusted gap {r1:+.3f}, within 0.05 of 0: {'held' if abs(r1) <= 0.05 else 'failed'}.")
+    others = [s for s in order if s != "1" and gap(s, "transfer") is not None and gap(s, "tandem") is not None]
+    close = [s for s in others if abs(gap(s, "transfer") - gap(s, "tandem")) <= 0.05]
+    pairs = "; ".join(f"seed {s} {gap(s, 'transfer'):+.3f} against {gap(s, 'tandem'):+.3f}" for s in others)
+    lines.append(f"(d) TRL + transfer's adjusted gap within 0.05 of TRL's on the other seeds: {on_seeds(close)} of "
+                 f"{', '.join(others) or 'none'} ({pairs or 'no seed'}).")
+    return lines
+
+
+@renderer("solo-by-difficulty", "table")
+def solo_by_difficulty_table(record: dict, path: str) -> str:
+    """Per seed and senior: the raw gold gap and the gap within groups of problems the base solves equally often;
+    then prediction 39's clauses."""
+    seeds, order = record["numbers"]["seeds"], seed_list(record)
+    lines = [f"Solo accuracy on the golds the project's transfer variant skips minus on those it pays on (the gap of "
+             f"the split above), raw and adjusted for difficulty: the problems grouped by how many of its "
+             f"{seeds[order[0]]['base']['n']} solo samples the base solves, the gap taken within each group holding "
+             f"both kinds of gold and averaged with weights the group's paid golds (the base's adjusted gap is 0 by "
+             f"construction). {provenance(record, path)}", "",
+             "| seed | senior | raw gap | adjusted gap | paid golds in the compared groups |", "|---|---|---|---|---|"]
+    for s in order:
+        for arm, r in seeds[s].items():
+            raw, adjusted, covered, paid = _difficulty_gaps(r)
+            lines.append(f"| {s} | {PARTNER_LABELS.get(arm, arm)} | {_or_dash(raw, '+.3f')} | "
+                         f"{_or_dash(adjusted, '+.3f')} | {covered} of {paid} |")
+    return "\n".join([*lines, "", *_prediction_39(seeds, order)]) + "\n"
+
+
 # --- a lent GPU machine -------------------------------------------------------------------------
 
 def gpu_provenance(record: dict, path: str) -> str:

@@ -662,3 +662,39 @@ def test_the_solo_split_by_the_golds_length_and_prediction_38s_count(tmp_path):
     (bad / "test.jsonl").unlink()
     with pytest.raises(TandemError, match="test.jsonl: missing"):
         recorder.record("solo-by-gold", [bad], "cmd")
+
+
+def test_the_gold_split_within_the_bases_difficulty_groups_and_prediction_39s_clauses(tmp_path):
+    golds = ["7", "3", "12", "15", "20", "8", "44"]  # skipped: 7, 3, 8; paid: 12, 15, 20, 44
+    base = [4, 0, 4, 0, 0, 2, 3]  # groups: c=4 {7 | 12}, c=0 {3 | 15, 20}, c=2 {8 | -}, c=3 {- | 44}
+    seed1 = {"base": base, "transfer": [4, 4, 2, 0, 2, 4, 0], "grpo": [4] * 7, "tandem": [4, 4, 4, 3, 4, 4, 4]}
+    seed0 = {**seed1, "base": list(base), "transfer": seed1["tandem"]}  # TRL + transfer is TRL there
+    runs = [_gold_run(tmp_path / "a" / "seed-0", 0, golds, seed0), _gold_run(tmp_path / "b" / "seed-1", 1, golds, seed1)]
+    record = recorder.record("solo-by-difficulty", runs, "cmd")
+    transfer = record["numbers"]["seeds"]["1"]["transfer"]
+    assert transfer == {"n": 4, "by_base_count": {"0": {"skipped": {"problems": 1, "correct": 4},
+                                                        "paid": {"problems": 2, "correct": 2}},
+                                                  "2": {"skipped": {"problems": 1, "correct": 4}},
+                                                  "3": {"paid": {"problems": 1, "correct": 0}},
+                                                  "4": {"skipped": {"problems": 1, "correct": 4},
+                                                        "paid": {"problems": 1, "correct": 2}}}}
+    record["made_at"], record["machine"] = [], {"cpu_model": "a CPU", "cores": 2, "threads": 1}
+    table = render.solo_by_difficulty_table(record, "x.json")
+    # raw: 12/12 skipped against 4/16 paid; adjusted: (1 x (1 - 2/4) + 2 x (1 - 2/8)) / 3, the c=3 paid gold uncompared
+    assert "| 1 | TRL + the project's transfer variant | +0.750 | +0.667 | 3 of 4 |" in table
+    assert "| 1 | base (SFT, no RL) | +0.062 | +0.000 | 3 of 4 |" in table  # 0 by construction, whatever its raw gap
+    assert "| 1 | TRL | +0.062 | +0.083 | 3 of 4 |" in table
+    assert "(a) seed 1's TRL + transfer adjusted gap +0.667, at least 0.25: held." in table
+    assert "(b) seed 1's GRPO adjusted gap +0.000, at most half of TRL + transfer's (+0.333): held." in table
+    assert "(c) seed 1's TRL adjusted gap +0.083, within 0.05 of 0: failed." in table
+    assert ("(d) TRL + transfer's adjusted gap within 0.05 of TRL's on the other seeds: on seed 0 of 0 "
+            "(seed 0 +0.083 against +0.083).") in table
+    del record["numbers"]["seeds"]["1"]["grpo"]
+    assert "GRPO and TRL are not all in this record; not read." in render.solo_by_difficulty_table(record, "x.json")
+
+
+def test_the_difficulty_groups_refuse_a_senior_sampled_otherwise_than_the_base(tmp_path):
+    run = _gold_run(tmp_path / "a" / "seed-0", 0, ["7", "12"], {"base": [1, 2], "transfer": [1, 1]})
+    (run / "partner-eval" / "transfer.json").write_text(json.dumps({"solo_counts": [1, 1], "solo_n": 8}))
+    with pytest.raises(TandemError, match="base was sampled 4 times a problem, a senior 8"):
+        recorder.record("solo-by-difficulty", [run], "cmd")
