@@ -211,6 +211,27 @@ def test_a_partial_file_appears_only_whole_with_its_header(tmp_path, monkeypatch
     assert read_jsonl(path) == [{"config": config}, row.to_json(), row.to_json()]
 
 
+@pytest.mark.parametrize("torn", ["row", "header"])
+def test_rows_appended_after_a_torn_last_line_are_kept(tmp_path, torn):
+    from tandem_eval.core import resume
+    from tandem_eval.core.rows import SampleRow
+
+    path, config = tmp_path / "b.partial.jsonl", {"preset": "paper"}
+
+    def row(pid: str) -> SampleRow:
+        return SampleRow(problem_id=pid, benchmark="b", source="s", sample=0, gold="4", extracted_answer="4",
+                         correct=True, finish_reason="stop", num_tokens=2, text="4", response_ids=[1, 2], prompt_ids=[3])
+
+    resume.write_partial(path, config, [row("m0"), row("m1")])
+    whole = path.read_text(encoding="utf-8")
+    cut = whole.index("\n") // 2 if torn == "header" else len(whole) - 20  # a kill mid-header, or mid-row m1
+    path.write_text(whole[:cut], encoding="utf-8")
+    resume.append_rows(path, config, [row("m2")])
+    kept = ["m2"] if torn == "header" else ["m0", "m2"]
+    assert sorted(resume.read_partial(path, config, n=1, overwrite=False)) == kept
+    assert all(line.strip() for line in path.read_text(encoding="utf-8").splitlines())
+
+
 def test_a_kill_while_resume_rewrites_the_partial_file_loses_no_finished_problem(tiny_dir, mini, tmp_path,
                                                                                   monkeypatch):
     from tandem_eval.core.rows import SampleRow

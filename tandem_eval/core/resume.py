@@ -7,8 +7,9 @@ is refused in one line naming what differs (another preset first) unless `--over
 
 A kill can land anywhere, so the file is never without its header or its finished rows:
 it is created, and rewritten on resume, whole by an atomic rename; only appends can be
-cut short, and a cut last line is dropped. A file with no whole first line (written so
-before creation was atomic) holds no finished problem: it is read as not started.
+cut short, and a cut last line is dropped, by the reader and before the next append. A
+file with no whole first line (written so before creation was atomic) holds no finished
+problem: it is read as not started.
 """
 
 from __future__ import annotations
@@ -112,10 +113,20 @@ def write_partial(path: Path, config: dict, rows: list[SampleRow]) -> None:
 
 def append_rows(path: Path, config: dict, rows: list[SampleRow]) -> None:
     """Add finished rows; the first rows create the file whole, so it never lacks its header."""
-    if not path.is_file():
+    if not partial_lines(path):  # missing, or its header cut short: nothing whole to keep
         write_partial(path, config, rows)
         return
+    _drop_torn_tail(path)
     with path.open("a", encoding="utf-8") as f:
         for row in rows:
             f.write(json.dumps(row.to_json(), ensure_ascii=False) + "\n")
         f.flush()
+
+
+def _drop_torn_tail(path: Path) -> None:
+    """Cut a last line a kill left without its newline, which the reader drops anyway: appended
+    after it, the next row would be glued to it and lost too."""
+    with path.open("rb+") as f:
+        data = f.read()
+        if data and not data.endswith(b"\n"):
+            f.truncate(data.rfind(b"\n") + 1)
