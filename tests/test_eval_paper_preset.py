@@ -190,13 +190,19 @@ def test_the_paper_command_refuses_a_partial_file_whose_whole_header_is_not_its_
     assert partial.read_text() == head
 
 
-def test_a_partial_file_appears_only_whole_with_its_header(tmp_path, monkeypatch):
-    from tandem_eval.core import resume
+def _sample_row(problem_id: str):
+    """One graded sample row of a one-sample benchmark, as the runner writes it."""
     from tandem_eval.core.rows import SampleRow
 
+    return SampleRow(problem_id=problem_id, benchmark="b", source="s", sample=0, gold="4", extracted_answer="4",
+                     correct=True, finish_reason="stop", num_tokens=2, text="4", response_ids=[1, 2], prompt_ids=[3])
+
+
+def test_a_partial_file_appears_only_whole_with_its_header(tmp_path, monkeypatch):
+    from tandem_eval.core import resume
+
     path, config = tmp_path / "b.partial.jsonl", {"preset": "paper"}
-    row = SampleRow(problem_id="m0", benchmark="b", source="s", sample=0, gold="4", extracted_answer="4", correct=True,
-                    finish_reason="stop", num_tokens=2, text="4", response_ids=[1, 2], prompt_ids=[3])
+    row = _sample_row("m0")
 
     def killed(*_):
         raise KeyboardInterrupt
@@ -214,19 +220,13 @@ def test_a_partial_file_appears_only_whole_with_its_header(tmp_path, monkeypatch
 @pytest.mark.parametrize("torn", ["row", "header"])
 def test_rows_appended_after_a_torn_last_line_are_kept(tmp_path, torn):
     from tandem_eval.core import resume
-    from tandem_eval.core.rows import SampleRow
 
     path, config = tmp_path / "b.partial.jsonl", {"preset": "paper"}
-
-    def row(pid: str) -> SampleRow:
-        return SampleRow(problem_id=pid, benchmark="b", source="s", sample=0, gold="4", extracted_answer="4",
-                         correct=True, finish_reason="stop", num_tokens=2, text="4", response_ids=[1, 2], prompt_ids=[3])
-
-    resume.write_partial(path, config, [row("m0"), row("m1")])
+    resume.write_partial(path, config, [_sample_row("m0"), _sample_row("m1")])
     whole = path.read_text(encoding="utf-8")
     cut = whole.index("\n") // 2 if torn == "header" else len(whole) - 20  # a kill mid-header, or mid-row m1
     path.write_text(whole[:cut], encoding="utf-8")
-    resume.append_rows(path, config, [row("m2")])
+    resume.append_rows(path, config, [_sample_row("m2")])
     kept = ["m2"] if torn == "header" else ["m0", "m2"]
     assert sorted(resume.read_partial(path, config, n=1, overwrite=False)) == kept
     assert all(line.strip() for line in path.read_text(encoding="utf-8").splitlines())

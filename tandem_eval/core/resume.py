@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 from tandem.io.config_files import config_diff
@@ -113,20 +114,29 @@ def write_partial(path: Path, config: dict, rows: list[SampleRow]) -> None:
 
 def append_rows(path: Path, config: dict, rows: list[SampleRow]) -> None:
     """Add finished rows; the first rows create the file whole, so it never lacks its header."""
-    if not partial_lines(path):  # missing, or its header cut short: nothing whole to keep
+    keep = _whole_lines_end(path)
+    if not keep:  # missing, or its header cut short: nothing whole to keep
         write_partial(path, config, rows)
         return
-    _drop_torn_tail(path)
-    with path.open("a", encoding="utf-8") as f:
-        for row in rows:
-            f.write(json.dumps(row.to_json(), ensure_ascii=False) + "\n")
+    with path.open("r+b") as f:
+        f.truncate(keep)  # a last line a kill cut short: the next row appended to it would be lost with it
+        f.seek(keep)
+        f.write("".join(json.dumps(row.to_json(), ensure_ascii=False) + "\n" for row in rows).encode("utf-8"))
         f.flush()
 
 
-def _drop_torn_tail(path: Path) -> None:
-    """Cut a last line a kill left without its newline, which the reader drops anyway: appended
-    after it, the next row would be glued to it and lost too."""
-    with path.open("rb+") as f:
-        data = f.read()
-        if data and not data.endswith(b"\n"):
-            f.truncate(data.rfind(b"\n") + 1)
+def _whole_lines_end(path: Path, block: int = 1 << 16) -> int:
+    """The byte offset just past the file's last newline, read from its end (a run appends often to a
+    growing file); 0 when the file is missing or holds no whole line."""
+    if not path.is_file():
+        return 0
+    with path.open("rb") as f:
+        end = f.seek(0, os.SEEK_END)
+        while end > 0:
+            start = max(0, end - block)
+            f.seek(start)
+            at = f.read(end - start).rfind(b"\n")
+            if at >= 0:
+                return start + at + 1
+            end = start
+    return 0
